@@ -1,0 +1,49 @@
+#pragma once
+// A backend pairs a device (kernels/) with a collective transport (collectives/) and says what the
+// run needs to know about the software under it. The harness only ever talks to this interface.
+//   cpu:  OpenMP + BLAS on the host, MPI collectives over host buffers (always built)
+//   cuda: CUDA kernels + cuBLASLt, NCCL collectives (built when nvcc is found)
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/communicator.h"
+#include "harness/options.h"
+#include "harness/peaks.h"
+#include "harness/world.h"
+#include "kernels/device.h"
+
+namespace gpuscale {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda"
+  virtual Device& device() = 0;
+  // A communicator over the members of `group` (called by members only, all together).
+  virtual std::unique_ptr<Communicator> make_communicator(const Group& group) = 0;
+  // Library versions: BLAS, driver, CUDA runtime, NCCL ... (null where not applicable).
+  virtual nlohmann::json software() const = 0;
+  // Expected per-device peaks (null when the backend has no table).
+  virtual const PeakTable* peaks() const = 0;
+  // The links collectives cross inside a node and between nodes (called on every rank, together).
+  virtual LinkPeaks link_peaks(const World& world, const RunOptions& opts) = 0;
+};
+
+// Backends compiled into this binary, e.g. {"cpu", "cuda"}.
+std::vector<std::string> compiled_backends();
+
+// Chooses and opens the backend: "cpu", "cuda", or "auto" (CUDA when a GPU is visible, else CPU).
+// Throws gpuscale::Error (kExitNoDevice) when "cuda" is asked for and no GPU can be used.
+std::unique_ptr<Backend> open_backend(const std::string& choice, const World& world, const RunOptions& opts,
+                                      std::string* why_chosen);
+
+std::unique_ptr<Backend> make_cpu_backend(const World& world, const RunOptions& opts);
+#ifdef GPUSCALE_HAVE_CUDA
+// Number of CUDA devices this process can use (0 with no driver or no GPU), with the reason when 0.
+int cuda_visible_devices(std::string* why_none);
+std::unique_ptr<Backend> make_cuda_backend(const World& world, const RunOptions& opts);
+#endif
+
+}  // namespace gpuscale

@@ -1,0 +1,205 @@
+#include "collectives/mpi/mpi_communicator.h"
+
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "collectives/collective_check.h"
+#include "core/element_codec.h"
+#include "core/error.h"
+#include "core/fault.h"
+
+namespace gpuscale {
+namespace {
+
+void mpi_check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  throw Error(fmt::format("{} failed: {}", call, std::string(msg, static_cast<std::size_t>(len))), 1);
+}
+
+// The MPI datatype that carries a dtype; reductions need arithmetic MPI knows.
+std::optional<MPI_Datatype> mpi_type(DType t, bool reduces) {
+  switch (t) {
+    case DType::fp64: return MPI_DOUBLE;
+    case DType::fp32: return MPI_FLOAT;
+    case DType::int32: return MPI_INT32_T;
+    case DType::int8: return MPI_INT8_T;
+    case DType::fp16:
+    case DType::bf16: return reduces ? std::nullopt : std::optional<MPI_Datatype>(MPI_UINT16_T);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<MPI_Op> mpi_op(RedOp op) {
+  switch (op) {
+    case RedOp::sum: return MPI_SUM;
+    case RedOp::prod: return MPI_PROD;
+    case RedOp::min: return MPI_MIN;
+    case RedOp::max: return MPI_MAX;
+    case RedOp::avg: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+class MpiRunner final : public CollectiveRunner {
+ public:
+  MpiRunner(MPI_Comm comm, const CollectiveCase& c) : comm_(comm), c_(c) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+    const auto& spec = collective_spec(c.coll);
+    es_ = dtype_size(c.dtype);
+    counts_ = collective_counts(spec, c.size_bytes, es_, size_);
+    type_ = *mpi_type(c.dtype, spec.reduces);
+    if (spec.reduces) op_ = *mpi_op(c.op);
+    // In place the send data lives inside the receive buffer; MPI's in-place reduce_scatter reads the
+    // whole buffer, so the receive buffer then holds the full send count.
+    const std::uint64_t recv_elems = c.in_place ? std::max(counts_.recv, counts_.send) : counts_.recv;
+    recv_.assign(std::max<std::uint64_t>(recv_elems, 1) * es_, std::byte{0});
+    if (!c.in_place) send_.assign(std::max<std::uint64_t>(counts_.send, 1) * es_, std::byte{0});
+    check_case_ = {c.coll, c.dtype, c.op, size_, c.root, counts_, c.seed};
+    load_inputs();
+  }
+
+  const CollCounts& counts() const override { return counts_; }
+
+  double time(int iters) override {
+    mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) run_once();
+    const double t1 = MPI_Wtime();
+    return (t1 - t0) / iters;
+  }
+
+  std::uint64_t check() override {
+    std::fill(recv_.begin(), recv_.end(), std::byte{0});
+    load_inputs();
+    run_once();
+    if (fault_injected(fmt::format("wrong:{}", collective_spec(c_.coll).name)) && !recv_.empty())
+      store_element(c_.dtype, recv_.data(), 0, load_element(c_.dtype, recv_.data(), 0) + 1);
+    const std::uint64_t n = collective_result_count(check_case_, rank_);
+    // MPI's in-place reduce_scatter leaves the rank's block at the start of the buffer; an
+    // out-of-place broadcast root keeps its data in its send buffer (MPI_Bcast has one buffer).
+    const bool root_keeps = c_.coll == Collective::broadcast && !c_.in_place && rank_ == c_.root;
+    const std::byte* result = root_keeps ? send_.data() : recv_.data();
+    std::uint64_t wrong = 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const double got = load_element(c_.dtype, result, i);
+      if (!collective_value_ok(check_case_, got, collective_expected(check_case_, rank_, i))) ++wrong;
+    }
+    return wrong;
+  }
+
+ private:
+  // Random check inputs into the send region (inside the receive buffer when in place).
+  void load_inputs() {
+    const std::int64_t range = collective_input_range(c_.dtype, c_.op, size_);
+    std::byte* dst = send_ptr();
+    const std::uint64_t n = c_.coll == Collective::broadcast && rank_ != c_.root ? 0 : counts_.send;
+    for (std::uint64_t i = 0; i < n; ++i)
+      store_element(c_.dtype, dst, i, collective_input(c_.seed, c_.op, range, rank_, i));
+  }
+
+  std::byte* send_ptr() {
+    if (!c_.in_place) return send_.data();
+    if (c_.coll == Collective::all_gather) return recv_.data() + counts_.send_inplace_offset * es_ * rank_;
+    return recv_.data();
+  }
+
+  void run_once() {
+    const auto cnt = [](std::uint64_t v) { return static_cast<int>(v); };
+    void* recv = recv_.data();
+    void* send = c_.in_place ? MPI_IN_PLACE : static_cast<void*>(send_.data());
+    switch (c_.coll) {
+      case Collective::all_reduce:
+        mpi_check(MPI_Allreduce(send, recv, cnt(counts_.param), type_, op_, comm_), "MPI_Allreduce");
+        break;
+      case Collective::all_gather:
+        mpi_check(MPI_Allgather(send, c_.in_place ? 0 : cnt(counts_.param), type_, recv, cnt(counts_.param), type_, comm_),
+                  "MPI_Allgather");
+        break;
+      case Collective::reduce_scatter:
+        mpi_check(MPI_Reduce_scatter_block(send, recv, cnt(counts_.param), type_, op_, comm_), "MPI_Reduce_scatter_block");
+        break;
+      case Collective::broadcast:
+        // The root sends from its send buffer; the others receive into their receive buffers.
+        mpi_check(MPI_Bcast(c_.in_place || rank_ != c_.root ? recv : send, cnt(counts_.param), type_, c_.root, comm_),
+                  "MPI_Bcast");
+        break;
+      case Collective::reduce: {
+        void* s = c_.in_place ? (rank_ == c_.root ? MPI_IN_PLACE : recv) : send;
+        mpi_check(MPI_Reduce(s, recv, cnt(counts_.param), type_, op_, c_.root, comm_), "MPI_Reduce");
+        break;
+      }
+      case Collective::alltoall:
+        mpi_check(MPI_Alltoall(send, cnt(counts_.param), type_, recv, cnt(counts_.param), type_, comm_), "MPI_Alltoall");
+        break;
+      case Collective::sendrecv: {
+        const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
+        if (c_.in_place)
+          mpi_check(MPI_Sendrecv_replace(recv, cnt(counts_.param), type_, next, 0, prev, 0, comm_, MPI_STATUS_IGNORE),
+                    "MPI_Sendrecv_replace");
+        else
+          mpi_check(MPI_Sendrecv(send, cnt(counts_.param), type_, next, 0, recv, cnt(counts_.param), type_, prev, 0,
+                                 comm_, MPI_STATUS_IGNORE),
+                    "MPI_Sendrecv");
+        break;
+      }
+    }
+  }
+
+  MPI_Comm comm_;
+  CollectiveCase c_;
+  int rank_ = 0, size_ = 1;
+  std::uint64_t es_ = 1;
+  CollCounts counts_;
+  CollCheckCase check_case_{};
+  MPI_Datatype type_ = MPI_BYTE;
+  MPI_Op op_ = MPI_SUM;
+  std::vector<std::byte> send_, recv_;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  explicit MpiCommunicator(MPI_Comm group) {
+    mpi_check(MPI_Comm_dup(group, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiCommunicator() override { MPI_Comm_free(&comm_); }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string transport() const override { return "mpi"; }
+
+  std::optional<std::string> unsupported(const CollectiveCase& c) const override {
+    const auto& spec = collective_spec(c.coll);
+    if (!mpi_type(c.dtype, spec.reduces))
+      return fmt::format("MPI has no {} for {}", spec.reduces ? "reduction" : "datatype", dtype_name(c.dtype));
+    if (spec.reduces && !mpi_op(c.op)) return fmt::format("MPI has no '{}' reduction", redop_name(c.op));
+    if (c.in_place && !spec.in_place) return fmt::format("{} has no in-place variant", spec.name);
+    const auto counts = collective_counts(spec, c.size_bytes, dtype_size(c.dtype), size_);
+    if (std::max(counts.send, counts.recv) > static_cast<std::uint64_t>(INT32_MAX))
+      return fmt::format("{} elements exceed MPI's int count", std::max(counts.send, counts.recv));
+    return std::nullopt;
+  }
+
+  std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) override {
+    if (auto why = unsupported(c)) throw Error(*why);
+    return std::make_unique<MpiRunner>(comm_, c);
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm group) { return std::make_unique<MpiCommunicator>(group); }
+
+}  // namespace gpuscale

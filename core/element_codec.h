@@ -1,0 +1,21 @@
+#pragma once
+// Reads and writes one element of a typed buffer as a double, for host-side input generation and
+// verification (fp16 and bf16 round to nearest even; the values gpuscale stores are small integers,
+// which both formats hold exactly).
+#include <cstdint>
+#include <cstring>
+
+#include "core/dtype.h"
+
+namespace gpuscale {
+
+std::uint16_t float_to_bf16_bits(float f);
+float bf16_bits_to_float(std::uint16_t b);
+std::uint16_t float_to_fp16_bits(float f);
+float fp16_bits_to_float(std::uint16_t h);
+
+// Supports fp64, fp32 (and tf32, stored as fp32), fp16, bf16, int32, int8; throws gpuscale::Error for fp8.
+void store_element(DType type, void* buffer, std::uint64_t index, double value);
+double load_element(DType type, const void* buffer, std::uint64_t index);
+
+}  // namespace gpuscale

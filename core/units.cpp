@@ -1,0 +1,111 @@
+#include "core/units.h"
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace gpuscale {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+[[noreturn]] void bad(std::string_view what, std::string_view text, std::string_view why) {
+  throw Error(fmt::format("invalid {} '{}': {}", what, text, why));
+}
+
+}  // namespace
+
+std::uint64_t parse_size(std::string_view text, std::string_view what) {
+  auto s = trim(text);
+  if (s.empty()) bad(what, text, "empty");
+  if (s.front() == '-') bad(what, text, "must be positive");
+  std::uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) bad(what, text, "too large");
+  if (ec != std::errc() || ptr == s.data()) bad(what, text, "expected a number with an optional K/M/G/T suffix");
+  std::string_view suffix(ptr, static_cast<std::size_t>(s.data() + s.size() - ptr));
+  int shift = 0;
+  if (!suffix.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(suffix.front()))) {
+      case 'K': shift = 10; break;
+      case 'M': shift = 20; break;
+      case 'G': shift = 30; break;
+      case 'T': shift = 40; break;
+      case 'B': shift = 0; break;
+      default: bad(what, text, "unknown suffix (use K, M, G or T: binary, 1K = 1024)");
+    }
+    auto rest = suffix.substr(1);
+    if (shift == 0 && !rest.empty()) bad(what, text, "unknown suffix (use K, M, G or T: binary, 1K = 1024)");
+    if (!rest.empty() && rest != "B" && rest != "b" && rest != "iB" && rest != "ib")
+      bad(what, text, "unknown suffix (use K, M, G or T: binary, 1K = 1024)");
+  }
+  if (value == 0) bad(what, text, "must be greater than zero");
+  if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift)) bad(what, text, "too large");
+  return value << shift;
+}
+
+std::int64_t parse_positive(std::string_view text, std::string_view what) {
+  auto s = trim(text);
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range) bad(what, text, "too large");
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) bad(what, text, "expected a whole number");
+  if (value <= 0) bad(what, text, "must be greater than zero");
+  return value;
+}
+
+std::vector<std::string> split_list(std::string_view csv, std::string_view what) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= csv.size()) {
+    auto end = csv.find(',', start);
+    if (end == std::string_view::npos) end = csv.size();
+    auto item = trim(csv.substr(start, end - start));
+    if (item.empty()) throw Error(fmt::format("invalid {} '{}': empty item in the list", what, csv));
+    out.emplace_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> parse_size_list(std::string_view csv, std::string_view what) {
+  std::vector<std::uint64_t> out;
+  for (const auto& item : split_list(csv, what)) out.push_back(parse_size(item, what));
+  return out;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static constexpr const char* kSuffix[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (i < 4 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++i;
+  }
+  return fmt::format("{}{}", bytes, kSuffix[i]);
+}
+
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor,
+                                      std::uint64_t step) {
+  if (min_bytes == 0 || max_bytes < min_bytes)
+    throw Error(fmt::format("invalid size range: minimum {} is above maximum {}", format_size(min_bytes),
+                            format_size(max_bytes)));
+  if (factor <= 1 && step == 0) throw Error("invalid size sweep: the step factor must be at least 2 (or give a step)");
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = min_bytes; s <= max_bytes;) {
+    out.push_back(s);
+    std::uint64_t next = step > 0 ? s + step : s * factor;
+    if (next <= s) break;  // overflow
+    s = next;
+  }
+  return out;
+}
+
+}  // namespace gpuscale

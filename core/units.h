@@ -1,0 +1,29 @@
+#pragma once
+// Size strings as nccl-tests takes them: a positive integer with an optional binary suffix
+// K, M, G or T (1024^n; "KB", "KiB" and lower case accepted). Bandwidth is reported in GB/s with
+// GB = 1e9 bytes, as nccl-tests, BabelStream and nvbandwidth do.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuscale {
+
+// Parses "64M" -> 67108864. Throws gpuscale::Error naming `what` and the text on bad input
+// (empty, negative, zero, junk, overflow).
+std::uint64_t parse_size(std::string_view text, std::string_view what);
+// Parses a positive integer count (iterations, repetitions, ...); throws on zero, negative or junk.
+std::int64_t parse_positive(std::string_view text, std::string_view what);
+// "1024,2048" -> {1024, 2048} with parse_size on every item.
+std::vector<std::uint64_t> parse_size_list(std::string_view csv, std::string_view what);
+// Splits "a,b,c" into trimmed non-empty items; throws on an empty item.
+std::vector<std::string> split_list(std::string_view csv, std::string_view what);
+
+// 67108864 -> "64M", 1000 -> "1000" (exact binary suffix when there is one).
+std::string format_size(std::uint64_t bytes);
+// Sizes of a sweep from min to max: multiply by factor (factor > 1) or add step (step > 0), like
+// nccl-tests' -f / -i. Always includes min; includes max only when the sweep lands on it.
+std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor,
+                                      std::uint64_t step);
+
+}  // namespace gpuscale

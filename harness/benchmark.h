@@ -1,0 +1,87 @@
+#pragma once
+// A benchmark is one registry entry (nvbandwidth's test cases are the model): a key, a description,
+// its parameters and unit, the parameter points it measures, and a run function that measures one
+// point on one rank through the backend interface. The harness runs every point at every GPU count
+// and turns the ranks' measurements into result rows; benchmarks never see MPI ranks outside their
+// group, files, or other benchmarks.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/communicator.h"
+#include "harness/options.h"
+#include "harness/peaks.h"
+#include "harness/world.h"
+#include "kernels/device.h"
+
+namespace gpuscale {
+
+enum class Scope {
+  independent,  // each of the k ranks works alone, all at once; aggregate = sum over ranks
+  collective,   // the k ranks work together on one communicator
+};
+
+struct ParamDoc {
+  std::string name;
+  std::string description;
+};
+
+// What a benchmark needs to plan its points: the options and the device of rank 0 (the plan is made
+// once, on rank 0, and sent to every rank so all ranks measure identical points).
+struct PlanContext {
+  const RunOptions& opts;
+  const Device& device;
+  std::string backend;
+  int world_size = 1;
+};
+
+struct RunContext {
+  Device& device;
+  Communicator* comm;  // collectives only: a communicator over the group
+  const Group& group;  // the ranks measuring at this GPU count
+  const RunOptions& opts;
+  std::uint64_t seed;
+};
+
+// One rank's measurement of one point.
+struct RankMeasurement {
+  std::vector<double> reps;    // the row's unit, one value per timed repetition
+  bool valid = true;           // verification passed
+  bool failed = false;         // an error stopped the measurement
+  bool skipped = false;        // the point does not apply here (e.g. dtype unsupported)
+  std::string message;         // why invalid / failed / skipped
+  nlohmann::json metrics = nlohmann::json::object();      // this rank's extra figures
+  nlohmann::json row_metrics = nlohmann::json::object();  // group-wide figures, identical on every member
+  std::optional<double> aggregate;  // collectives: the group's figure (busbw at the reduced time)
+};
+
+struct PeakContext {
+  const DeviceInfo& device;  // rank 0's device
+  const PeakTable* table;    // may be null
+  const LinkPeaks& links;
+};
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+  virtual std::string key() const = 0;          // "stream.triad", "gemm", "all_reduce"
+  virtual std::string group() const = 0;        // "stream", "gemm", "collective": selectable as a whole
+  virtual std::string description() const = 0;
+  virtual std::string unit() const = 0;         // "GB/s", "TFLOP/s"
+  virtual Scope scope() const = 0;
+  virtual std::vector<ParamDoc> parameters() const = 0;
+  virtual std::vector<std::string> backends() const = 0;  // backends it runs on
+  // Whether it runs on this device at all (e.g. a STREAM kernel the backend lacks).
+  virtual bool available(const Device& device) const { (void)device; return true; }
+  virtual std::vector<nlohmann::json> cases(const PlanContext& ctx) const = 0;
+  virtual RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const = 0;
+  // The figure this point is set against: per device for independent work, the link for collectives.
+  virtual ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
+                                     const std::string& topology) const = 0;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,169 @@
+// Collective benchmarks with nccl-tests' semantics: one registry entry per entry of
+// collectives/collective_table.h, points over dtypes, ops, placements and message sizes.
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/stats.h"
+#include "core/units.h"
+#include "harness/benchmarks/defaults.h"
+#include "harness/registry.h"
+
+namespace gpuscale {
+namespace {
+
+constexpr DType kCollectiveTypes[] = {DType::fp64, DType::fp32, DType::fp16, DType::bf16,
+                                      DType::int32, DType::int8, DType::fp8_e4m3, DType::fp8_e5m2};
+
+std::vector<std::uint64_t> sizes_for(const PlanContext& ctx) {
+  const auto& o = ctx.opts;
+  const bool cpu = ctx.backend == "cpu";
+  const std::uint64_t lo = o.min_bytes.value_or(o.quick ? 1024 : (cpu ? 1024 : 8));
+  const std::uint64_t hi = o.max_bytes.value_or(o.quick ? (1ULL << 20) : (cpu ? (64ULL << 20) : (8ULL << 30)));
+  const std::uint64_t factor = o.step_bytes ? 0 : o.step_factor.value_or(o.quick ? 32 : (cpu ? 4 : 2));
+  return size_sweep(lo, hi, factor, o.step_bytes.value_or(0));
+}
+
+// nccl-tests -a: how the ranks' times become the reported time.
+double reduce_time(const std::vector<double>& t, const std::string& mode) {
+  if (mode == "min") return *std::min_element(t.begin(), t.end());
+  if (mode == "max") return *std::max_element(t.begin(), t.end());
+  if (mode == "rank0") return t.front();
+  return std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
+}
+
+class CollectiveBenchmark final : public Benchmark {
+ public:
+  explicit CollectiveBenchmark(const CollectiveSpec& spec) : spec_(spec) {}
+
+  std::string key() const override { return std::string(spec_.name); }
+  std::string group() const override { return "collective"; }
+  std::string description() const override {
+    return fmt::format("{} with nccl-tests semantics (compare with {}); busbw = algbw x {}", spec_.name,
+                       spec_.nccl_tests, bus_factor_text());
+  }
+  std::string unit() const override { return "GB/s"; }
+  Scope scope() const override { return Scope::collective; }
+  std::vector<ParamDoc> parameters() const override {
+    std::vector<ParamDoc> p = {
+        {"dtype", "fp32 by default (--dtypes; nccl-tests names float, half, bfloat16, double accepted)"},
+        {"size_bytes", "requested message size (-b/-e/-f or -i); counts round as nccl-tests"},
+        {"placement", "out-of-place, in-place (--placement)"}};
+    if (spec_.reduces) p.push_back({"op", "sum by default (--ops sum,prod,min,max,avg)"});
+    if (spec_.rooted) p.push_back({"root", "rank 0"});
+    return p;
+  }
+  std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
+
+  std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
+    std::vector<DType> types;
+    for (DType t : ctx.opts.dtypes.empty() ? std::vector<DType>{DType::fp32} : ctx.opts.dtypes)
+      if (std::find(std::begin(kCollectiveTypes), std::end(kCollectiveTypes), t) != std::end(kCollectiveTypes))
+        types.push_back(t);
+    std::vector<RedOp> ops = {RedOp::sum};
+    if (spec_.reduces && !ctx.opts.ops.empty()) ops = ctx.opts.ops;
+    std::vector<bool> placements = ctx.opts.in_place.empty() ? std::vector<bool>{false, true} : ctx.opts.in_place;
+    if (!spec_.in_place) placements.erase(std::remove(placements.begin(), placements.end(), true), placements.end());
+    std::vector<nlohmann::json> out;
+    for (DType t : types)
+      for (RedOp op : ops)
+        for (bool in_place : placements)
+          for (auto size : sizes_for(ctx)) {
+            nlohmann::json p = {{"dtype", dtype_name(t)},
+                                {"size_bytes", size},
+                                {"placement", in_place ? "in-place" : "out-of-place"}};
+            if (spec_.reduces) p["op"] = redop_name(op);
+            if (spec_.rooted) p["root"] = 0;
+            out.push_back(std::move(p));
+          }
+    return out;
+  }
+
+  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
+    CollectiveCase c;
+    c.coll = spec_.id;
+    c.dtype = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    c.op = spec_.reduces ? *parse_redop(params.at("op").get<std::string>()) : RedOp::sum;
+    c.root = params.value("root", 0);
+    c.in_place = params.at("placement").get<std::string>() == "in-place";
+    c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
+    c.seed = ctx.seed;
+    RankMeasurement out;
+    if (auto why = ctx.comm->unsupported(c)) {  // decided from the case alone: identical on every rank
+      out.skipped = true;
+      out.message = *why;
+      return out;
+    }
+    const auto m = collective_methodology(ctx.opts);
+    const int n = ctx.group.size();
+    auto runner = ctx.comm->prepare(c);
+    const auto& counts = runner->counts();
+    const std::uint64_t es = dtype_size(c.dtype);
+    if (m.warmup > 0) runner->time(m.warmup);
+    std::vector<double> mine_t, mine_bw, reduced_bw, reduced_t;
+    for (int r = 0; r < m.reps; ++r) {
+      const double t = runner->time(m.iters);
+      const auto all = ctx.group.allgather(t);
+      const double tr = reduce_time(all, ctx.opts.time_reduce);
+      mine_t.push_back(t);
+      mine_bw.push_back(collective_bandwidth(spec_, counts, es, n, t).busbw);
+      reduced_bw.push_back(collective_bandwidth(spec_, counts, es, n, tr).busbw);
+      reduced_t.push_back(tr);
+    }
+    const double wrong_mine = static_cast<double>(runner->check());
+    const auto wrong_all = ctx.group.allgather(wrong_mine);
+    const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);
+
+    out.reps = mine_bw;  // this rank's busbw from its own time: where stragglers show
+    out.metrics["wrong"] = wrong_mine;
+    out.metrics["time_us"] = median_of(mine_t) * 1e6;
+    const double t_med = median_of(reduced_t);
+    const auto bw = collective_bandwidth(spec_, counts, es, n, t_med);
+    out.aggregate = median_of(reduced_bw);
+    out.row_metrics = {{"size_bytes", collective_size_bytes(counts, es)},
+                       {"count", counts.param},
+                       {"time_us", t_med * 1e6},
+                       {"algbw", bw.algbw},
+                       {"busbw", *out.aggregate},
+                       {"bus_factor", spec_.bus_factor(n)},
+                       {"wrong", wrong_total},
+                       {"iters", m.iters},
+                       {"time_reduce", ctx.opts.time_reduce},
+                       {"transport", ctx.comm->transport()}};
+    if (wrong_total > 0) {
+      out.valid = false;
+      out.message = fmt::format("{} wrong values across {} ranks ({} here)", wrong_total, n, wrong_mine);
+    }
+    return out;
+  }
+
+  ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
+                             const std::string& topology) const override {
+    if (topology == "single") return {std::nullopt, "one rank: no link is crossed"};
+    if (topology == "inter-node") return ctx.links.inter_node;
+    if (ctx.links.intra_node_at) return ctx.links.intra_node_at(params.at("size_bytes").get<std::uint64_t>());
+    return ctx.links.intra_node;
+  }
+
+ private:
+  std::string bus_factor_text() const {
+    switch (spec_.id) {
+      case Collective::all_reduce: return "2(n-1)/n";
+      case Collective::all_gather:
+      case Collective::reduce_scatter:
+      case Collective::alltoall: return "(n-1)/n";
+      default: return "1";
+    }
+  }
+
+  const CollectiveSpec& spec_;
+};
+
+}  // namespace
+
+void register_collective_benchmarks(Registry& r) {
+  for (const auto& spec : collective_table()) r.add(std::make_unique<CollectiveBenchmark>(spec));
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,88 @@
+// GEMM throughput: one registry entry, points over dtypes and shapes.
+#include <fmt/format.h>
+
+#include "harness/benchmarks/defaults.h"
+#include "harness/benchmarks/independent.h"
+#include "harness/registry.h"
+
+namespace gpuscale {
+namespace {
+
+std::vector<GemmShape> default_shapes(const PlanContext& ctx) {
+  std::vector<std::uint64_t> sizes;
+  if (ctx.opts.quick)
+    sizes = {512};
+  else if (ctx.backend == "cpu")
+    sizes = {1024, 2048, 4096};
+  else
+    sizes = {1024, 2048, 4096, 8192, 16384};
+  std::vector<GemmShape> out;
+  for (auto s : sizes) out.push_back({s, s, s, false, false});
+  return out;
+}
+
+class GemmBenchmark final : public Benchmark {
+ public:
+  std::string key() const override { return "gemm"; }
+  std::string group() const override { return "gemm"; }
+  std::string description() const override {
+    return "dense matrix multiply C = op(A) op(B), random inputs, 2MNK FLOPs per product, sampled entries "
+           "checked against a long-double reference";
+  }
+  std::string unit() const override { return "TFLOP/s"; }
+  Scope scope() const override { return Scope::independent; }
+  std::vector<ParamDoc> parameters() const override {
+    return {{"dtype", "fp64, fp32 (CPU); fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8 (CUDA) (--dtypes)"},
+            {"m, n, k", "shape (--gemm-shapes 4096,8192x1024x4096; default square sweep)"},
+            {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape)"}};
+  }
+  std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
+
+  std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
+    std::vector<DType> types;
+    if (ctx.opts.dtypes.empty()) {
+      types = ctx.device.gemm_dtypes();
+    } else {
+      for (DType t : ctx.opts.dtypes)
+        if (t != DType::int32) types.push_back(t);  // int32 is a collective type, not a GEMM input type
+    }
+    const auto shapes = ctx.opts.gemm_shapes.empty() ? default_shapes(ctx) : ctx.opts.gemm_shapes;
+    std::vector<nlohmann::json> out;
+    for (DType t : types)
+      for (const auto& s : shapes)
+        out.push_back({{"dtype", dtype_name(t)}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"layout", gemm_layout(s)}});
+    return out;
+  }
+
+  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
+    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    RankMeasurement out;
+    if (auto why = ctx.device.gemm_unsupported(type)) {
+      out.skipped = true;
+      out.message = *why;
+      return out;
+    }
+    const auto layout = params.at("layout").get<std::string>();
+    GemmShape s{params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
+                params.at("k").get<std::uint64_t>(), layout[0] == 'T', layout[1] == 'T'};
+    const auto m = gemm_methodology(ctx.opts);
+    auto problem = ctx.device.make_gemm(type, s, ctx.seed);
+    const double flops = gemm_flops(s);
+    out.reps = time_independent(
+        ctx.group, m.warmup, m.reps, [&] { return problem->run(); }, [&](double sec) { return flops / sec / 1e12; });
+    out.metrics["implementation"] = problem->details();
+    apply_check(out, problem->verify());
+    return out;
+  }
+
+  ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx, const std::string&) const override {
+    if (ctx.table == nullptr) return {std::nullopt, "no peaks table loaded"};
+    return ctx.table->compute(ctx.device, parse_dtype_or_throw(params.at("dtype").get<std::string>()));
+  }
+};
+
+}  // namespace
+
+void register_gemm_benchmarks(Registry& r) { r.add(std::make_unique<GemmBenchmark>()); }
+
+}  // namespace gpuscale

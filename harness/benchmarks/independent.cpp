@@ -1,0 +1,26 @@
+#include "harness/benchmarks/independent.h"
+
+namespace gpuscale {
+
+std::vector<double> time_independent(const Group& group, int warmup, int reps, const std::function<double()>& pass,
+                                     const std::function<double(double)>& to_unit) {
+  for (int i = 0; i < warmup; ++i) pass();
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    group.barrier();
+    out.push_back(to_unit(pass()));
+  }
+  return out;
+}
+
+void apply_check(RankMeasurement& m, const CheckResult& check) {
+  m.metrics["checked"] = check.checked;
+  m.metrics["wrong"] = check.wrong;
+  if (check.wrong > 0) {
+    m.valid = false;
+    m.message = "verification failed: " + check.detail;
+  }
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,139 @@
+// gpuscale run: parse the options, start MPI, run the plan.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "harness/agree.h"
+#include "harness/commands.h"
+#include "harness/registry.h"
+#include "harness/runner.h"
+
+namespace gpuscale {
+namespace {
+
+struct RunFlags {
+  std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
+              ops, placement, array_size, gemm_shapes, threads, seed, time_reduce = "avg", link_peak, net_peak;
+  RunOptions opts;
+};
+
+double parse_rate(const std::string& text, const char* what) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v > 0 && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(fmt::format("invalid {} '{}': expected a positive number of GB/s", what, text));
+}
+
+// Turns the flags into RunOptions; every problem is one gpuscale::Error naming the flag and value.
+RunOptions resolve(RunFlags& f) {
+  RunOptions& o = f.opts;
+  if (f.backend != "cpu" && f.backend != "cuda" && f.backend != "auto")
+    throw Error(fmt::format("invalid --backend '{}': use cpu, cuda or auto", f.backend));
+  o.backend = f.backend;
+  if (!f.benchmarks.empty()) {
+    o.benchmarks = split_list(f.benchmarks, "--benchmarks");
+    registry().check_names(o.benchmarks);
+  }
+  if (!f.dtypes.empty()) o.dtypes = parse_dtype_list(f.dtypes);
+  if (!f.minbytes.empty()) o.min_bytes = parse_size(f.minbytes, "-b/--minbytes");
+  if (!f.maxbytes.empty()) o.max_bytes = parse_size(f.maxbytes, "-e/--maxbytes");
+  if (!f.stepfactor.empty()) {
+    o.step_factor = static_cast<std::uint64_t>(parse_positive(f.stepfactor, "-f/--stepfactor"));
+    if (*o.step_factor < 2) throw Error(fmt::format("invalid -f/--stepfactor '{}': must be at least 2", f.stepfactor));
+  }
+  if (!f.stepbytes.empty()) o.step_bytes = parse_size(f.stepbytes, "-i/--stepbytes");
+  if (o.min_bytes && o.max_bytes && *o.min_bytes > *o.max_bytes)
+    throw Error(fmt::format("invalid sizes: -b {} is larger than -e {}", f.minbytes, f.maxbytes));
+  if (!f.iters.empty()) o.iters = static_cast<int>(parse_positive(f.iters, "-n/--iters"));
+  if (!f.warmup.empty()) o.warmup = f.warmup == "0" ? 0 : static_cast<int>(parse_positive(f.warmup, "-w/--warmup"));
+  if (!f.reps.empty()) o.reps = static_cast<int>(parse_positive(f.reps, "--reps"));
+  if (!f.ops.empty())
+    for (const auto& name : split_list(f.ops, "--ops")) {
+      auto op = parse_redop(name);
+      if (!op) throw Error(fmt::format("invalid --ops '{}': use sum, prod, min, max or avg", name));
+      o.ops.push_back(*op);
+    }
+  if (!f.placement.empty())
+    for (const auto& p : split_list(f.placement, "--placement")) {
+      if (p == "out-of-place" || p == "out") o.in_place.push_back(false);
+      else if (p == "in-place" || p == "in") o.in_place.push_back(true);
+      else throw Error(fmt::format("invalid --placement '{}': use out-of-place and/or in-place", p));
+    }
+  if (!f.array_size.empty()) o.array_bytes = parse_size(f.array_size, "--array-size");
+  if (!f.gemm_shapes.empty())
+    for (const auto& s : split_list(f.gemm_shapes, "--gemm-shapes")) o.gemm_shapes.push_back(parse_gemm_shape(s));
+  if (!f.threads.empty()) o.threads = static_cast<int>(parse_positive(f.threads, "--threads"));
+  if (!f.seed.empty()) {
+    o.seed = static_cast<std::uint64_t>(parse_positive(f.seed, "--seed"));
+    if (*o.seed >= (1ULL << 53)) throw Error(fmt::format("invalid --seed '{}': must be below 2^53", f.seed));
+  }
+  static const char* kReduce[] = {"rank0", "avg", "min", "max"};  // nccl-tests -a 0..3
+  if (f.time_reduce.size() == 1 && f.time_reduce[0] >= '0' && f.time_reduce[0] <= '3')
+    o.time_reduce = kReduce[f.time_reduce[0] - '0'];
+  else if (f.time_reduce == "avg" || f.time_reduce == "min" || f.time_reduce == "max" || f.time_reduce == "rank0")
+    o.time_reduce = f.time_reduce;
+  else
+    throw Error(fmt::format("invalid -a/--time-reduce '{}': use avg, min, max, rank0 (or 0-3 as nccl-tests)",
+                            f.time_reduce));
+  if (!f.link_peak.empty()) o.link_peak = parse_rate(f.link_peak, "--link-peak");
+  if (!f.net_peak.empty()) o.net_peak = parse_rate(f.net_peak, "--net-peak");
+  return o;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
+  auto flags = std::make_shared<RunFlags>();
+  for (int i = 0; i < argc; ++i) flags->opts.command_line.emplace_back(argv[i]);
+  auto* cmd = app.add_subcommand("run", "measure every benchmark at every GPU count 1, 2, 4, ..., N of this launch");
+  cmd->add_option("--backend", flags->backend, "cpu, cuda or auto (CUDA when a GPU is visible)");
+  cmd->add_flag("--quick", flags->opts.quick, "a small plan: seconds, for smoke tests and CI");
+  cmd->add_option("--benchmarks", flags->benchmarks, "comma list of benchmark keys or groups (stream, gemm, collective)");
+  cmd->add_option("--dtypes", flags->dtypes, "comma list of element types (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8, int32)");
+  cmd->add_option("-b,--minbytes", flags->minbytes, "collectives: smallest message size (K/M/G suffixes)");
+  cmd->add_option("-e,--maxbytes", flags->maxbytes, "collectives: largest message size");
+  cmd->add_option("-f,--stepfactor", flags->stepfactor, "collectives: multiply the size by this factor");
+  cmd->add_option("-i,--stepbytes", flags->stepbytes, "collectives: add this many bytes instead");
+  cmd->add_option("-n,--iters", flags->iters, "collectives: operations per timed repetition");
+  cmd->add_option("-w,--warmup", flags->warmup, "warm-up passes (collectives: operations) before timing");
+  cmd->add_option("--reps", flags->reps, "timed repetitions; statistics are over these");
+  cmd->add_option("--ops", flags->ops, "collectives: reduction ops (sum, prod, min, max, avg)");
+  cmd->add_option("--placement", flags->placement, "collectives: out-of-place, in-place (default both)");
+  cmd->add_option("--array-size", flags->array_size, "STREAM: bytes per array (default 4x LLC / 8x L2)");
+  cmd->add_option("--gemm-shapes", flags->gemm_shapes, "GEMM: comma list of N or MxNxK[:TN]");
+  cmd->add_option("--threads", flags->threads, "CPU backend: threads per rank (default cores / ranks on the node)");
+  cmd->add_option("--cluster", flags->opts.cluster, "cluster name for the result file");
+  cmd->add_option("-o,--output", flags->opts.output, "result file (default results/<cluster>-<UTC time>[-<jobid>].json)");
+  cmd->add_option("--seed", flags->seed, "seed of the random inputs (default: random, recorded)");
+  cmd->add_option("-a,--time-reduce", flags->time_reduce, "collectives: how ranks' times combine: avg, min, max, rank0");
+  cmd->add_option("--link-peak", flags->link_peak, "GB/s: expected intra-node link peak for collectives");
+  cmd->add_option("--net-peak", flags->net_peak, "GB/s: expected inter-node link peak for collectives");
+  cmd->callback([&action, flags] {
+    action = [flags]() -> int {
+      World world(nullptr, nullptr);
+      try {
+        RunOptions opts;
+        try {
+          opts = resolve(*flags);  // deterministic: every rank fails alike, rank 0 says so
+        } catch (const Error& e) {
+          throw AgreedError(e.what(), e.exit_code());
+        }
+        return run_plan(opts, world);
+      } catch (const AgreedError& e) {
+        if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
+        return e.exit_code();
+      } catch (const Error& e) {
+        fmt::print(stderr, "gpuscale: rank {} ({}): {}\n", world.rank(), world.host(), e.what());
+        return e.exit_code();
+      }
+    };
+  });
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,17 @@
+#pragma once
+// Subcommands of the gpuscale executable. Each adds itself to the CLI and, when chosen, sets the
+// action main() runs after parsing. Later subcommands (report, compare, check, health, merge) follow
+// the same pattern in their own folders.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace gpuscale {
+
+using Action = std::function<int()>;
+
+void add_run_command(CLI::App& app, Action& action, int argc, char** argv);
+void add_list_command(CLI::App& app, Action& action);
+void add_validate_command(CLI::App& app, Action& action);
+
+}  // namespace gpuscale

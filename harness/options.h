@@ -1,0 +1,41 @@
+#pragma once
+// Everything `gpuscale run` takes from its command line, after parsing. Unset optionals mean "the
+// benchmark's default for this backend and plan" (--quick or thorough).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_table.h"
+#include "core/dtype.h"
+#include "kernels/gemm_spec.h"
+
+namespace gpuscale {
+
+struct RunOptions {
+  std::string backend = "auto";                 // cpu | cuda | auto
+  bool quick = false;                           // small plan for smoke tests and CI
+  std::vector<std::string> benchmarks;          // keys or groups; empty = every benchmark of the backend
+  std::vector<DType> dtypes;                    // empty = each benchmark's defaults
+  std::optional<std::uint64_t> min_bytes;       // collectives -b
+  std::optional<std::uint64_t> max_bytes;       // collectives -e
+  std::optional<std::uint64_t> step_factor;     // collectives -f
+  std::optional<std::uint64_t> step_bytes;      // collectives -i
+  std::optional<int> iters;                     // collectives -n: operations per timed repetition
+  std::optional<int> warmup;                    // warm-up passes / operations before timing
+  std::optional<int> reps;                      // timed repetitions (statistics are over these)
+  std::vector<RedOp> ops;                       // reduction ops for reducing collectives
+  std::vector<bool> in_place;                   // placements: false = out-of-place, true = in-place
+  std::optional<std::uint64_t> array_bytes;     // STREAM bytes per array
+  std::vector<GemmShape> gemm_shapes;           // GEMM shapes
+  int threads = 0;                              // CPU backend threads per rank (0 = cores / ranks on node)
+  std::string cluster;                          // --cluster
+  std::string output;                           // -o
+  std::optional<std::uint64_t> seed;            // input seed (random when unset; recorded)
+  std::string time_reduce = "avg";              // collectives: avg | min | max | rank0 (nccl-tests -a)
+  std::optional<double> link_peak;              // GB/s, intra-node link peak override
+  std::optional<double> net_peak;               // GB/s, inter-node link peak override
+  std::vector<std::string> command_line;        // argv, recorded in the result file
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,36 @@
+#pragma once
+// Expected peaks that results are set against. A peak is a figure with its source, or unknown with
+// the reason: never guessed.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/dtype.h"
+#include "kernels/device.h"
+
+namespace gpuscale {
+
+struct ExpectedPeak {
+  std::optional<double> value;  // GB/s or TFLOP/s
+  std::string source;           // where the figure comes from, or why there is none
+};
+
+// Per-device peaks (memory bandwidth, dense compute per dtype), looked up by device identity.
+class PeakTable {
+ public:
+  virtual ~PeakTable() = default;
+  virtual ExpectedPeak memory_bandwidth(const DeviceInfo& device) const = 0;  // GB/s
+  virtual ExpectedPeak compute(const DeviceInfo& device, DType type) const = 0;  // TFLOP/s, dense
+};
+
+// The slowest link a collective crosses, per topology level (GB/s, one direction, the unit of busbw).
+struct LinkPeaks {
+  ExpectedPeak intra_node;
+  ExpectedPeak inter_node;
+  // When set, the intra-node reference depends on the message size (the CPU backend's shared memory:
+  // a same-size local copy, measured); called on rank 0 only.
+  std::function<ExpectedPeak(std::uint64_t bytes)> intra_node_at;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,75 @@
+#include "harness/registry.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace gpuscale {
+
+void Registry::add(std::unique_ptr<Benchmark> b) { benchmarks_.push_back(std::move(b)); }
+
+const Benchmark* Registry::find(const std::string& key) const {
+  for (const auto& b : benchmarks_)
+    if (b->key() == key) return b.get();
+  return nullptr;
+}
+
+void Registry::check_names(const std::vector<std::string>& names) const {
+  for (const auto& name : names) {
+    if (name == "all") continue;
+    bool known = false;
+    for (const auto& b : benchmarks_) known |= b->key() == name || b->group() == name;
+    if (known) continue;
+    std::string keys;
+    for (const auto& b : benchmarks_) keys += (keys.empty() ? "" : ", ") + b->key();
+    throw Error(fmt::format("unknown benchmark '{}' (known: {}; groups: stream, gemm, collective)", name, keys));
+  }
+}
+
+std::vector<const Benchmark*> Registry::select(const std::vector<std::string>& names, const std::string& backend,
+                                               const Device* device) const {
+  auto runs_here = [&](const Benchmark& b) {
+    const auto bk = b.backends();
+    return std::find(bk.begin(), bk.end(), backend) != bk.end() && (device == nullptr || b.available(*device));
+  };
+  std::vector<const Benchmark*> out;
+  if (names.empty() || (names.size() == 1 && names[0] == "all")) {
+    for (const auto& b : benchmarks_)
+      if (runs_here(*b)) out.push_back(b.get());
+    return out;
+  }
+  for (const auto& name : names) {
+    bool matched = false;
+    for (const auto& b : benchmarks_) {
+      if (b->key() != name && b->group() != name) continue;
+      matched = true;
+      if (!runs_here(*b)) {
+        if (b->key() == name)
+          throw Error(fmt::format("benchmark '{}' does not run on the {} backend (see gpuscale list)", name, backend));
+        continue;
+      }
+      if (std::find(out.begin(), out.end(), b.get()) == out.end()) out.push_back(b.get());
+    }
+    if (!matched) check_names({name});
+  }
+  // Keep registry order whatever order the user typed.
+  std::vector<const Benchmark*> ordered;
+  for (const auto& b : benchmarks_)
+    if (std::find(out.begin(), out.end(), b.get()) != out.end()) ordered.push_back(b.get());
+  return ordered;
+}
+
+const Registry& registry() {
+  static const Registry r = [] {
+    Registry reg;
+    register_stream_benchmarks(reg);
+    register_gemm_benchmarks(reg);
+    register_collective_benchmarks(reg);
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,35 @@
+#pragma once
+// Every benchmark gpuscale knows, in the order a run measures them. Each family registers itself
+// from its own file (harness/benchmarks/*.cpp); adding a benchmark is one add() there.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/benchmark.h"
+
+namespace gpuscale {
+
+class Registry {
+ public:
+  void add(std::unique_ptr<Benchmark> b);
+  const std::vector<std::unique_ptr<Benchmark>>& all() const { return benchmarks_; }
+  const Benchmark* find(const std::string& key) const;
+  // Throws gpuscale::Error for a name that is neither a key nor a group (checked before anything starts).
+  void check_names(const std::vector<std::string>& names) const;
+  // Resolves --benchmarks (keys or group names) to benchmarks available on `backend`/`device`, in
+  // registry order. Throws gpuscale::Error naming an unknown key, or one the backend cannot run.
+  std::vector<const Benchmark*> select(const std::vector<std::string>& names, const std::string& backend,
+                                       const Device* device) const;
+
+ private:
+  std::vector<std::unique_ptr<Benchmark>> benchmarks_;
+};
+
+// The registry with every family registered.
+const Registry& registry();
+
+void register_stream_benchmarks(Registry& r);
+void register_gemm_benchmarks(Registry& r);
+void register_collective_benchmarks(Registry& r);
+
+}  // namespace gpuscale

@@ -1,0 +1,294 @@
+#include "harness/runner.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "backends/backend.h"
+#include "core/fault.h"
+#include "gpuscale_version.h"
+#include "harness/agree.h"
+#include "harness/measurement_json.h"
+#include "harness/plan.h"
+#include "harness/progress.h"
+#include "harness/registry.h"
+#include "harness/row_builder.h"
+#include "harness/run_metadata.h"
+#include "harness/summary.h"
+#include "results/result_io.h"
+
+namespace gpuscale {
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+struct PlannedPoint {
+  const Benchmark* bench;
+  nlohmann::json params;
+};
+
+// Rank 0 plans; every rank receives the same plan (points and seed).
+nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& world) {
+  const auto benches = registry().select(opts.benchmarks, backend.name(), &backend.device());
+  PlanContext ctx{opts, backend.device(), backend.name(), world.size()};
+  nlohmann::json plan = {{"points", nlohmann::json::array()}};
+  for (const Benchmark* b : benches)
+    for (auto& p : b->cases(ctx)) plan["points"].push_back({{"benchmark", b->key()}, {"params", std::move(p)}});
+  if (plan["points"].empty())
+    throw Error("nothing to measure: the selected benchmarks have no point for these options (see gpuscale list)");
+  // 53 bits: exact in every JSON reader (JavaScript and Python floats included).
+  std::random_device rd;
+  plan["seed"] = opts.seed ? *opts.seed : ((std::uint64_t{rd()} << 32) ^ rd()) & ((1ULL << 53) - 1);
+  return plan;
+}
+
+nlohmann::json rank_identity(const World& world, Backend& backend) {
+  const auto& d = backend.device().info();
+  return {{"rank", world.rank()},
+          {"host", world.host()},
+          {"local_rank", world.local_rank()},
+          {"device",
+           {{"backend", d.backend},
+            {"name", d.name},
+            {"index", d.index},
+            {"memory_bytes", d.memory_bytes},
+            {"free_memory_bytes", d.free_memory_bytes},
+            {"details", d.details}}}};
+}
+
+nlohmann::json options_json(const RunOptions& o) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"quick", o.quick},
+          {"benchmarks", o.benchmarks},
+          {"min_bytes", opt(o.min_bytes)},
+          {"max_bytes", opt(o.max_bytes)},
+          {"step_factor", opt(o.step_factor)},
+          {"step_bytes", opt(o.step_bytes)},
+          {"iters", opt(o.iters)},
+          {"warmup", opt(o.warmup)},
+          {"reps", opt(o.reps)},
+          {"array_bytes", opt(o.array_bytes)},
+          {"threads", o.threads},
+          {"time_reduce", o.time_reduce}};
+}
+
+class Run {
+ public:
+  Run(const RunOptions& opts, World& world) : opts_(opts), world_(world) {}
+
+  int execute() {
+    const auto started = Clock::now();
+    const auto env = allowed_environment(process_environment());
+    const auto cluster = cluster_name(opts_.cluster, env, world_.hosts()[0]);
+    const auto slurm = slurm_info(env);
+
+    // Before anything is measured: the output path, the backend, the plan.
+    std::string path = opts_.output;
+    agree(world_, [&] {
+      if (world_.rank() != 0) return;
+      if (path.empty()) {
+        path = default_result_path(cluster.name, started, slurm.is_null() ? "" : slurm["job_id"].get<std::string>());
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+      }
+      check_output_path(path);
+    });
+    std::string why;
+    agree(world_, [&] { backend_ = open_backend(opts_.backend, world_, opts_, &why); });
+    if (world_.rank() == 0) fmt::print(stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
+    nlohmann::json plan;
+    agree(world_, [&] {
+      if (world_.rank() == 0) plan = make_plan(opts_, *backend_, world_);
+    });
+    plan = nlohmann::json::parse(world_.broadcast_from_root(world_.rank() == 0 ? plan.dump() : ""));
+    const std::uint64_t seed = plan["seed"].get<std::uint64_t>();
+    links_ = backend_->link_peaks(world_, opts_);
+
+    topo_ = make_topology(world_.hosts(), world_.local_ranks());
+    const auto counts = gpu_counts(world_.size());
+    const auto identities = world_.gather_to_root(rank_identity(world_, *backend_).dump());
+
+    if (world_.rank() == 0) {
+      doc_ = header(started, cluster, slurm, env, plan, counts, seed);
+      for (const auto& s : identities) doc_["ranks"].push_back(nlohmann::json::parse(s));
+      doc_["hosts"] = hosts_json();
+      path_ = path;
+      write();
+    }
+
+    // One group per GPU count; communicators are made when a collective first needs them.
+    for (int k : counts) {
+      const auto members = participants(topo_, k);
+      const bool member = std::find(members.begin(), members.end(), world_.rank()) != members.end();
+      const auto pos = std::find(topo_.packed_order.begin(), topo_.packed_order.end(), world_.rank());
+      groups_.push_back(std::make_unique<Group>(world_, member, static_cast<int>(pos - topo_.packed_order.begin())));
+      comms_.emplace_back();
+    }
+
+    Progress progress(plan["points"].size() * counts.size(), world_.rank() == 0);
+    for (const auto& point : plan["points"]) {
+      const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
+      std::optional<double> single;
+      for (std::size_t ki = 0; ki < counts.size(); ++ki) {
+        const int k = counts[ki];
+        auto row = measure(*b, point["params"], ki, k, seed, single);
+        if (world_.rank() == 0) {
+          if (k == 1 && row.status == RowStatus::ok && !row.ranks.empty()) single = row.ranks.front().value;
+          progress.step(fmt::format("{} {} on {} GPU(s)", b->key(), params_label(point["params"], false), k));
+          doc_["results"].push_back(row);
+          rows_.push_back(std::move(row));
+        }
+      }
+      if (world_.rank() == 0) write();
+    }
+    int code = 0;
+    if (world_.rank() == 0) {
+      code = finish(Clock::now());
+      fmt::print("{}", format_summary(rows_));
+      fmt::print("\nresults: {}\n", path_);
+      std::fflush(stdout);
+    }
+    return world_.max(code);  // every rank exits with the run's code
+  }
+
+ private:
+  ResultRow measure(const Benchmark& b, const nlohmann::json& params, std::size_t ki, int k, std::uint64_t seed,
+                    const std::optional<double>& single) {
+    Group& group = *groups_[ki];
+    RankMeasurement m;
+    if (group.member()) {
+      try {
+        Communicator* comm = nullptr;
+        if (b.scope() == Scope::collective) {
+          if (!comms_[ki]) comms_[ki] = backend_->make_communicator(group);
+          comm = comms_[ki].get();
+        }
+        RunContext ctx{backend_->device(), comm, group, opts_, seed};
+        m = b.run(params, ctx);
+      } catch (const std::exception& e) {
+        m = RankMeasurement{};
+        m.failed = true;
+        m.message = e.what();
+      }
+    }
+    const auto gathered = world_.gather_to_root(group.member() ? measurement_to_json(m).dump() : std::string());
+    if (world_.rank() != 0) return {};
+    RowInputs in;
+    in.benchmark = b.key();
+    in.scope = b.scope();
+    in.unit = b.unit();
+    in.params = params;
+    in.gpu_count = k;
+    in.nodes = nodes_spanned(topo_, k);
+    in.topology = topology_label(topo_, k);
+    in.single_rank_value = single;
+    for (std::size_t r = 0; r < gathered.size(); ++r) {
+      if (gathered[r].empty()) continue;
+      const auto& id = doc_["ranks"][r];
+      in.ranks.push_back({static_cast<int>(r), id["host"].get<std::string>(), id["device"]["index"].get<int>(),
+                          measurement_from_json(nlohmann::json::parse(gathered[r]))});
+    }
+    const DeviceInfo& dev = backend_->device().info();
+    in.peak = b.expected_peak(params, PeakContext{dev, backend_->peaks(), links_}, in.topology);
+    return build_row(in);
+  }
+
+  nlohmann::json header(Clock::time_point started, const ClusterName& cluster, const nlohmann::json& slurm,
+                        const std::map<std::string, std::string>& env, const nlohmann::json& plan,
+                        const std::vector<int>& counts, std::uint64_t seed) {
+    nlohmann::json keys = nlohmann::json::array();
+    for (const auto& p : plan["points"])
+      if (keys.empty() || keys.back() != p["benchmark"]) keys.push_back(p["benchmark"]);
+    auto peak_json = [](const ExpectedPeak& p) {
+      return nlohmann::json{{"value", p.value ? nlohmann::json(*p.value) : nlohmann::json(nullptr)}, {"source", p.source}};
+    };
+    const char* fault = std::getenv(kFaultEnv);
+    return {{"schema", kResultSchemaName},
+            {"schema_version", kResultSchemaVersion},
+            {"tool", {{"name", "gpuscale"}, {"version", GPUSCALE_VERSION}, {"commit", GPUSCALE_GIT_COMMIT}}},
+            {"created_utc", utc_timestamp(started)},
+            {"finished_utc", nullptr},
+            {"cluster", {{"name", cluster.name}, {"source", cluster.source}}},
+            {"backend", backend_->name()},
+            {"command_line", opts_.command_line},
+            {"environment", env},
+            {"test_fault", fault ? nlohmann::json(fault) : nlohmann::json(nullptr)},
+            {"slurm", slurm},
+            {"mpi", {{"library", world_.library_version()}, {"world_size", world_.size()}}},
+            {"software", backend_->software()},
+            {"hosts", nlohmann::json::array()},
+            {"ranks", nlohmann::json::array()},
+            {"links", {{"intra_node", peak_json(links_.intra_node)}, {"inter_node", peak_json(links_.inter_node)}}},
+            {"plan",
+             {{"gpu_counts", counts},
+              {"benchmarks", keys},
+              {"points", plan["points"].size()},
+              {"seed", seed},
+              {"options", options_json(opts_)}}},
+            {"results", nlohmann::json::array()},
+            {"summary", summary_json(false, 0)}};
+  }
+
+  nlohmann::json hosts_json() const {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (int node = 0; node < topo_.nodes; ++node) {
+      nlohmann::json h = {{"name", ""}, {"node_index", node}, {"cpu_model", ""}, {"ranks", nlohmann::json::array()}};
+      for (std::size_t r = 0; r < topo_.node_of_rank.size(); ++r)
+        if (topo_.node_of_rank[r] == node) {
+          if (h["ranks"].empty()) {
+            h["name"] = world_.hosts()[r];
+            const auto& dev = doc_["ranks"][r]["device"];
+            h["cpu_model"] = dev["backend"] == "cpu" ? dev["name"] : dev["details"].value("cpu_model", nlohmann::json(""));
+          }
+          h["ranks"].push_back(r);
+        }
+      hosts.push_back(h);
+    }
+    return hosts;
+  }
+
+  nlohmann::json summary_json(bool complete, int code) const {
+    std::size_t counts[4] = {0, 0, 0, 0};
+    for (const auto& r : rows_) ++counts[static_cast<int>(r.status)];
+    return {{"complete", complete},
+            {"valid", counts[1] == 0 && counts[2] == 0},
+            {"rows", rows_.size()},
+            {"ok", counts[0]},
+            {"invalid", counts[1]},
+            {"failed", counts[2]},
+            {"skipped", counts[3]},
+            {"exit_code", complete ? nlohmann::json(code) : nlohmann::json(nullptr)}};
+  }
+
+  int finish(Clock::time_point finished) {
+    const int code = summary_json(true, 0)["valid"].get<bool>() ? kExitOk : kExitInvalidResult;
+    doc_["finished_utc"] = utc_timestamp(finished);
+    write(true, code);
+    return code;
+  }
+
+  // The whole document, atomically: a reader (or a crash) sees the previous version or this one.
+  void write(bool complete = false, int code = 0) {
+    doc_["summary"] = summary_json(complete, code);
+    write_file_atomic(path_, doc_.dump(1) + "\n");
+  }
+
+  const RunOptions& opts_;
+  World& world_;
+  std::unique_ptr<Backend> backend_;
+  LinkPeaks links_;
+  Topology topo_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::vector<std::unique_ptr<Communicator>> comms_;
+  nlohmann::json doc_;
+  std::vector<ResultRow> rows_;
+  std::string path_;
+};
+
+}  // namespace
+
+int run_plan(const RunOptions& opts, World& world) { return Run(opts, world).execute(); }
+
+}  // namespace gpuscale

@@ -1,0 +1,66 @@
+#pragma once
+// The MPI seam of the harness: the world of ranks, where each one runs, and the few control-plane
+// operations the runner needs (barrier, gather to rank 0, broadcast, sub-groups per GPU count).
+// Everything above this file decides with plain data (harness/plan.h), so it is unit-tested without MPI.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace gpuscale {
+
+class World {
+ public:
+  // Initialises MPI (also when started without mpirun: a world of one).
+  World(int* argc, char*** argv);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }  // from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)
+  int local_size() const { return local_size_; }
+  const std::string& host() const { return hosts_[static_cast<std::size_t>(rank_)]; }
+  const std::vector<std::string>& hosts() const { return hosts_; }  // host of every world rank
+  const std::vector<int>& local_ranks() const { return local_ranks_; }  // local rank of every world rank
+  MPI_Comm comm() const { return MPI_COMM_WORLD; }
+  std::string library_version() const;
+
+  void barrier() const;
+  // Every rank contributes a string; rank 0 receives all of them in rank order (others get {}).
+  std::vector<std::string> gather_to_root(const std::string& mine) const;
+  std::vector<std::string> allgather(const std::string& mine) const;
+  std::string broadcast_from_root(const std::string& text) const;
+  // Logical OR / max over all ranks.
+  bool any(bool mine) const;
+  int max(int mine) const;
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::vector<std::string> hosts_;
+  std::vector<int> local_ranks_;
+  bool finalize_ = false;
+};
+
+// The ranks that measure at one GPU count. Ranks outside it hold MPI_COMM_NULL.
+class Group {
+ public:
+  Group(const World& world, bool member, int key);
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  bool member() const { return comm_ != MPI_COMM_NULL; }
+  MPI_Comm comm() const { return comm_; }
+  int rank() const;
+  int size() const;
+  void barrier() const;
+  // Every member gets every member's value, in group rank order.
+  std::vector<double> allgather(double mine) const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,72 @@
+#pragma once
+// The device half of the backend interface (BabelStream's Stream.h is the model): what a backend must
+// offer so the drivers in harness/benchmarks can measure memory bandwidth and GEMM without knowing
+// the backend's insides. One implementation per backend: kernels/cpu (OpenMP + BLAS) and
+// kernels/cuda (CUDA kernels + cuBLASLt).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.h"
+#include "kernels/gemm_spec.h"
+#include "kernels/stream_table.h"
+
+namespace gpuscale {
+
+struct DeviceInfo {
+  std::string backend;                 // "cpu" or "cuda"
+  std::string name;                    // CPU model, or the GPU's name as the driver reports it
+  int index = 0;                       // GPU ordinal as this process sees it (0 for a CPU)
+  std::uint64_t memory_bytes = 0;      // total device (host, for the CPU) memory
+  std::uint64_t free_memory_bytes = 0;  // free when the device was opened
+  nlohmann::json details = nlohmann::json::object();  // identity and configuration, backend-specific
+};
+
+// Result of an analytic check of a kernel's output. wrong > 0 marks the measurement invalid.
+struct CheckResult {
+  std::uint64_t checked = 0;
+  std::uint64_t wrong = 0;
+  double max_error = 0;  // largest error seen, relative to the tolerance's scale
+  std::string detail;    // first wrong value, for the error message
+};
+
+// Arrays a, b, c of one dtype on the device, filled with random values from the seed
+// (stream_input_value). Kernels run in place on them; verify() checks an op's output elementwise.
+class StreamArrays {
+ public:
+  virtual ~StreamArrays() = default;
+  virtual double run(StreamOp op) = 0;  // one pass of the kernel; seconds on the device's own clock
+  virtual CheckResult verify(StreamOp op) = 0;
+};
+
+// One GEMM problem with random inputs on the device.
+class GemmProblem {
+ public:
+  virtual ~GemmProblem() = default;
+  virtual double run() = 0;  // one product; seconds on the device's own clock
+  virtual CheckResult verify() = 0;
+  virtual nlohmann::json details() const { return nlohmann::json::object(); }  // e.g. the algorithm chosen
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+
+  virtual std::vector<StreamOp> stream_ops() const = 0;
+  virtual std::vector<DType> stream_dtypes() const = 0;
+  // Default bytes per STREAM array: large enough that the figure is memory, not cache, bandwidth.
+  virtual std::uint64_t default_stream_array_bytes() const = 0;
+  virtual std::unique_ptr<StreamArrays> make_stream(DType type, std::uint64_t elements, std::uint64_t seed) = 0;
+
+  virtual std::vector<DType> gemm_dtypes() const = 0;
+  // Why this device cannot run a GEMM at `type` (nullopt when it can).
+  virtual std::optional<std::string> gemm_unsupported(DType type) const = 0;
+  virtual std::unique_ptr<GemmProblem> make_gemm(DType type, const GemmShape& shape, std::uint64_t seed) = 0;
+};
+
+}  // namespace gpuscale

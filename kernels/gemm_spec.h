@@ -1,0 +1,79 @@
+#pragma once
+// GEMM problems as cuBLAS users think of them: column-major C(m x n) = op(A) op(B) with op = N or T,
+// FLOPs = 2 m n k per product. Inputs are random (constant inputs draw less power and flatter the
+// result) and regenerated from the seed; verification compares sampled entries of C with a reference
+// computed in long double from the inputs as stored, within a per-dtype tolerance.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/dtype.h"
+#include "core/random.h"
+
+namespace gpuscale {
+
+struct GemmShape {
+  std::uint64_t m = 0, n = 0, k = 0;
+  bool trans_a = false;  // A stored k x m and used transposed
+  bool trans_b = false;  // B stored n x k and used transposed
+};
+
+inline double gemm_flops(const GemmShape& s) {
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+}
+// "NN", "TN", ... (op(A) then op(B), as cuBLAS's transa/transb).
+std::string gemm_layout(const GemmShape& s);
+// "4096" (square) or "MxNxK"; an optional ":TN" style suffix sets the transposes. Throws on bad text.
+GemmShape parse_gemm_shape(std::string_view text);
+std::string format_gemm_shape(const GemmShape& s);  // "4096x4096x4096:NN"
+
+// Tolerance for one entry c_ij with reference r = sum_p a_ip b_pj and scale S = sum_p |a_ip b_pj|:
+//   |c - r| <= output_eps |r| + accum_eps (4 sqrt(k) + 8) S
+// output_eps: rounding of the stored result; accum_eps: rounding of products and sums inside the
+// multiply (tf32 rounds its inputs to 10 mantissa bits; int8 is exact).
+struct GemmTolerance {
+  double output_eps;
+  double accum_eps;
+};
+GemmTolerance gemm_tolerance(DType type);
+
+enum GemmMatrix : std::uint64_t { kMatrixA = 11, kMatrixB = 12 };
+
+// Input value at linear index idx of A or B before rounding to the input type: uniform in [-1, 1),
+// or a small integer in [-8, 8] for int8 so products accumulate exactly.
+GPUSCALE_HD inline double gemm_input_value(std::uint64_t seed, GemmMatrix m, std::uint64_t idx, bool integer) {
+  return integer ? static_cast<double>(random_int(seed, m, idx, -8, 8)) : random_uniform(seed, m, idx, -1.0, 1.0);
+}
+
+// Entries of C to check: the four corners plus `count` random positions.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> gemm_sample_points(const GemmShape& s, std::uint64_t seed,
+                                                                        std::size_t count);
+
+struct GemmEntryCheck {
+  bool ok;
+  double error_ratio;  // |c - r| / tolerance
+};
+
+// Checks one entry given the k products' inputs as stored (a(p) = op(A)[i][p], b(p) = op(B)[p][j]).
+template <typename GetA, typename GetB>
+GemmEntryCheck check_gemm_entry(DType type, std::uint64_t k, double c, GetA a, GetB b) {
+  long double ref = 0, scale = 0;
+  for (std::uint64_t p = 0; p < k; ++p) {
+    long double prod = static_cast<long double>(a(p)) * static_cast<long double>(b(p));
+    ref += prod;
+    scale += prod < 0 ? -prod : prod;
+  }
+  const auto tol = gemm_tolerance(type);
+  const double bound = tol.output_eps * std::fabs(static_cast<double>(ref)) +
+                       tol.accum_eps * (4.0 * std::sqrt(static_cast<double>(k)) + 8.0) * static_cast<double>(scale);
+  const double err = std::fabs(c - static_cast<double>(ref));
+  if (bound == 0) return {err == 0, err == 0 ? 0.0 : INFINITY};
+  return {err <= bound, err / bound};
+}
+
+}  // namespace gpuscale
