@@ -1,6 +1,7 @@
 #pragma once
 // Test-only fault switch. GPUSCALE_TEST_FAULT holds a comma-separated list of faults to inject, e.g.
-// "wrong:stream.triad" (the kernel really writes a wrong value, which verification must catch).
+// "wrong:stream.triad" (the kernel really writes a wrong value, which verification must catch) or
+// "fail:gemm" (the benchmark throws before measuring, as a CUDA or MPI error would).
 // Tests use it to prove that a wrong result is reported as wrong; it is never set in production and
 // every run records its value in the result file's environment section.
 #include <string_view>

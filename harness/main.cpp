@@ -5,6 +5,7 @@
 
 #include "backends/backend.h"
 #include "core/error.h"
+#include "core/launcher.h"
 #include "gpuscale_version.h"
 #include "harness/commands.h"
 
@@ -29,10 +30,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", e.what());
+    // Every rank of a launch parses the same command line: one of them says what is wrong.
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", e.what());
     return kExitUsage;
   } catch (const Error& e) {
-    fmt::print(stderr, "gpuscale: {}\n", e.what());
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
     return e.exit_code();
   }
   try {

@@ -166,6 +166,7 @@ class Run {
           comm = comms_[ki].get();
         }
         RunContext ctx{backend_->device(), comm, group, opts_, seed};
+        if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
         m = b.run(params, ctx);
       } catch (const std::exception& e) {
         m = RankMeasurement{};

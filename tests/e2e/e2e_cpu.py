@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `gpuscale run` on the CPU backend under mpirun.
+
+Each --case launches the real binary, then checks its exit code, its stderr, and its result JSON
+(schema-validated with jsonschema and with `gpuscale validate`).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import jsonschema
+
+ARGS = None
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, env_extra=None, timeout=240):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    return p
+
+
+def mpirun(np, args, env_extra=None):
+    return run([ARGS.mpiexec, "--oversubscribe", "-np", str(np), ARGS.gpuscale] + args, env_extra)
+
+
+def load_valid(path):
+    with open(path) as f:
+        doc = json.load(f)
+    with open(ARGS.schema) as f:
+        jsonschema.validate(doc, json.load(f))
+    p = run([ARGS.gpuscale, "validate", path])
+    if p.returncode != 0:
+        fail(f"gpuscale validate rejected {path}: {p.stderr}")
+    return doc
+
+
+def out_path(name):
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    path = os.path.join(ARGS.workdir, name)
+    if os.path.exists(path):
+        os.remove(path)
+    return path
+
+
+def check_complete_run(doc, nranks):
+    counts = doc["plan"]["gpu_counts"]
+    expect_counts = sorted({1 << i for i in range(nranks.bit_length()) if (1 << i) <= nranks} | {nranks})
+    if counts != expect_counts:
+        fail(f"gpu_counts {counts}, expected {expect_counts}")
+    if doc["mpi"]["world_size"] != nranks or len(doc["ranks"]) != nranks:
+        fail("world size / ranks do not match the launch")
+    if not doc["summary"]["complete"] or not doc["summary"]["valid"]:
+        fail(f"summary not complete and valid: {doc['summary']}")
+    rows = doc["results"]
+    if len(rows) != doc["plan"]["points"] * len(counts):
+        fail(f"{len(rows)} rows for {doc['plan']['points']} points x {len(counts)} GPU counts")
+    seen = {}
+    for r in rows:
+        seen.setdefault(r["benchmark"], set()).add(r["gpu_count"])
+        if r["status"] != "ok":
+            fail(f"row not ok: {r['benchmark']} {r['params']} k={r['gpu_count']}: {r['errors']}")
+        if len(r["ranks"]) != r["gpu_count"]:
+            fail(f"{r['benchmark']} k={r['gpu_count']} has {len(r['ranks'])} rank values")
+        if r["aggregate"] is None:
+            fail(f"{r['benchmark']} k={r['gpu_count']} has no aggregate")
+        for rv in r["ranks"]:
+            if not rv["valid"] or rv["value"] is None or rv["stats"]["n"] < 1:
+                fail(f"{r['benchmark']} rank {rv['rank']} not valid/measured")
+        eff = r["scaling_efficiency"]
+        if r["scope"] == "independent":
+            if eff is None or not eff > 0:
+                fail(f"{r['benchmark']} k={r['gpu_count']} has no scaling efficiency")
+            if r["gpu_count"] == 1 and abs(eff - 1.0) > 1e-12:
+                fail(f"{r['benchmark']} efficiency at 1 GPU is {eff}, not 1")
+            if abs(r["aggregate"] - sum(rv["value"] for rv in r["ranks"])) > 1e-9 * r["aggregate"]:
+                fail(f"{r['benchmark']} aggregate is not the sum of the ranks")
+        else:
+            m = r["metrics"]
+            if m["wrong"] != 0:
+                fail(f"{r['benchmark']} reports wrong values")
+            if r["gpu_count"] > 1 and (eff is None or not eff > 0):
+                fail(f"collective {r['benchmark']} k={r['gpu_count']} has no efficiency: {r['efficiency_basis']}")
+            if r["gpu_count"] == 1 and eff is not None:
+                fail(f"collective at 1 GPU claims an efficiency: {eff}")
+            n = r["gpu_count"]
+            factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
+                      "alltoall": (n - 1) / n}.get(r["benchmark"], 1.0)
+            if abs(m["bus_factor"] - factor) > 1e-12 or abs(m["busbw"] - m["algbw"] * factor) > 1e-6 * max(1, m["algbw"]):
+                fail(f"{r['benchmark']} n={n}: busbw {m['busbw']} is not algbw {m['algbw']} x {factor}")
+    for b in doc["plan"]["benchmarks"]:
+        if seen.get(b) != set(counts):
+            fail(f"benchmark {b} has GPU counts {sorted(seen.get(b, []))}, expected {counts}")
+    return rows
+
+
+def case_npN(n):
+    path = out_path(f"np{n}.json")
+    p = mpirun(n, ["run", "--backend", "cpu", "--quick", "-o", path])
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    if f"results: {path}" not in p.stdout:
+        fail("summary does not name the result file")
+    doc = load_valid(path)
+    rows = check_complete_run(doc, n)
+    benches = {r["benchmark"] for r in rows}
+    for b in ["stream.copy", "stream.scale", "stream.add", "stream.triad", "stream.dot", "gemm", "all_reduce",
+              "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"]:
+        if b not in benches:
+            fail(f"{b} missing from the default quick plan")
+    if doc["backend"] != "cpu" or doc["ranks"][0]["device"]["details"]["threads"] < 1:
+        fail("backend/threads not recorded")
+    print(f"ok: {len(rows)} rows at GPU counts {doc['plan']['gpu_counts']}")
+
+
+def case_singleton():
+    path = out_path("singleton.json")
+    p = run([ARGS.gpuscale, "run", "--quick", "--benchmarks", "stream.triad,gemm,all_reduce", "-o", path])
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}: {p.stderr}")
+    if "cpu backend" not in p.stderr:
+        fail("the run does not say which backend auto chose")
+    doc = load_valid(path)
+    check_complete_run(doc, 1)
+
+
+def case_wrong_result():
+    path = out_path("wrong.json")
+    p = mpirun(2, ["run", "--quick", "--benchmarks", "stream.copy,stream.triad,all_reduce", "-o", path],
+               {"GPUSCALE_TEST_FAULT": "wrong:stream.triad,wrong:all_reduce"})
+    if p.returncode == 0:
+        fail("a wrong kernel result exited 0")
+    doc = load_valid(path)
+    if doc["test_fault"] != "wrong:stream.triad,wrong:all_reduce":
+        fail("the injected fault is not recorded in the result file")
+    for r in doc["results"]:
+        bad = r["benchmark"] in ("stream.triad", "all_reduce")
+        if bad and (r["status"] != "invalid" or r["aggregate"] is not None or r["scaling_efficiency"] is not None):
+            fail(f"wrong result reported as {r['status']} with value {r['aggregate']}")
+        if bad and not any("wrong" in e or "verification" in e for e in r["errors"]):
+            fail(f"invalid row without a reason: {r['errors']}")
+        if not bad and r["status"] != "ok":
+            fail(f"{r['benchmark']} should be unaffected")
+    if "INVALID" not in p.stdout:
+        fail("the summary does not show INVALID")
+    if doc["summary"]["valid"] or doc["summary"]["exit_code"] != 1:
+        fail(f"summary should be invalid with exit code 1: {doc['summary']}")
+
+
+def case_failed_benchmark():
+    path = out_path("failed.json")
+    p = mpirun(2, ["run", "--quick", "--benchmarks", "stream.copy,gemm,sendrecv", "-o", path],
+               {"GPUSCALE_TEST_FAULT": "fail:gemm"})
+    if p.returncode == 0:
+        fail("a failed benchmark exited 0")
+    doc = load_valid(path)
+    by = {}
+    for r in doc["results"]:
+        by.setdefault(r["benchmark"], set()).add(r["status"])
+    if by.get("stream.copy") != {"ok"} or by.get("sendrecv") != {"ok"} or by.get("gemm") != {"failed"}:
+        fail(f"statuses {by}: the benchmarks before and after the failure must keep their results")
+
+
+def case_bad_input():
+    missing_dir = os.path.join(ARGS.workdir, "no-such-dir", "x.json")
+    cases = [
+        (["run", "--benchmarks", "nope"], "unknown benchmark 'nope'"),
+        (["run", "--dtypes", "fp99"], "unknown dtype 'fp99'"),
+        (["run", "-b", "1X"], "invalid -b/--minbytes '1X'"),
+        (["run", "-e", "-4"], "invalid -e/--maxbytes '-4'"),
+        (["run", "-n", "0"], "invalid -n/--iters '0'"),
+        (["run", "--reps", "-1"], "invalid --reps '-1'"),
+        (["run", "-b", "1M", "-e", "1K"], "-b 1M is larger than -e 1K"),
+        (["run", "--gemm-shapes", "8x"], "invalid GEMM shape '8x'"),
+        (["run", "--backend", "tpu"], "invalid --backend 'tpu'"),
+        (["run", "--quick", "-o", missing_dir], "does not exist"),
+        (["run", "--no-such-flag"], "--no-such-flag"),
+    ]
+    for args, needle in cases:
+        for launcher in ("plain", "mpirun"):
+            p = run([ARGS.gpuscale] + args) if launcher == "plain" else mpirun(2, args)
+            ours = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
+            if p.returncode == 0:
+                fail(f"{args} ({launcher}) exited 0")
+            if len(ours) != 1 or needle not in ours[0]:
+                fail(f"{args} ({launcher}): expected one line containing {needle!r}, got {p.stderr!r}")
+            if p.stdout.strip():
+                fail(f"{args} ({launcher}) printed to stdout: {p.stdout!r}")
+    if os.path.exists(missing_dir):
+        fail("a result file appeared in a missing directory")
+    p = run([ARGS.gpuscale, "run", "--backend", "cuda", "--quick", "-o", out_path("nocuda.json")])
+    if p.returncode != 3 or "no CUDA device" not in p.stderr:
+        fail(f"--backend cuda without a GPU: exit {p.returncode}, {p.stderr!r}")
+
+
+def case_list_version():
+    p = run([ARGS.gpuscale, "list"])
+    if p.returncode != 0:
+        fail("list failed")
+    for key in ["stream.triad", "gemm", "all_reduce", "alltoall", "sendrecv", "GB/s", "TFLOP/s"]:
+        if key not in p.stdout:
+            fail(f"list does not show {key}")
+    p = run([ARGS.gpuscale, "list", "--json"])
+    listed = json.loads(p.stdout)
+    if not any(b["key"] == "reduce_scatter" and b["parameters"] for b in listed["benchmarks"]):
+        fail("list --json lacks reduce_scatter with parameters")
+    p = run([ARGS.gpuscale, "--version"])
+    if p.returncode != 0 or not p.stdout.startswith("gpuscale ") or "commit" not in p.stdout:
+        fail(f"--version: {p.stdout!r}")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuscale", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--schema", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--case", required=True)
+    ARGS = ap.parse_args()
+    if shutil.which(ARGS.mpiexec) is None and not os.path.exists(ARGS.mpiexec):
+        fail(f"mpiexec {ARGS.mpiexec} not found")
+    cases = {
+        "np1": lambda: case_npN(1),
+        "np2": lambda: case_npN(2),
+        "np4": lambda: case_npN(4),
+        "singleton": case_singleton,
+        "wrong_result": case_wrong_result,
+        "failed_benchmark": case_failed_benchmark,
+        "bad_input": case_bad_input,
+        "list_version": case_list_version,
+    }
+    cases[ARGS.case]()
+    print(f"PASS: {ARGS.case}")
+
+
+if __name__ == "__main__":
+    main()
