@@ -3,7 +3,7 @@
 // "wrong:stream.triad" (the kernel really writes a wrong value, which verification must catch) or
 // "fail:gemm" (the benchmark throws before measuring, as a CUDA or MPI error would).
 // Tests use it to prove that a wrong result is reported as wrong; it is never set in production and
-// every run records its value in the result file's environment section.
+// every run records its value in the result file's top-level "test_fault" field.
 #include <string_view>
 
 namespace gpuscale {

@@ -62,6 +62,13 @@ std::int64_t parse_positive(std::string_view text, std::string_view what) {
   return value;
 }
 
+int parse_positive_int(std::string_view text, std::string_view what) {
+  const auto v = parse_positive(text, what);
+  if (v > std::numeric_limits<int>::max())
+    bad(what, text, fmt::format("must be at most {}", std::numeric_limits<int>::max()));
+  return static_cast<int>(v);
+}
+
 std::vector<std::string> split_list(std::string_view csv, std::string_view what) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -94,16 +101,17 @@ std::string format_size(std::uint64_t bytes) {
 
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor,
                                       std::uint64_t step) {
-  if (min_bytes == 0 || max_bytes < min_bytes)
+  if (min_bytes == 0) throw Error("invalid size range: the minimum size must be greater than zero");
+  if (max_bytes < min_bytes)
     throw Error(fmt::format("invalid size range: minimum {} is above maximum {}", format_size(min_bytes),
                             format_size(max_bytes)));
   if (factor <= 1 && step == 0) throw Error("invalid size sweep: the step factor must be at least 2 (or give a step)");
   std::vector<std::uint64_t> out;
   for (std::uint64_t s = min_bytes; s <= max_bytes;) {
     out.push_back(s);
-    std::uint64_t next = step > 0 ? s + step : s * factor;
-    if (next <= s) break;  // overflow
-    s = next;
+    // Stop before the next size would pass max_bytes, so it can never wrap past 2^64.
+    if (step > 0 ? s > max_bytes - step : s > max_bytes / factor) break;
+    s = step > 0 ? s + step : s * factor;
   }
   return out;
 }

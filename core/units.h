@@ -14,6 +14,8 @@ namespace gpuscale {
 std::uint64_t parse_size(std::string_view text, std::string_view what);
 // Parses a positive integer count (iterations, repetitions, ...); throws on zero, negative or junk.
 std::int64_t parse_positive(std::string_view text, std::string_view what);
+// The same for counts held in an int (iterations, repetitions, threads): also throws above INT_MAX.
+int parse_positive_int(std::string_view text, std::string_view what);
 // "1024,2048" -> {1024, 2048} with parse_size on every item.
 std::vector<std::uint64_t> parse_size_list(std::string_view csv, std::string_view what);
 // Splits "a,b,c" into trimmed non-empty items; throws on an empty item.

@@ -50,9 +50,9 @@ RunOptions resolve(RunFlags& f) {
   if (!f.stepbytes.empty()) o.step_bytes = parse_size(f.stepbytes, "-i/--stepbytes");
   if (o.min_bytes && o.max_bytes && *o.min_bytes > *o.max_bytes)
     throw Error(fmt::format("invalid sizes: -b {} is larger than -e {}", f.minbytes, f.maxbytes));
-  if (!f.iters.empty()) o.iters = static_cast<int>(parse_positive(f.iters, "-n/--iters"));
-  if (!f.warmup.empty()) o.warmup = f.warmup == "0" ? 0 : static_cast<int>(parse_positive(f.warmup, "-w/--warmup"));
-  if (!f.reps.empty()) o.reps = static_cast<int>(parse_positive(f.reps, "--reps"));
+  if (!f.iters.empty()) o.iters = parse_positive_int(f.iters, "-n/--iters");
+  if (!f.warmup.empty()) o.warmup = f.warmup == "0" ? 0 : parse_positive_int(f.warmup, "-w/--warmup");
+  if (!f.reps.empty()) o.reps = parse_positive_int(f.reps, "--reps");
   if (!f.ops.empty())
     for (const auto& name : split_list(f.ops, "--ops")) {
       auto op = parse_redop(name);
@@ -68,7 +68,7 @@ RunOptions resolve(RunFlags& f) {
   if (!f.array_size.empty()) o.array_bytes = parse_size(f.array_size, "--array-size");
   if (!f.gemm_shapes.empty())
     for (const auto& s : split_list(f.gemm_shapes, "--gemm-shapes")) o.gemm_shapes.push_back(parse_gemm_shape(s));
-  if (!f.threads.empty()) o.threads = static_cast<int>(parse_positive(f.threads, "--threads"));
+  if (!f.threads.empty()) o.threads = parse_positive_int(f.threads, "--threads");
   if (!f.seed.empty()) {
     o.seed = static_cast<std::uint64_t>(parse_positive(f.seed, "--seed"));
     if (*o.seed >= (1ULL << 53)) throw Error(fmt::format("invalid --seed '{}': must be below 2^53", f.seed));

@@ -7,6 +7,14 @@
 #include "core/error.h"
 
 namespace gpuscale {
+namespace {
+
+bool runs_on(const Benchmark& b, const std::string& backend) {
+  const auto bk = b.backends();
+  return std::find(bk.begin(), bk.end(), backend) != bk.end();
+}
+
+}  // namespace
 
 void Registry::add(std::unique_ptr<Benchmark> b) { benchmarks_.push_back(std::move(b)); }
 
@@ -30,12 +38,9 @@ void Registry::check_names(const std::vector<std::string>& names) const {
 
 std::vector<const Benchmark*> Registry::select(const std::vector<std::string>& names, const std::string& backend,
                                                const Device* device) const {
-  auto runs_here = [&](const Benchmark& b) {
-    const auto bk = b.backends();
-    return std::find(bk.begin(), bk.end(), backend) != bk.end() && (device == nullptr || b.available(*device));
-  };
+  auto runs_here = [&](const Benchmark& b) { return runs_on(b, backend) && (device == nullptr || b.available(*device)); };
   std::vector<const Benchmark*> out;
-  if (names.empty() || (names.size() == 1 && names[0] == "all")) {
+  if (names.empty() || std::find(names.begin(), names.end(), "all") != names.end()) {
     for (const auto& b : benchmarks_)
       if (runs_here(*b)) out.push_back(b.get());
     return out;
@@ -47,7 +52,9 @@ std::vector<const Benchmark*> Registry::select(const std::vector<std::string>& n
       matched = true;
       if (!runs_here(*b)) {
         if (b->key() == name)
-          throw Error(fmt::format("benchmark '{}' does not run on the {} backend (see gpuscale list)", name, backend));
+          throw Error(device != nullptr && runs_on(*b, backend)
+                          ? fmt::format("benchmark '{}' is not available on this {} device", name, backend)
+                          : fmt::format("benchmark '{}' does not run on the {} backend (see gpuscale list)", name, backend));
         continue;
       }
       if (std::find(out.begin(), out.end(), b.get()) == out.end()) out.push_back(b.get());

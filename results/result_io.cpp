@@ -141,7 +141,7 @@ nlohmann::json read_result_file(const fs::path& path) {
     throw Error(fmt::format("{}: not valid JSON ({})", name, e.what()));
   }
   if (!doc.is_object()) throw Error(fmt::format("{}: not a gpuscale result (top level is not an object)", name));
-  if (doc.value("schema", std::string()) != kResultSchemaName)
+  if (!doc.contains("schema") || !doc["schema"].is_string() || doc["schema"].get<std::string>() != kResultSchemaName)
     throw Error(fmt::format("{}: not a gpuscale result (\"schema\" is not \"{}\")", name, kResultSchemaName));
   const auto& v = doc.value("schema_version", nlohmann::json());
   if (!v.is_number_integer() || v.get<long long>() != kResultSchemaVersion)

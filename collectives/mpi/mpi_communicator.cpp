@@ -79,7 +79,8 @@ class MpiRunner final : public CollectiveRunner {
     load_inputs();
     run_once();
     if (fault_injected(fmt::format("wrong:{}", collective_spec(c_.coll).name)) && !recv_.empty())
-      store_element(c_.dtype, recv_.data(), 0, load_element(c_.dtype, recv_.data(), 0) + 1);
+      // A value that is certainly wrong and still in range for every dtype (int8 included).
+      store_element(c_.dtype, recv_.data(), 0, load_element(c_.dtype, recv_.data(), 0) > 0 ? -1 : 1);
     const std::uint64_t n = collective_result_count(check_case_, rank_);
     // MPI's in-place reduce_scatter leaves the rank's block at the start of the buffer; an
     // out-of-place broadcast root keeps its data in its send buffer (MPI_Bcast has one buffer).

@@ -1,0 +1,301 @@
+// collectives/collective_check: the expected value of every received element, against a simulation of
+// each collective over explicit send buffers with the dtype's arithmetic (integers wrap, floats round
+// after every step), for every op, dtype and 1..16 ranks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_check.h"
+#include "core/element_codec.h"
+
+namespace gpuscale {
+namespace {
+
+using u64 = std::uint64_t;
+
+const DType kTypes[] = {DType::fp32, DType::fp64, DType::fp16, DType::bf16, DType::int32, DType::int8};
+const RedOp kOps[] = {RedOp::sum, RedOp::prod, RedOp::min, RedOp::max, RedOp::avg};
+
+// One arithmetic result stored in the dtype.
+double in_type(DType t, double v) {
+  switch (t) {
+    case DType::fp32:
+      return static_cast<float>(v);
+    case DType::fp16:
+      return fp16_bits_to_float(float_to_fp16_bits(static_cast<float>(v)));
+    case DType::bf16:
+      return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(v)));
+    case DType::int32:
+      return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int64_t>(v)));
+    case DType::int8:
+      return static_cast<std::int8_t>(static_cast<std::uint8_t>(static_cast<std::int64_t>(v)));
+    default:
+      return v;
+  }
+}
+
+// Reduces one element across ranks as the dtype would, tracking the exact value alongside.
+struct Reduced {
+  double in_dtype = 0;  // what a collective computing in the dtype produces (avg: before the division)
+  double exact = 0;     // the mathematically exact reduction
+  double largest = 0;   // largest |exact partial result|
+};
+
+Reduced reduce(DType t, RedOp op, const std::vector<double>& v) {
+  Reduced r{v[0], v[0], std::fabs(v[0])};
+  for (std::size_t j = 1; j < v.size(); ++j) {
+    switch (op) {
+      case RedOp::sum:
+      case RedOp::avg:
+        r.in_dtype = in_type(t, r.in_dtype + v[j]);
+        r.exact += v[j];
+        break;
+      case RedOp::prod:
+        r.in_dtype = in_type(t, r.in_dtype * v[j]);
+        r.exact *= v[j];
+        break;
+      case RedOp::min:
+        r.in_dtype = std::min(r.in_dtype, v[j]);
+        r.exact = std::min(r.exact, v[j]);
+        break;
+      case RedOp::max:
+        r.in_dtype = std::max(r.in_dtype, v[j]);
+        r.exact = std::max(r.exact, v[j]);
+        break;
+    }
+    r.largest = std::max(r.largest, std::fabs(r.exact));
+  }
+  return r;
+}
+
+struct Sim {
+  CollCheckCase c;
+  std::vector<std::vector<double>> send;  // per rank, counts.send elements
+
+  double in(int rank, u64 i) const { return send[static_cast<std::size_t>(rank)][i]; }
+
+  // What rank `r` receives (reduce_scatter: its block; reduce: the root's buffer, nothing elsewhere).
+  std::vector<double> result(int r) const {
+    const u64 per = c.counts.param, count = c.counts.recv;
+    const int n = c.nranks;
+    std::vector<double> out;
+    auto reduced = [&](u64 i) {
+      std::vector<double> v;
+      for (int j = 0; j < n; ++j) v.push_back(in(j, i));
+      const auto red = reduce(c.dtype, c.op, v);
+      // Representable: every partial result is an integer within the dtype's exact range, so the
+      // dtype's arithmetic gives the exact value (integer types never wrap at these rank counts).
+      EXPECT_LE(red.largest, dtype_exact_integer_limit(c.dtype));
+      EXPECT_EQ(red.in_dtype, red.exact);
+      if (c.op != RedOp::avg) return red.in_dtype;
+      if (dtype_is_float(c.dtype)) return red.exact / n;
+      return std::trunc(red.in_dtype / n);  // integer avg: sum in the type, then divide toward zero
+    };
+    switch (c.coll) {
+      case Collective::all_reduce:
+        for (u64 i = 0; i < count; ++i) out.push_back(reduced(i));
+        break;
+      case Collective::reduce:
+        if (r == c.root)
+          for (u64 i = 0; i < count; ++i) out.push_back(reduced(i));
+        break;
+      case Collective::reduce_scatter:
+        for (u64 i = 0; i < per; ++i) out.push_back(reduced(static_cast<u64>(r) * per + i));
+        break;
+      case Collective::broadcast:
+        out = send[static_cast<std::size_t>(c.root)];
+        break;
+      case Collective::all_gather:
+        for (int j = 0; j < n; ++j)
+          for (u64 i = 0; i < per; ++i) out.push_back(in(j, i));
+        break;
+      case Collective::alltoall:
+        for (int j = 0; j < n; ++j)
+          for (u64 i = 0; i < per; ++i) out.push_back(in(j, static_cast<u64>(r) * per + i));
+        break;
+      case Collective::sendrecv:
+        out = send[static_cast<std::size_t>((r + n - 1) % n)];
+        break;
+    }
+    return out;
+  }
+};
+
+Sim make_sim(Collective coll, DType t, RedOp op, int n, int root, u64 seed) {
+  const auto& spec = collective_spec(coll);
+  const u64 es = dtype_size(t);
+  Sim s{{coll, t, op, n, root, collective_counts(spec, static_cast<u64>(n) * 32 * es, es, n), seed}, {}};
+  const auto range = collective_input_range(t, op, n);
+  for (int r = 0; r < n; ++r) {
+    std::vector<double> buf;
+    for (u64 i = 0; i < s.c.counts.send; ++i) buf.push_back(collective_input(seed, op, range, r, i));
+    s.send.push_back(std::move(buf));
+  }
+  return s;
+}
+
+TEST(CollectiveCheck, ExpectedValuesMatchASimulationForEveryCase) {
+  std::mt19937_64 rng(61);
+  for (const auto& spec : collective_table()) {
+    for (DType t : kTypes) {
+      for (RedOp op : kOps) {
+        if (!spec.reduces && op != RedOp::sum) continue;  // data movement: the op plays no part
+        for (int n = 1; n <= 16; ++n) {
+          const int root = spec.rooted ? static_cast<int>(rng() % static_cast<u64>(n)) : 0;
+          const auto sim = make_sim(spec.id, t, op, n, root, rng() >> 11);
+          SCOPED_TRACE(testing::Message()
+                       << spec.name << " " << dtype_name(t) << " " << redop_name(op) << " n=" << n << " root=" << root);
+          for (int r = 0; r < n; ++r) {
+            const auto want = sim.result(r);
+            ASSERT_EQ(collective_result_count(sim.c, r), want.size()) << "rank " << r;
+            for (u64 i = 0; i < want.size(); ++i) {
+              const double e = collective_expected(sim.c, r, i);
+              ASSERT_EQ(e, want[i]) << "rank " << r << " index " << i;
+              ASSERT_TRUE(collective_value_ok(sim.c, e, e));
+              const double stored = in_type(t, e);  // what a correct collective leaves in the buffer
+              ASSERT_TRUE(collective_value_ok(sim.c, stored, e)) << stored << " vs " << e;
+              if (op != RedOp::avg || !dtype_is_float(t)) {
+                ASSERT_FALSE(collective_value_ok(sim.c, e + 1, e));
+                ASSERT_FALSE(collective_value_ok(sim.c, std::nextafter(e, 1e300), e)) << "not exact";
+              } else {
+                const double off = std::max(std::fabs(e), 1.0) * 16 * dtype_epsilon(t);
+                ASSERT_FALSE(collective_value_ok(sim.c, e + off, e)) << "avg beyond 2 ulp";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveCheck, InputsAreSmallVariedIntegers) {
+  for (DType t : kTypes) {
+    for (RedOp op : kOps) {
+      for (int n = 1; n <= 16; ++n) {
+        const auto range = collective_input_range(t, op, n);
+        SCOPED_TRACE(testing::Message() << dtype_name(t) << " " << redop_name(op) << " n=" << n << " range=" << range);
+        ASSERT_GE(range, 1);
+        if (op == RedOp::prod) {
+          EXPECT_EQ(range, 1);
+        }
+        if (op == RedOp::sum || op == RedOp::avg) {
+          EXPECT_LE(static_cast<double>(range) * n, dtype_exact_integer_limit(t));  // n terms stay exact
+        }
+        std::set<std::vector<double>> per_rank;
+        for (int r = 0; r < n; ++r) {
+          std::vector<double> v;
+          for (u64 i = 0; i < 64; ++i) {
+            v.push_back(collective_input(1234, op, range, r, i));
+            ASSERT_EQ(v.back(), std::round(v.back()));
+            ASSERT_LE(std::fabs(v.back()), static_cast<double>(range));
+            if (op == RedOp::prod) {
+              ASSERT_TRUE(v.back() == 1.0 || v.back() == -1.0);
+            }
+          }
+          EXPECT_GE(std::set<double>(v.begin(), v.end()).size(), 2u) << "rank " << r;
+          per_rank.insert(v);
+        }
+        // Ranks hold different data, so a collective that mixes up ranks is caught.
+        EXPECT_EQ(per_rank.size(), static_cast<std::size_t>(n));
+      }
+    }
+  }
+  EXPECT_EQ(collective_input_range(DType::fp32, RedOp::sum, 1), 1000);
+  EXPECT_EQ(collective_input_range(DType::fp16, RedOp::sum, 3), 682);
+  EXPECT_EQ(collective_input_range(DType::bf16, RedOp::sum, 16), 16);
+  EXPECT_EQ(collective_input_range(DType::int8, RedOp::sum, 16), 7);
+  EXPECT_EQ(collective_input_range(DType::int8, RedOp::max, 16), 100);
+}
+
+// A tiny explicit model: 3 ranks, 4 elements per rank block.
+class ThreeRanks : public testing::Test {
+ protected:
+  static constexpr u64 kSeed = 2024;
+  std::int64_t range = collective_input_range(DType::fp32, RedOp::sum, 3);
+  double in(int rank, u64 i) const { return collective_input(kSeed, RedOp::sum, range, rank, i); }
+  CollCheckCase make(Collective c, CollCounts counts, int root = 0) const {
+    return {c, DType::fp32, RedOp::sum, 3, root, counts, kSeed};
+  }
+  // Expects rank `r` to receive in(src[i].first, src[i].second) at index i.
+  void expect_sources(const CollCheckCase& c, int r, const std::vector<std::pair<int, u64>>& src) const {
+    ASSERT_EQ(collective_result_count(c, r), src.size());
+    for (u64 i = 0; i < src.size(); ++i)
+      EXPECT_EQ(collective_expected(c, r, i), in(src[i].first, src[i].second)) << "rank " << r << " index " << i;
+  }
+};
+
+TEST_F(ThreeRanks, AllGather) {
+  const auto c = make(Collective::all_gather, {4, 12, 4, 4, 0});
+  for (int r = 0; r < 3; ++r)
+    expect_sources(c, r,
+                   {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}});
+}
+
+TEST_F(ThreeRanks, Alltoall) {
+  const auto c = make(Collective::alltoall, {12, 12, 4, 0, 0});
+  expect_sources(c, 0,
+                 {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}});
+  expect_sources(c, 1,
+                 {{0, 4}, {0, 5}, {0, 6}, {0, 7}, {1, 4}, {1, 5}, {1, 6}, {1, 7}, {2, 4}, {2, 5}, {2, 6}, {2, 7}});
+  expect_sources(
+      c, 2, {{0, 8}, {0, 9}, {0, 10}, {0, 11}, {1, 8}, {1, 9}, {1, 10}, {1, 11}, {2, 8}, {2, 9}, {2, 10}, {2, 11}});
+}
+
+TEST_F(ThreeRanks, SendrecvReceivesFromThePreviousRank) {
+  const auto c = make(Collective::sendrecv, {4, 4, 4, 0, 0});
+  expect_sources(c, 0, {{2, 0}, {2, 1}, {2, 2}, {2, 3}});
+  expect_sources(c, 1, {{0, 0}, {0, 1}, {0, 2}, {0, 3}});
+  expect_sources(c, 2, {{1, 0}, {1, 1}, {1, 2}, {1, 3}});
+}
+
+TEST_F(ThreeRanks, BroadcastFromTheRoot) {
+  const auto c = make(Collective::broadcast, {4, 4, 4, 0, 0}, 2);
+  for (int r = 0; r < 3; ++r) expect_sources(c, r, {{2, 0}, {2, 1}, {2, 2}, {2, 3}});
+  const auto c1 = make(Collective::broadcast, {4, 4, 4, 0, 0}, 1);
+  expect_sources(c1, 0, {{1, 0}, {1, 1}, {1, 2}, {1, 3}});
+}
+
+TEST_F(ThreeRanks, ReduceScatterTakesTheRanksBlock) {
+  const auto c = make(Collective::reduce_scatter, {12, 4, 4, 0, 4});
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(collective_result_count(c, r), 4u);
+    for (u64 i = 0; i < 4; ++i) {
+      const u64 g = static_cast<u64>(r) * 4 + i;
+      EXPECT_EQ(collective_expected(c, r, i), in(0, g) + in(1, g) + in(2, g)) << r << " " << i;
+    }
+  }
+}
+
+TEST_F(ThreeRanks, ReduceOnlyTheRootChecks) {
+  const auto c = make(Collective::reduce, {12, 12, 12, 0, 0}, 1);
+  EXPECT_EQ(collective_result_count(c, 0), 0u);
+  EXPECT_EQ(collective_result_count(c, 2), 0u);
+  ASSERT_EQ(collective_result_count(c, 1), 12u);
+  for (u64 i = 0; i < 12; ++i) EXPECT_EQ(collective_expected(c, 1, i), in(0, i) + in(1, i) + in(2, i));
+  const auto ar = make(Collective::all_reduce, {12, 12, 12, 0, 0});
+  for (int r = 0; r < 3; ++r)
+    for (u64 i = 0; i < 12; ++i) EXPECT_EQ(collective_expected(ar, r, i), in(0, i) + in(1, i) + in(2, i));
+}
+
+TEST(CollectiveCheck, ManyRankInt8SumsFollowInt8Arithmetic) {
+  // More int8 ranks than the input range can keep exact (range 1): expected values are int8 sums.
+  CollCheckCase c{Collective::all_reduce, DType::int8, RedOp::sum, 300, 0, {64, 64, 64, 0, 0}, 5};
+  const auto range = collective_input_range(DType::int8, RedOp::sum, 300);
+  EXPECT_EQ(range, 1);
+  for (u64 i = 0; i < 64; ++i) {
+    std::int8_t acc = 0;
+    for (int r = 0; r < 300; ++r)
+      acc = static_cast<std::int8_t>(
+          static_cast<std::uint8_t>(acc + static_cast<int>(collective_input(5, RedOp::sum, range, r, i))));
+    EXPECT_EQ(collective_expected(c, 0, i), acc);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale

@@ -1,0 +1,161 @@
+// collectives/collective_table: counts, size column, algbw bytes and bus factors against nccl-tests'
+// rules (GetCollByteCount / GetBw of each *_perf), written out independently here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "collectives/collective_table.h"
+
+namespace gpuscale {
+namespace {
+
+using u64 = std::uint64_t;
+
+// nccl-tests: base = (count / nranks) & -(16 / eltSize)
+u64 nccl_base(u64 count, u64 es, int n) { return (count / static_cast<u64>(n)) & (u64{0} - 16 / es); }
+
+struct Model {
+  u64 send, recv, param, send_off, recv_off;
+  double algbw_bytes, factor;
+};
+
+Model nccl_model(Collective c, u64 bytes, u64 es, int n) {
+  const u64 count = bytes / es, base = nccl_base(count, es, n), un = static_cast<u64>(n);
+  const double nd = n;
+  switch (c) {
+    case Collective::all_reduce:
+      return {count, count, count, 0, 0, double(count * es), 2 * (nd - 1) / nd};
+    case Collective::all_gather:
+      return {base, base * un, base, base, 0, double(base * es) * nd, (nd - 1) / nd};
+    case Collective::reduce_scatter:
+      return {base * un, base, base, 0, base, double(base * es) * nd, (nd - 1) / nd};
+    case Collective::alltoall:
+      return {base * un, base * un, base, 0, 0, double(base * es) * nd, (nd - 1) / nd};
+    case Collective::broadcast:
+    case Collective::reduce:
+    case Collective::sendrecv:
+      return {count, count, count, 0, 0, double(count * es), 1.0};
+  }
+  return {};
+}
+
+TEST(CollectiveTable, NamesAndFlags) {
+  std::set<Collective> ids;
+  for (const auto& s : collective_table()) {
+    ids.insert(s.id);
+    EXPECT_EQ(&collective_spec(s.id), &s);
+    EXPECT_EQ(std::string(s.nccl_tests), std::string(s.name) + "_perf");
+    ASSERT_TRUE(parse_collective(s.name).has_value());
+    EXPECT_EQ(*parse_collective(s.name), s.id);
+    const bool reduces =
+        s.id == Collective::all_reduce || s.id == Collective::reduce_scatter || s.id == Collective::reduce;
+    EXPECT_EQ(s.reduces, reduces) << s.name;
+    EXPECT_EQ(s.rooted, s.id == Collective::broadcast || s.id == Collective::reduce) << s.name;
+    EXPECT_EQ(s.in_place, s.id != Collective::alltoall) << s.name;
+  }
+  EXPECT_EQ(ids.size(), 7u);
+  EXPECT_FALSE(parse_collective("allreduce").has_value());
+  EXPECT_FALSE(parse_collective("").has_value());
+  for (const char* op : {"sum", "prod", "min", "max", "avg"}) {
+    ASSERT_TRUE(parse_redop(op).has_value()) << op;
+    EXPECT_EQ(redop_name(*parse_redop(op)), op);
+  }
+  EXPECT_EQ(*parse_redop("max"), RedOp::max);
+  EXPECT_FALSE(parse_redop("mean").has_value());
+}
+
+TEST(CollectiveTable, CountsSizesAndBandwidthMatchNcclTests) {
+  std::mt19937_64 rng(59);
+  std::vector<u64> sizes = {0, 1, 7, 8, 15, 16, 17, 255, 1024, 4096, 65536, 1u << 20, (1u << 20) + 24, 1ull << 33};
+  for (int i = 0; i < 40; ++i) sizes.push_back(rng() % (u64{1} << (1 + rng() % 36)));
+  for (const auto& spec : collective_table()) {
+    for (int n = 1; n <= 9; ++n) {
+      for (u64 es : {1u, 2u, 4u, 8u}) {
+        for (u64 bytes : sizes) {
+          SCOPED_TRACE(testing::Message() << spec.name << " n=" << n << " es=" << es << " bytes=" << bytes);
+          const auto want = nccl_model(spec.id, bytes, es, n);
+          const auto c = collective_counts(spec, bytes, es, n);
+          ASSERT_EQ(c.send, want.send);
+          ASSERT_EQ(c.recv, want.recv);
+          ASSERT_EQ(c.param, want.param);
+          ASSERT_EQ(c.send_inplace_offset, want.send_off);
+          ASSERT_EQ(c.recv_inplace_offset, want.recv_off);
+          ASSERT_EQ(collective_size_bytes(c, es), std::max(want.send, want.recv) * es);
+          ASSERT_LE(collective_size_bytes(c, es), bytes);  // rounding never asks for more than requested
+          if (spec.id == Collective::all_gather || spec.id == Collective::reduce_scatter ||
+              spec.id == Collective::alltoall) {
+            ASSERT_EQ(c.param * es % 16, 0u);
+          }
+          ASSERT_DOUBLE_EQ(spec.algbw_bytes(c.param, es, n), want.algbw_bytes);
+          ASSERT_DOUBLE_EQ(spec.bus_factor(n), want.factor);
+          const double seconds = 1e-6 * static_cast<double>(1 + rng() % 100000);
+          const auto bw = collective_bandwidth(spec, c, es, n, seconds);
+          ASSERT_DOUBLE_EQ(bw.algbw, want.algbw_bytes / 1e9 / seconds);
+          ASSERT_DOUBLE_EQ(bw.busbw, bw.algbw * want.factor);
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveTable, BusFactors) {
+  const auto& ar = collective_spec(Collective::all_reduce);
+  EXPECT_DOUBLE_EQ(ar.bus_factor(1), 0.0);
+  EXPECT_DOUBLE_EQ(ar.bus_factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(ar.bus_factor(8), 1.75);
+  EXPECT_DOUBLE_EQ(collective_spec(Collective::all_gather).bus_factor(4), 0.75);
+  EXPECT_DOUBLE_EQ(collective_spec(Collective::reduce_scatter).bus_factor(8), 0.875);
+  EXPECT_DOUBLE_EQ(collective_spec(Collective::alltoall).bus_factor(2), 0.5);
+  for (Collective c : {Collective::broadcast, Collective::reduce, Collective::sendrecv})
+    for (int n = 1; n <= 16; ++n) EXPECT_EQ(collective_spec(c).bus_factor(n), 1.0);
+}
+
+TEST(CollectiveTable, WorkedExamples) {
+  // all_reduce of 1 GiB of fp32 on 8 ranks in 10 ms: nccl-tests prints algbw 107.37, busbw 187.90.
+  const auto& ar = collective_spec(Collective::all_reduce);
+  const auto c = collective_counts(ar, 1ull << 30, 4, 8);
+  EXPECT_EQ(c.param, 1ull << 28);
+  EXPECT_EQ(collective_size_bytes(c, 4), 1ull << 30);
+  const auto bw = collective_bandwidth(ar, c, 4, 8, 0.010);
+  EXPECT_NEAR(bw.algbw, 107.374, 0.001);
+  EXPECT_NEAR(bw.busbw, 187.905, 0.001);
+
+  // all_gather of 1 GiB (the whole receive buffer) of fp32 on 8 ranks in 10 ms.
+  const auto& ag = collective_spec(Collective::all_gather);
+  const auto g = collective_counts(ag, 1ull << 30, 4, 8);
+  EXPECT_EQ(g.param, 1ull << 25);
+  EXPECT_EQ(g.recv, 1ull << 28);
+  const auto gbw = collective_bandwidth(ag, g, 4, 8, 0.010);
+  EXPECT_NEAR(gbw.algbw, 107.374, 0.001);
+  EXPECT_NEAR(gbw.busbw, 93.952, 0.001);
+
+  // reduce_scatter of 1000 bytes of fp64 on 3 ranks: 125 elements, 41 per rank, rounded to 40.
+  const auto rs = collective_counts(collective_spec(Collective::reduce_scatter), 1000, 8, 3);
+  EXPECT_EQ(rs.param, 40u);
+  EXPECT_EQ(rs.send, 120u);
+  EXPECT_EQ(rs.recv, 40u);
+  EXPECT_EQ(collective_size_bytes(rs, 8), 960u);
+
+  // int8 alltoall on 5 ranks, 1000 bytes: 200 per rank, rounded down to 192.
+  const auto a2a = collective_counts(collective_spec(Collective::alltoall), 1000, 1, 5);
+  EXPECT_EQ(a2a.param, 192u);
+  EXPECT_EQ(a2a.send, 960u);
+}
+
+TEST(CollectiveTable, NoBandwidthWithoutTime) {
+  const auto& ar = collective_spec(Collective::all_reduce);
+  const auto c = collective_counts(ar, 1 << 20, 4, 4);
+  for (double s : {0.0, -1.0, std::nan("")}) {
+    const auto bw = collective_bandwidth(ar, c, 4, 4, s);
+    EXPECT_EQ(bw.algbw, 0.0);
+    EXPECT_EQ(bw.busbw, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale

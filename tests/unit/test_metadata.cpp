@@ -1,0 +1,152 @@
+// harness/run_metadata: the environment allow-list, Slurm job info, cluster name precedence,
+// timestamps and the default result path.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "harness/run_metadata.h"
+#include "result_doc.h"
+#include "results/result_io.h"
+
+namespace gpuscale {
+namespace {
+
+using namespace std::chrono;
+
+TEST(Metadata, EnvironmentAllowList) {
+  const std::vector<std::string> env = {"NCCL_DEBUG=INFO",
+                                        "CUDA_VISIBLE_DEVICES=0,1",
+                                        "SLURM_JOB_ID=42",
+                                        "OMPI_COMM_WORLD_RANK=3",
+                                        "UCX_TLS=rc,sm",
+                                        "OMP_NUM_THREADS=8",
+                                        "HOME=/root",
+                                        "PATH=/usr/bin",
+                                        "AWS_SECRET_ACCESS_KEY=s3cr3t",
+                                        "MY_NCCL_X=1",
+                                        "nccl_debug=lower",
+                                        "CUDA=no-underscore",
+                                        "OMPX_Y=1",
+                                        "SLURMD_NODENAME=n1",
+                                        "NCCL_ALGO=a=b=c",
+                                        "NO_EQUALS_SIGN",
+                                        "NCCL_EMPTY=",
+                                        "=value"};
+  const auto got = allowed_environment(env);
+  const std::map<std::string, std::string> want = {
+      {"NCCL_DEBUG", "INFO"}, {"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_JOB_ID", "42"}, {"OMPI_COMM_WORLD_RANK", "3"},
+      {"UCX_TLS", "rc,sm"},   {"OMP_NUM_THREADS", "8"},        {"NCCL_ALGO", "a=b=c"}, {"NCCL_EMPTY", ""}};
+  EXPECT_EQ(got, want);
+}
+
+TEST(Metadata, EnvironmentAllowListRandomNames) {
+  const std::vector<std::string> allowed = {"NCCL_", "CUDA_", "SLURM_", "OMPI_", "UCX_", "OMP_"};
+  const std::vector<std::string> denied = {"", "X", "GPUSCALE_", "LD_", "SSH_", "NCCL", "OMPX_", "SLURMX_", "_NCCL_"};
+  std::mt19937 rng(107);
+  std::vector<std::string> env;
+  std::map<std::string, std::string> want;
+  for (int i = 0; i < 300; ++i) {
+    const bool ok = rng() % 2;
+    const auto& prefix = ok ? allowed[rng() % allowed.size()] : denied[rng() % denied.size()];
+    const std::string name = prefix + "V" + std::to_string(i), value = "val" + std::to_string(rng() % 1000);
+    env.push_back(name + "=" + value);
+    if (ok) want[name] = value;
+  }
+  EXPECT_EQ(allowed_environment(env), want);
+  // The allow-list is exactly what the schema accepts.
+  auto doc = testing_doc::minimal_result_doc();
+  doc["environment"] = allowed_environment(env);
+  EXPECT_EQ(validate_result_json(doc), "");
+}
+
+TEST(Metadata, ProcessEnvironmentIsRead) {
+  ASSERT_EQ(setenv("NCCL_GPUSCALE_UNIT_TEST", "on", 1), 0);
+  ASSERT_EQ(setenv("GPUSCALE_UNIT_TEST_PRIVATE", "hidden", 1), 0);
+  const auto env = process_environment();
+  EXPECT_NE(std::find(env.begin(), env.end(), "NCCL_GPUSCALE_UNIT_TEST=on"), env.end());
+  const auto allowed = allowed_environment(env);
+  EXPECT_EQ(allowed.at("NCCL_GPUSCALE_UNIT_TEST"), "on");
+  EXPECT_EQ(allowed.count("GPUSCALE_UNIT_TEST_PRIVATE"), 0u);
+  unsetenv("NCCL_GPUSCALE_UNIT_TEST");
+  unsetenv("GPUSCALE_UNIT_TEST_PRIVATE");
+}
+
+TEST(Metadata, SlurmInfo) {
+  EXPECT_TRUE(slurm_info({}).is_null());
+  EXPECT_TRUE(slurm_info({{"SLURM_CLUSTER_NAME", "alps"}, {"SLURM_NTASKS", "8"}}).is_null());  // not inside a job
+
+  const std::map<std::string, std::string> env = {
+      {"SLURM_JOB_ID", "123456"},     {"SLURM_JOB_PARTITION", "gpu"},
+      {"SLURM_CLUSTER_NAME", "alps"}, {"SLURM_JOB_NODELIST", "nid[001-002]"},
+      {"SLURM_NTASKS", "8"},          {"SLURM_GPUS_PER_NODE", "4"}};
+  const auto s = slurm_info(env);
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s["job_id"], "123456");
+  EXPECT_EQ(s["partition"], "gpu");
+  EXPECT_EQ(s["cluster"], "alps");
+  EXPECT_EQ(s["nodelist"], "nid[001-002]");
+  EXPECT_EQ(s["ntasks"], "8");
+  EXPECT_EQ(s["gpus_per_node"], "4");
+  EXPECT_TRUE(s["array_job_id"].is_null());
+  EXPECT_TRUE(s["job_name"].is_null());
+  auto doc = testing_doc::minimal_result_doc();
+  doc["slurm"] = s;
+  EXPECT_EQ(validate_result_json(doc), "");
+  doc["slurm"] = slurm_info({{"SLURM_JOB_ID", "1"}});  // only the job id: everything else null
+  EXPECT_EQ(validate_result_json(doc), "");
+}
+
+TEST(Metadata, ClusterNamePrecedence) {
+  const std::map<std::string, std::string> slurm = {{"SLURM_CLUSTER_NAME", "alps"}};
+  auto c = cluster_name("mine", slurm, "nid001");
+  EXPECT_EQ(c.name, "mine");
+  EXPECT_EQ(c.source, "--cluster");
+  c = cluster_name("", slurm, "nid001");
+  EXPECT_EQ(c.name, "alps");
+  EXPECT_EQ(c.source, "SLURM_CLUSTER_NAME");
+  c = cluster_name("", {{"SLURM_CLUSTER_NAME", ""}}, "nid001");
+  EXPECT_EQ(c.name, "nid001");
+  EXPECT_EQ(c.source, "hostname");
+  c = cluster_name("", {}, "login1");
+  EXPECT_EQ(c.name, "login1");
+  EXPECT_EQ(c.source, "hostname");
+}
+
+TEST(Metadata, UtcTimestamps) {
+  EXPECT_EQ(utc_timestamp(system_clock::time_point{}), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(utc_timestamp(sys_days{year{2026} / November / 29} + hours{18}), "2026-11-29T18:00:00Z");
+  EXPECT_EQ(utc_timestamp(system_clock::time_point{seconds{951868799}}), "2000-02-29T23:59:59Z");
+  // Sub-second parts are dropped, not rounded.
+  EXPECT_EQ(utc_timestamp(sys_days{year{2024} / January / 1} + milliseconds{999}), "2024-01-01T00:00:00Z");
+}
+
+TEST(Metadata, DefaultResultPath) {
+  const auto t = sys_days{year{2026} / November / 29} + hours{18} + minutes{5} + seconds{9};
+  EXPECT_EQ(default_result_path("alps", t, ""), "results/alps-20261129T180509Z.json");
+  EXPECT_EQ(default_result_path("alps", t, "123456"), "results/alps-20261129T180509Z-123456.json");
+  EXPECT_EQ(default_result_path("a/b c", t, ""), "results/a_b_c-20261129T180509Z.json");
+  EXPECT_EQ(default_result_path("../etc", t, ""), "results/cluster.._etc-20261129T180509Z.json");
+  EXPECT_EQ(default_result_path("", t, ""), "results/cluster-20261129T180509Z.json");
+  EXPECT_EQ(default_result_path("my-cluster_2.x", t, "7"), "results/my-cluster_2.x-20261129T180509Z-7.json");
+
+  const std::regex format(R"(results/[A-Za-z0-9_.-]+-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?\.json)");
+  std::mt19937_64 rng(109);
+  for (int i = 0; i < 100; ++i) {
+    std::string name;
+    for (int j = 0; j < 1 + static_cast<int>(rng() % 12); ++j) name += static_cast<char>(32 + rng() % 95);
+    const auto when = system_clock::time_point{seconds{static_cast<long long>(rng() % 4000000000ull)}};
+    const auto p = default_result_path(name, when, rng() % 2 ? "" : std::to_string(rng() % 1000000));
+    EXPECT_TRUE(std::regex_match(p, format)) << "'" << name << "' -> " << p;
+    EXPECT_EQ(p.find('/', 8), std::string::npos) << p;  // one directory level only
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale

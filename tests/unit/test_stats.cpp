@@ -1,0 +1,95 @@
+// core/stats: median, min, max, mean and sample standard deviation of repetitions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <vector>
+
+#include "core/stats.h"
+
+namespace gpuscale {
+namespace {
+
+TEST(Stats, OddCountHandComputed) {
+  const auto s = compute_stats({5.0, 1.0, 3.0});
+  EXPECT_EQ(s.n, 3u);
+  EXPECT_DOUBLE_EQ(s.median, 3.0);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 5.0);
+  EXPECT_DOUBLE_EQ(s.mean, 3.0);
+  EXPECT_DOUBLE_EQ(s.stddev, 2.0);  // sqrt((4 + 0 + 4) / (3 - 1))
+}
+
+TEST(Stats, EvenCountMedianIsTheMeanOfTheMiddleTwo) {
+  const auto s = compute_stats({4.0, 1.0, 3.0, 2.0});
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 4.0);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(5.0 / 3.0));  // (2.25 + 0.25 + 0.25 + 2.25) / 3
+
+  const auto t = compute_stats({10.0, 200.0, 30.0, 1.0, 7.0, 9.0});  // sorted: 1 7 9 10 30 200
+  EXPECT_DOUBLE_EQ(t.median, 9.5);
+  EXPECT_DOUBLE_EQ(t.mean, 257.0 / 6.0);
+}
+
+TEST(Stats, SingleAndEmptyInputs) {
+  const auto one = compute_stats({7.25});
+  EXPECT_EQ(one.n, 1u);
+  EXPECT_DOUBLE_EQ(one.median, 7.25);
+  EXPECT_DOUBLE_EQ(one.min, 7.25);
+  EXPECT_DOUBLE_EQ(one.max, 7.25);
+  EXPECT_DOUBLE_EQ(one.mean, 7.25);
+  EXPECT_EQ(one.stddev, 0.0);  // no sample deviation from one value (not NaN)
+
+  const auto none = compute_stats({});
+  EXPECT_EQ(none.n, 0u);
+  EXPECT_EQ(none.median, 0.0);
+  EXPECT_EQ(none.stddev, 0.0);
+  EXPECT_EQ(median_of({}), 0.0);
+}
+
+// A shuffled arithmetic sequence a, a+d, ..., a+(n-1)d has closed forms for every statistic:
+// median = mean = a + d(n-1)/2 and sample variance = d^2 n(n+1)/12.
+TEST(Stats, ShuffledArithmeticSequences) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 2 + static_cast<int>(rng() % 60);
+    const double a = static_cast<double>(rng() % 1000) / 8.0;
+    const double d = static_cast<double>(1 + rng() % 50) / 4.0;
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(a + d * i);
+    std::shuffle(v.begin(), v.end(), rng);
+    const auto s = compute_stats(v);
+    SCOPED_TRACE(testing::Message() << "n=" << n << " a=" << a << " d=" << d);
+    EXPECT_EQ(s.n, static_cast<std::size_t>(n));
+    EXPECT_DOUBLE_EQ(s.min, a);
+    EXPECT_DOUBLE_EQ(s.max, a + d * (n - 1));
+    EXPECT_NEAR(s.median, a + d * (n - 1) / 2.0, 1e-12 * (a + d * n));
+    EXPECT_NEAR(s.mean, a + d * (n - 1) / 2.0, 1e-12 * (a + d * n));
+    EXPECT_NEAR(s.stddev, d * std::sqrt(n * (n + 1) / 12.0), 1e-10 * d * n);
+    EXPECT_DOUBLE_EQ(median_of(v), s.median);
+  }
+}
+
+TEST(Stats, JsonRoundTrip) {
+  const auto s = compute_stats({3.5, 1.25, 9.0, 2.0});
+  nlohmann::json j = s;
+  for (const char* key : {"n", "median", "min", "max", "mean", "stddev"}) EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["n"], 4);
+  const auto back = j.get<RepStats>();
+  EXPECT_EQ(back.n, s.n);
+  EXPECT_EQ(back.median, s.median);
+  EXPECT_EQ(back.min, s.min);
+  EXPECT_EQ(back.max, s.max);
+  EXPECT_EQ(back.mean, s.mean);
+  EXPECT_EQ(back.stddev, s.stddev);
+  j.erase("stddev");
+  EXPECT_THROW(j.get<RepStats>(), nlohmann::json::exception);
+}
+
+}  // namespace
+}  // namespace gpuscale
