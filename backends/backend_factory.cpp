@@ -1,6 +1,8 @@
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "backends/backend.h"
+#include "backends/cuda/device_binding.h"
 #include "core/error.h"
 
 namespace gpuscale {
@@ -22,14 +24,22 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
   if (choice != "cuda" && choice != "auto")
     throw Error(fmt::format("unknown backend '{}' (use cpu, cuda or auto)", choice));
 #ifdef GPUSCALE_HAVE_CUDA
+  // Every rank takes the same branch: the backends' constructors talk to each other.
   std::string why_none;
   const int gpus = cuda_visible_devices(&why_none);
-  if (gpus > 0) {
+  std::vector<RankGpuCount> counts;
+  const auto all = world.allgather(nlohmann::json{{"gpus", gpus}, {"why", why_none}}.dump());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto j = nlohmann::json::parse(all[r]);
+    counts.push_back({static_cast<int>(r), world.hosts()[r], j["gpus"].get<int>(), j["why"].get<std::string>()});
+  }
+  const auto missing = ranks_without_gpus(counts);
+  if (!missing) {
     *why_chosen = choice == "cuda" ? "--backend cuda" : fmt::format("auto: {} CUDA device(s) visible", gpus);
     return make_cuda_backend(world, opts);
   }
-  if (choice == "cuda") throw Error(fmt::format("no CUDA device: {}", why_none), kExitNoDevice);
-  *why_chosen = fmt::format("auto: no CUDA device ({}), using the CPU backend", why_none);
+  if (choice == "cuda") throw Error(fmt::format("no CUDA device: {}", *missing), kExitNoDevice);
+  *why_chosen = fmt::format("auto: no CUDA device ({}), using the CPU backend", *missing);
 #else
   if (choice == "cuda")
     throw Error("no CUDA device: this gpuscale was built without the CUDA backend (configure with -DGPUSCALE_CUDA=ON)",

@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "harness/agree.h"
 #include "harness/commands.h"
+#include "harness/gpu_peaks.h"
 #include "harness/registry.h"
 #include "harness/runner.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 struct RunFlags {
   std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
-              ops, placement, array_size, gemm_shapes, threads, seed, time_reduce = "avg", link_peak, net_peak;
+              ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak;
   RunOptions opts;
 };
 
@@ -68,6 +69,8 @@ RunOptions resolve(RunFlags& f) {
   if (!f.array_size.empty()) o.array_bytes = parse_size(f.array_size, "--array-size");
   if (!f.gemm_shapes.empty())
     for (const auto& s : split_list(f.gemm_shapes, "--gemm-shapes")) o.gemm_shapes.push_back(parse_gemm_shape(s));
+  if (!f.copy_size.empty()) o.copy_bytes = parse_size(f.copy_size, "--copy-size");
+  if (!o.peaks_file.empty()) load_gpu_peaks_file(o.peaks_file);  // a malformed file stops the run here
   if (!f.threads.empty()) o.threads = parse_positive_int(f.threads, "--threads");
   if (!f.seed.empty()) {
     o.seed = static_cast<std::uint64_t>(parse_positive(f.seed, "--seed"));
@@ -107,6 +110,8 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("--placement", flags->placement, "collectives: out-of-place, in-place (default both)");
   cmd->add_option("--array-size", flags->array_size, "STREAM: bytes per array (default 4x LLC / 8x L2)");
   cmd->add_option("--gemm-shapes", flags->gemm_shapes, "GEMM: comma list of N or MxNxK[:TN]");
+  cmd->add_option("--copy-size", flags->copy_size, "copy benchmarks: bytes per copy (default 256M)");
+  cmd->add_option("--peaks", flags->opts.peaks_file, "JSON file of GPU models adding to / replacing the built-in peaks");
   cmd->add_option("--threads", flags->threads, "CPU backend: threads per rank (default cores / ranks on the node)");
   cmd->add_option("--cluster", flags->opts.cluster, "cluster name for the result file");
   cmd->add_option("-o,--output", flags->opts.output, "result file (default results/<cluster>-<UTC time>[-<jobid>].json)");

@@ -28,6 +28,8 @@ struct RunOptions {
   std::vector<bool> in_place;                   // placements: false = out-of-place, true = in-place
   std::optional<std::uint64_t> array_bytes;     // STREAM bytes per array
   std::vector<GemmShape> gemm_shapes;           // GEMM shapes
+  std::optional<std::uint64_t> copy_bytes;      // copy benchmarks: bytes per copy
+  std::string peaks_file;                       // --peaks: GPU models added to / replacing the built-in peaks
   int threads = 0;                              // CPU backend threads per rank (0 = cores / ranks on node)
   std::string cluster;                          // --cluster
   std::string output;                           // -o

@@ -16,12 +16,25 @@ struct ExpectedPeak {
   std::string source;           // where the figure comes from, or why there is none
 };
 
-// Per-device peaks (memory bandwidth, dense compute per dtype), looked up by device identity.
+// Links of a device, for copy bandwidth and collectives (GB/s per direction).
+enum class LinkKind {
+  nvlink,  // GPU to GPU over NVLink
+  pcie,    // the device's PCIe link
+  host,    // to host memory: PCIe, or NVLink-C2C on Grace systems
+  peer,    // GPU to GPU as the model is usually built: NVLink, or PCIe when NVLink is an optional bridge
+};
+
+// Per-device peaks (memory bandwidth, dense compute per dtype, links), looked up by device identity.
 class PeakTable {
  public:
   virtual ~PeakTable() = default;
   virtual ExpectedPeak memory_bandwidth(const DeviceInfo& device) const = 0;  // GB/s
   virtual ExpectedPeak compute(const DeviceInfo& device, DType type) const = 0;  // TFLOP/s, dense
+  virtual ExpectedPeak link_bandwidth(const DeviceInfo& device, LinkKind kind) const {
+    (void)device;
+    (void)kind;
+    return {std::nullopt, "this peak table has no link figures"};
+  }
 };
 
 // The slowest link a collective crosses, per topology level (GB/s, one direction, the unit of busbw).

@@ -30,9 +30,12 @@ void Registry::check_names(const std::vector<std::string>& names) const {
     bool known = false;
     for (const auto& b : benchmarks_) known |= b->key() == name || b->group() == name;
     if (known) continue;
-    std::string keys;
-    for (const auto& b : benchmarks_) keys += (keys.empty() ? "" : ", ") + b->key();
-    throw Error(fmt::format("unknown benchmark '{}' (known: {}; groups: stream, gemm, collective)", name, keys));
+    std::string keys, groups;
+    for (const auto& b : benchmarks_) {
+      keys += (keys.empty() ? "" : ", ") + b->key();
+      if (groups.find(b->group()) == std::string::npos) groups += (groups.empty() ? "" : ", ") + b->group();
+    }
+    throw Error(fmt::format("unknown benchmark '{}' (known: {}; groups: {})", name, keys, groups));
   }
 }
 
@@ -73,6 +76,7 @@ const Registry& registry() {
     Registry reg;
     register_stream_benchmarks(reg);
     register_gemm_benchmarks(reg);
+    register_copy_benchmarks(reg);
     register_collective_benchmarks(reg);
     return reg;
   }();

@@ -30,6 +30,7 @@ const Registry& registry();
 
 void register_stream_benchmarks(Registry& r);
 void register_gemm_benchmarks(Registry& r);
+void register_copy_benchmarks(Registry& r);
 void register_collective_benchmarks(Registry& r);
 
 }  // namespace gpuscale

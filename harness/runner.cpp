@@ -71,6 +71,8 @@ nlohmann::json options_json(const RunOptions& o) {
           {"warmup", opt(o.warmup)},
           {"reps", opt(o.reps)},
           {"array_bytes", opt(o.array_bytes)},
+          {"copy_bytes", opt(o.copy_bytes)},
+          {"peaks_file", o.peaks_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.peaks_file)},
           {"threads", o.threads},
           {"time_reduce", o.time_reduce}};
 }

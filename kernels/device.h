@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.h"
+#include "kernels/copy_engine.h"
 #include "kernels/gemm_spec.h"
 #include "kernels/stream_table.h"
 
@@ -67,6 +68,16 @@ class Device {
   // Why this device cannot run a GEMM at `type` (nullopt when it can).
   virtual std::optional<std::string> gemm_unsupported(DType type) const = 0;
   virtual std::unique_ptr<GemmProblem> make_gemm(DType type, const GemmShape& shape, std::uint64_t seed) = 0;
+  // Why this device cannot run this shape at `type` (a layout its library lacks); nullopt when it can.
+  virtual std::optional<std::string> gemm_shape_unsupported(DType type, const GemmShape& shape) const {
+    (void)type;
+    (void)shape;
+    return std::nullopt;
+  }
+
+  // Copy bandwidth (host <-> device, peer to peer), when the device has copy engines; the engine is
+  // owned by the device. nullptr: the copy benchmarks do not run on this device.
+  virtual CopyEngine* copies() const { return nullptr; }
 };
 
 }  // namespace gpuscale

@@ -26,19 +26,29 @@ struct GemmShape {
 inline double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
 }
+// The layout a default (square sweep) shape uses at `type`: TN (A transposed) for fp8 and int8, the
+// layout their tensor-core GEMMs take in cuBLAS(Lt); NN otherwise.
+inline bool gemm_default_transpose_a(DType type) {
+  return type == DType::fp8_e4m3 || type == DType::fp8_e5m2 || type == DType::int8;
+}
 // "NN", "TN", ... (op(A) then op(B), as cuBLAS's transa/transb).
 std::string gemm_layout(const GemmShape& s);
 // "4096" (square) or "MxNxK"; an optional ":TN" style suffix sets the transposes. Throws on bad text.
 GemmShape parse_gemm_shape(std::string_view text);
 std::string format_gemm_shape(const GemmShape& s);  // "4096x4096x4096:NN"
 
-// Tolerance for one entry c_ij with reference r = sum_p a_ip b_pj and scale S = sum_p |a_ip b_pj|:
-//   |c - r| <= output_eps |r| + accum_eps (4 sqrt(k) + 8) S
+// Tolerance for one entry c_ij with reference r = sum_p a_ip b_pj, scale S = sum_p |a_ip b_pj| and
+// spread Q = sqrt(sum_p (a_ip b_pj)^2):
+//   |c - r| <= output_eps |r| + accum_eps (4 sqrt(k) + 8) S + input_eps (|r| + 8 Q)
 // output_eps: rounding of the stored result; accum_eps: rounding of products and sums inside the
-// multiply (tf32 rounds its inputs to 10 mantissa bits; int8 is exact).
+// multiply (int8 is exact); input_eps: relative error of one product when the multiply rounds its
+// inputs further than they are stored (tf32 keeps 10 mantissa bits of fp32 inputs). Those errors of
+// independent random inputs add like a random walk: |r| covers a bias (truncation), 8 Q far more than
+// their spread, so a tf32 result that is wrong by more than a few percent is caught.
 struct GemmTolerance {
   double output_eps;
   double accum_eps;
+  double input_eps = 0;
 };
 GemmTolerance gemm_tolerance(DType type);
 
@@ -62,15 +72,18 @@ struct GemmEntryCheck {
 // Checks one entry given the k products' inputs as stored (a(p) = op(A)[i][p], b(p) = op(B)[p][j]).
 template <typename GetA, typename GetB>
 GemmEntryCheck check_gemm_entry(DType type, std::uint64_t k, double c, GetA a, GetB b) {
-  long double ref = 0, scale = 0;
+  long double ref = 0, scale = 0, squares = 0;
   for (std::uint64_t p = 0; p < k; ++p) {
     long double prod = static_cast<long double>(a(p)) * static_cast<long double>(b(p));
     ref += prod;
     scale += prod < 0 ? -prod : prod;
+    squares += prod * prod;
   }
   const auto tol = gemm_tolerance(type);
-  const double bound = tol.output_eps * std::fabs(static_cast<double>(ref)) +
-                       tol.accum_eps * (4.0 * std::sqrt(static_cast<double>(k)) + 8.0) * static_cast<double>(scale);
+  const double abs_ref = std::fabs(static_cast<double>(ref));
+  const double bound = tol.output_eps * abs_ref +
+                       tol.accum_eps * (4.0 * std::sqrt(static_cast<double>(k)) + 8.0) * static_cast<double>(scale) +
+                       tol.input_eps * (abs_ref + 8.0 * std::sqrt(static_cast<double>(squares)));
   const double err = std::fabs(c - static_cast<double>(ref));
   if (bound == 0) return {err == 0, err == 0 ? 0.0 : INFINITY};
   return {err <= bound, err / bound};

@@ -81,8 +81,8 @@ std::optional<std::pair<double, std::string>> fastest_network_port(const std::st
   return best;
 }
 
-LinkPeaks cpu_link_peaks(const World& world, const RunOptions& opts) {
-  // Each node's first rank reads its ports; rank 0 keeps the slowest node's fastest port.
+ExpectedPeak network_link_peak(const World& world, const RunOptions& opts) {
+  // Each node's first rank reads its ports; every rank keeps the slowest node's fastest port.
   nlohmann::json mine = {{"host", world.host()}};
   if (world.local_rank() == 0)
     if (auto port = fastest_network_port()) mine["port"] = {port->first, port->second};
@@ -95,7 +95,14 @@ LinkPeaks cpu_link_peaks(const World& world, const RunOptions& opts) {
       port_desc = fmt::format("{} on {}", j["port"][1].get<std::string>(), j["host"].get<std::string>());
     }
   }
+  if (opts.net_peak) return {*opts.net_peak, "--net-peak"};
+  if (!port_desc.empty()) return {port_min, fmt::format("line rate of {} (slowest node's fastest port)", port_desc)};
+  return {std::nullopt, "no network port reports a speed (give --net-peak GB/s)"};
+}
+
+LinkPeaks cpu_link_peaks(const World& world, const RunOptions& opts) {
   LinkPeaks peaks;
+  peaks.inter_node = network_link_peak(world, opts);
   if (opts.link_peak) {
     peaks.intra_node = {*opts.link_peak, "--link-peak"};
   } else {
@@ -110,12 +117,6 @@ LinkPeaks cpu_link_peaks(const World& world, const RunOptions& opts) {
                                       bytes, host)};
     };
   }
-  if (opts.net_peak)
-    peaks.inter_node = {*opts.net_peak, "--net-peak"};
-  else if (!port_desc.empty())
-    peaks.inter_node = {port_min, fmt::format("line rate of {} (slowest node's fastest port)", port_desc)};
-  else
-    peaks.inter_node = {std::nullopt, "no network port reports a speed (give --net-peak GB/s)"};
   return peaks;
 }
 

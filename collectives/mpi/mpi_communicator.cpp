@@ -45,9 +45,25 @@ std::optional<MPI_Op> mpi_op(RedOp op) {
   return std::nullopt;
 }
 
+// A buffer in device memory, mirroring a host vector of the same size.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(MpiDeviceMemory* mem, std::uint64_t bytes) : mem_(mem), p_(mem && bytes ? mem->allocate(bytes) : nullptr) {}
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (p_) mem_->release(p_);
+  }
+  void* get() const { return p_; }
+
+ private:
+  MpiDeviceMemory* mem_;
+  void* p_;
+};
+
 class MpiRunner final : public CollectiveRunner {
  public:
-  MpiRunner(MPI_Comm comm, const CollectiveCase& c) : comm_(comm), c_(c) {
+  MpiRunner(MPI_Comm comm, const CollectiveCase& c, MpiDeviceMemory* device) : comm_(comm), c_(c), device_(device) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     const auto& spec = collective_spec(c.coll);
@@ -61,6 +77,10 @@ class MpiRunner final : public CollectiveRunner {
     recv_.assign(std::max<std::uint64_t>(recv_elems, 1) * es_, std::byte{0});
     if (!c.in_place) send_.assign(std::max<std::uint64_t>(counts_.send, 1) * es_, std::byte{0});
     check_case_ = {c.coll, c.dtype, c.op, size_, c.root, counts_, c.seed};
+    if (device_) {
+      dsend_ = std::make_unique<DeviceBuffer>(device_, send_.size());
+      drecv_ = std::make_unique<DeviceBuffer>(device_, recv_.size());
+    }
     load_inputs();
   }
 
@@ -78,6 +98,10 @@ class MpiRunner final : public CollectiveRunner {
     std::fill(recv_.begin(), recv_.end(), std::byte{0});
     load_inputs();
     run_once();
+    if (device_) {  // the results as the device holds them
+      download(recv_, *drecv_);
+      download(send_, *dsend_);
+    }
     if (fault_injected(fmt::format("wrong:{}", collective_spec(c_.coll).name)) && !recv_.empty())
       // A value that is certainly wrong and still in range for every dtype (int8 included).
       store_element(c_.dtype, recv_.data(), 0, load_element(c_.dtype, recv_.data(), 0) > 0 ? -1 : 1);
@@ -102,7 +126,19 @@ class MpiRunner final : public CollectiveRunner {
     const std::uint64_t n = c_.coll == Collective::broadcast && rank_ != c_.root ? 0 : counts_.send;
     for (std::uint64_t i = 0; i < n; ++i)
       store_element(c_.dtype, dst, i, collective_input(c_.seed, c_.op, range, rank_, i));
+    if (device_) {
+      upload(*dsend_, send_);
+      upload(*drecv_, recv_);
+    }
   }
+
+  void upload(const DeviceBuffer& d, const std::vector<std::byte>& h) {
+    if (!h.empty()) device_->upload(d.get(), h.data(), h.size());
+  }
+  void download(std::vector<std::byte>& h, const DeviceBuffer& d) {
+    if (!h.empty()) device_->download(h.data(), d.get(), h.size());
+  }
+  bool device_pointers() const { return device_ && device_->mpi_reads_device(); }
 
   std::byte* send_ptr() {
     if (!c_.in_place) return send_.data();
@@ -110,10 +146,20 @@ class MpiRunner final : public CollectiveRunner {
     return recv_.data();
   }
 
+  // Host-staged device buffers: the operation's inputs come down from the device before MPI runs and
+  // its outputs go back up after, inside the timed operation.
   void run_once() {
+    const bool staged = device_ && !device_->mpi_reads_device();
+    if (staged) c_.in_place ? download(recv_, *drecv_) : download(send_, *dsend_);
+    run_mpi();
+    if (staged) upload(*drecv_, recv_);
+  }
+
+  void run_mpi() {
     const auto cnt = [](std::uint64_t v) { return static_cast<int>(v); };
-    void* recv = recv_.data();
-    void* send = c_.in_place ? MPI_IN_PLACE : static_cast<void*>(send_.data());
+    void* recv = device_pointers() ? drecv_->get() : recv_.data();
+    void* send_buf = device_pointers() ? dsend_->get() : send_.data();
+    void* send = c_.in_place ? MPI_IN_PLACE : send_buf;
     switch (c_.coll) {
       case Collective::all_reduce:
         mpi_check(MPI_Allreduce(send, recv, cnt(counts_.param), type_, op_, comm_), "MPI_Allreduce");
@@ -127,7 +173,7 @@ class MpiRunner final : public CollectiveRunner {
         break;
       case Collective::broadcast:
         // The root sends from its send buffer; the others receive into their receive buffers.
-        mpi_check(MPI_Bcast(c_.in_place || rank_ != c_.root ? recv : send, cnt(counts_.param), type_, c_.root, comm_),
+        mpi_check(MPI_Bcast(c_.in_place || rank_ != c_.root ? recv : send_buf, cnt(counts_.param), type_, c_.root, comm_),
                   "MPI_Bcast");
         break;
       case Collective::reduce: {
@@ -160,12 +206,14 @@ class MpiRunner final : public CollectiveRunner {
   CollCheckCase check_case_{};
   MPI_Datatype type_ = MPI_BYTE;
   MPI_Op op_ = MPI_SUM;
-  std::vector<std::byte> send_, recv_;
+  std::vector<std::byte> send_, recv_;  // the buffers (host), or the host copies of the device buffers
+  MpiDeviceMemory* device_;
+  std::unique_ptr<DeviceBuffer> dsend_, drecv_;
 };
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm group) {
+  MpiCommunicator(MPI_Comm group, std::shared_ptr<MpiDeviceMemory> device) : device_(std::move(device)) {
     mpi_check(MPI_Comm_dup(group, &comm_), "MPI_Comm_dup");
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
@@ -175,7 +223,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  std::string transport() const override { return "mpi"; }
+  std::string transport() const override { return device_ ? device_->transport() : "mpi"; }
 
   std::optional<std::string> unsupported(const CollectiveCase& c) const override {
     const auto& spec = collective_spec(c.coll);
@@ -191,16 +239,19 @@ class MpiCommunicator final : public Communicator {
 
   std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) override {
     if (auto why = unsupported(c)) throw Error(*why);
-    return std::make_unique<MpiRunner>(comm_, c);
+    return std::make_unique<MpiRunner>(comm_, c, device_.get());
   }
 
  private:
+  std::shared_ptr<MpiDeviceMemory> device_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm group) { return std::make_unique<MpiCommunicator>(group); }
+std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm group, std::shared_ptr<MpiDeviceMemory> device) {
+  return std::make_unique<MpiCommunicator>(group, std::move(device));
+}
 
 }  // namespace gpuscale

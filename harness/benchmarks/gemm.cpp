@@ -34,7 +34,7 @@ class GemmBenchmark final : public Benchmark {
   std::vector<ParamDoc> parameters() const override {
     return {{"dtype", "fp64, fp32 (CPU); fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8 (CUDA) (--dtypes)"},
             {"m, n, k", "shape (--gemm-shapes 4096,8192x1024x4096; default square sweep)"},
-            {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape)"}};
+            {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; default NN, TN for fp8 and int8)"}};
   }
   std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
 
@@ -49,8 +49,10 @@ class GemmBenchmark final : public Benchmark {
     const auto shapes = ctx.opts.gemm_shapes.empty() ? default_shapes(ctx) : ctx.opts.gemm_shapes;
     std::vector<nlohmann::json> out;
     for (DType t : types)
-      for (const auto& s : shapes)
+      for (auto s : shapes) {
+        if (ctx.opts.gemm_shapes.empty()) s.trans_a = gemm_default_transpose_a(t);  // TN for fp8 and int8
         out.push_back({{"dtype", dtype_name(t)}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"layout", gemm_layout(s)}});
+      }
     return out;
   }
 
@@ -65,6 +67,11 @@ class GemmBenchmark final : public Benchmark {
     const auto layout = params.at("layout").get<std::string>();
     GemmShape s{params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
                 params.at("k").get<std::uint64_t>(), layout[0] == 'T', layout[1] == 'T'};
+    if (auto why = ctx.device.gemm_shape_unsupported(type, s)) {
+      out.skipped = true;
+      out.message = *why;
+      return out;
+    }
     const auto m = gemm_methodology(ctx.opts);
     auto problem = ctx.device.make_gemm(type, s, ctx.seed);
     const double flops = gemm_flops(s);

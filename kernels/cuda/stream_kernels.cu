@@ -17,6 +17,11 @@ struct Vec<double> {
   using type = double2;
   static constexpr int width = 2;
 };
+template <>
+struct Vec<std::uint32_t> {  // raw words: the SM-driven copy of the copy benchmarks
+  using type = uint4;
+  static constexpr int width = 4;
+};
 
 template <typename T>
 __global__ void init_kernel(T* a, T* b, T* c, std::uint64_t n, std::uint64_t seed) {
@@ -28,7 +33,11 @@ __global__ void init_kernel(T* a, T* b, T* c, std::uint64_t n, std::uint64_t see
   }
 }
 
-// out = f(x, y) elementwise with vector accesses; f gets scalars.
+// Loads in flight per thread: each thread issues kUnroll independent 16-byte loads per array before it
+// uses any of them, so enough bytes are in flight to cover HBM latency at full bandwidth.
+constexpr int kUnroll = 4;
+
+// out = f(x, y) elementwise with vector accesses; f gets scalars. y may be null (f then gets x twice).
 template <typename T, typename F>
 __global__ void binary_kernel(T* __restrict__ out, const T* __restrict__ x, const T* __restrict__ y, std::uint64_t n,
                               F f) {
@@ -39,19 +48,28 @@ __global__ void binary_kernel(T* __restrict__ out, const T* __restrict__ x, cons
   V* vo = reinterpret_cast<V*>(out);
   const V* vx = reinterpret_cast<const V*>(x);
   const V* vy = reinterpret_cast<const V*>(y);
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < nv; i += stride) {
-    const V a = vx[i];
-    const V b = y ? vy[i] : a;
+  auto apply = [&](const V& a, const V& b) {
     const T* pa = reinterpret_cast<const T*>(&a);
     const T* pb = reinterpret_cast<const T*>(&b);
     V r;
     T* pr = reinterpret_cast<T*>(&r);
 #pragma unroll
     for (int l = 0; l < W; ++l) pr[l] = f(pa[l], pb[l]);
-    vo[i] = r;
+    return r;
+  };
+  std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  for (; i + (kUnroll - 1) * stride < nv; i += kUnroll * stride) {
+    V a[kUnroll], b[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) a[u] = vx[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) b[u] = y ? vy[i + u * stride] : a[u];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) vo[i + u * stride] = apply(a[u], b[u]);
   }
-  for (std::uint64_t i = nv * W + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    out[i] = f(x[i], y ? y[i] : x[i]);
+  for (; i < nv; i += stride) vo[i] = apply(vx[i], y ? vy[i] : vx[i]);
+  for (std::uint64_t j = nv * W + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; j < n; j += stride)
+    out[j] = f(x[j], y ? y[j] : x[j]);
 }
 
 template <typename T>
@@ -79,22 +97,33 @@ __global__ void sum_kernel(const T* __restrict__ x, const T* __restrict__ y, std
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * blockDim.x;
   const V* vx = reinterpret_cast<const V*>(x);
   const V* vy = reinterpret_cast<const V*>(y);
-  double acc = 0;
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < nv; i += stride) {
-    const V a = vx[i];
+  auto add = [&](const V& a, const V* b) {
     const T* pa = reinterpret_cast<const T*>(&a);
+    const T* pb = reinterpret_cast<const T*>(b);
+    double s = 0;
+#pragma unroll
+    for (int l = 0; l < W; ++l) s += static_cast<double>(pa[l]) * (b ? static_cast<double>(pb[l]) : 1.0);
+    return s;
+  };
+  double acc = 0;
+  std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  for (; i + (kUnroll - 1) * stride < nv; i += kUnroll * stride) {
+    V a[kUnroll], b[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) a[u] = vx[i + u * stride];
     if (y) {
-      const V b = vy[i];
-      const T* pb = reinterpret_cast<const T*>(&b);
 #pragma unroll
-      for (int l = 0; l < W; ++l) acc += static_cast<double>(pa[l]) * static_cast<double>(pb[l]);
-    } else {
-#pragma unroll
-      for (int l = 0; l < W; ++l) acc += static_cast<double>(pa[l]);
+      for (int u = 0; u < kUnroll; ++u) b[u] = vy[i + u * stride];
     }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc += add(a[u], y ? &b[u] : nullptr);
   }
-  for (std::uint64_t i = nv * W + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n; i += stride)
-    acc += static_cast<double>(x[i]) * (y ? static_cast<double>(y[i]) : 1.0);
+  for (; i < nv; i += stride) {
+    const V b = y ? vy[i] : V{};
+    acc += add(vx[i], y ? &b : nullptr);
+  }
+  for (std::uint64_t j = nv * W + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; j < n; j += stride)
+    acc += static_cast<double>(x[j]) * (y ? static_cast<double>(y[j]) : 1.0);
   // Block reduction: warp shuffles, then one value per warp through shared memory.
   for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off);
   __shared__ double warp_sums[32];
@@ -164,6 +193,19 @@ int stream_blocks_per_sm(StreamOp op, int threads) {
     case StreamOp::read: rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, sum_kernel<T>, threads, 0); break;
     case StreamOp::write: rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, write_kernel<T>, threads, 0); break;
   }
+  return rc == cudaSuccess ? blocks : 0;
+}
+
+cudaError_t copy_words(std::uint32_t* dst, const std::uint32_t* src, std::uint64_t n, StreamLaunch l, cudaStream_t s) {
+  binary_kernel<<<l.blocks, l.threads, 0, s>>>(dst, src, static_cast<const std::uint32_t*>(nullptr), n,
+                                              Copy<std::uint32_t>{});
+  return cudaGetLastError();
+}
+
+int copy_words_blocks_per_sm(int threads) {
+  int blocks = 0;
+  const auto rc = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, binary_kernel<std::uint32_t, Copy<std::uint32_t>>, threads, 0);
   return rc == cudaSuccess ? blocks : 0;
 }
 

@@ -29,4 +29,9 @@ cudaError_t stream_run(StreamOp op, T* a, T* b, T* c, std::uint64_t n, double* p
 template <typename T>
 int stream_blocks_per_sm(StreamOp op, int threads);
 
+// dst[i] = src[i] for n 32-bit words with the same 16-byte vector copy loop as STREAM copy (the
+// SM-driven copy of the copy benchmarks; dst and src may be on different GPUs with peer access).
+cudaError_t copy_words(std::uint32_t* dst, const std::uint32_t* src, std::uint64_t n, StreamLaunch l, cudaStream_t s);
+int copy_words_blocks_per_sm(int threads);
+
 }  // namespace gpuscale::cuda

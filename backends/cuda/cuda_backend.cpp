@@ -1,0 +1,105 @@
+// The CUDA backend: one GPU per rank (backends/cuda/device_binding.h decides which), the CUDA device of
+// kernels/cuda, expected peaks from the GPU peak table (harness/gpu_peaks.h), and collectives through
+// MPI over GPU buffers (CUDA-aware MPI, or host-staged copies); NCCL becomes the default transport later.
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.h"
+#include "backends/cpu/link_probe.h"
+#include "backends/cuda/cuda_mpi_memory.h"
+#include "backends/cuda/device_binding.h"
+#include "core/error.h"
+#include "harness/gpu_peaks.h"
+#include "kernels/cuda/cuda_device.h"
+
+namespace gpuscale {
+namespace {
+
+std::optional<std::string> visible_devices_env() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+// Every rank reports the GPUs it sees; all ranks then make the same assignment (or the same error).
+GpuAssignment bind(const World& world) {
+  nlohmann::json mine = {{"host", world.host()}, {"local_rank", world.local_rank()}};
+  if (auto v = visible_devices_env()) mine["visible"] = *v;
+  try {
+    mine["uuids"] = cuda_device_uuids();
+  } catch (const Error& e) {
+    mine["error"] = e.what();
+  }
+  std::vector<RankGpus> ranks;
+  const auto all = world.allgather(mine.dump());
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    const auto j = nlohmann::json::parse(all[r]);
+    if (j.contains("error"))
+      throw Error(fmt::format("rank {} ({}) cannot list its GPUs: {}", r, j["host"].get<std::string>(),
+                              j["error"].get<std::string>()),
+                  kExitNoDevice);
+    RankGpus g;
+    g.rank = static_cast<int>(r);
+    g.host = j["host"].get<std::string>();
+    g.local_rank = j["local_rank"].get<int>();
+    g.uuids = j["uuids"].get<std::vector<std::string>>();
+    if (j.contains("visible")) g.visible_devices = j["visible"].get<std::string>();
+    ranks.push_back(std::move(g));
+  }
+  return assign_gpus(ranks)[static_cast<std::size_t>(world.rank())];
+}
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const World& world, const RunOptions& opts) {
+    const auto assignment = bind(world);
+    device_ = make_cuda_device({assignment.ordinal, assignment.rule});
+    peaks_ = make_gpu_peak_table(opts.peaks_file);
+    mpi_memory_ = make_cuda_mpi_memory(assignment.ordinal, mpi_is_cuda_aware());
+  }
+
+  std::string name() const override { return "cuda"; }
+  Device& device() override { return *device_; }
+  std::unique_ptr<Communicator> make_communicator(const Group& group) override {
+    return make_mpi_communicator(group.comm(), mpi_memory_);
+  }
+  nlohmann::json software() const override {
+    const auto v = cuda_versions();
+    return {{"driver", v.driver},     {"cuda_runtime", v.runtime}, {"cublaslt", v.cublaslt},
+            {"nccl", nullptr},        {"blas", nullptr},           {"collective_transport", mpi_memory_->transport()}};
+  }
+  const PeakTable* peaks() const override { return peaks_.get(); }
+  LinkPeaks link_peaks(const World& world, const RunOptions& opts) override {
+    LinkPeaks p;
+    p.inter_node = network_link_peak(world, opts);
+    if (opts.link_peak) {
+      p.intra_node = {*opts.link_peak, "--link-peak"};
+    } else {
+      p.intra_node = peaks_->link_bandwidth(device_->info(), LinkKind::peer);
+      p.intra_node.source = fmt::format("the GPUs' peer link ({}); collectives run over {}", p.intra_node.source,
+                                        mpi_memory_->transport());
+    }
+    return p;
+  }
+
+ private:
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<GpuPeakTable> peaks_;
+  std::shared_ptr<MpiDeviceMemory> mpi_memory_;
+};
+
+}  // namespace
+
+int cuda_visible_devices(std::string* why_none) {
+  std::string why;
+  const int n = cuda_device_count(&why);
+  if (n == 0 && why_none) *why_none = no_device_reason(why, visible_devices_env());
+  return n;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const World& world, const RunOptions& opts) {
+  return std::make_unique<CudaBackend>(world, opts);
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,51 @@
+#pragma once
+// Which GPU each rank uses: pure decisions over what every rank reports (its host, local rank, and
+// the UUIDs of the GPUs it sees, which CUDA_VISIBLE_DEVICES and Slurm's --gpus-per-task shape), so
+// every launch shape is unit-tested without a GPU or MPI.
+//
+// Ranks of one host that see the same GPUs share them: the i-th of them (by local rank) takes the
+// i-th GPU. With no binding every rank sees every GPU, so local rank i -> GPU i; with
+// --gpus-per-task=1 each rank sees only its own GPU and takes it (ordinal 0). More ranks than GPUs is
+// an error naming the host and both counts, as is two ranks ending up on one GPU.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuscale {
+
+struct RankGpus {
+  int rank = 0;
+  std::string host;
+  int local_rank = 0;
+  std::vector<std::string> uuids;  // GPUs this rank sees, in CUDA ordinal order
+  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES, when set
+};
+
+struct GpuAssignment {
+  int ordinal = 0;   // CUDA ordinal in that rank's process
+  std::string rule;  // how it was chosen, recorded in the result file
+};
+
+struct RankGpuCount {
+  int rank = 0;
+  std::string host;
+  int gpus = 0;
+  std::string why_none;  // the CUDA runtime's reason when gpus == 0
+};
+// nullopt when every rank sees a GPU; else why not, the same text on every rank: the reason alone when
+// every rank has none for the same reason, else the first such rank, its host and its reason.
+std::optional<std::string> ranks_without_gpus(const std::vector<RankGpuCount>& ranks);
+
+// One assignment per rank, in the order given. Throws gpuscale::Error (kExitNoDevice) with the same
+// message on every rank that evaluates it.
+std::vector<GpuAssignment> assign_gpus(const std::vector<RankGpus>& ranks);
+
+// CUDA_VISIBLE_DEVICES as the driver reads it: the comma-separated entries up to the first that is
+// not a device index, UUID ("GPU-...") or MIG id ("MIG-..."); an empty list hides every GPU.
+std::vector<std::string> parse_visible_devices(std::string_view value);
+// Why a process sees no GPU, with the environment's part in it: the CUDA runtime's reason, plus
+// "CUDA_VISIBLE_DEVICES='-1' hides every GPU" when that is the cause.
+std::string no_device_reason(std::string_view cuda_reason, const std::optional<std::string>& visible_devices);
+
+}  // namespace gpuscale

@@ -1,0 +1,108 @@
+// Copy bandwidth (nvbandwidth's main cases): one registry entry per case of kernels/copy_table.h, on
+// devices with a copy engine (the CUDA backend). Peer cases have one point per peer offset and
+// direction: rank r's GPU copies with GPU (own + offset) mod visible, so at offset d every GPU of the
+// node has one partner, and the points over d = 1 .. visible-1 form the node's P2P matrix.
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "harness/benchmarks/defaults.h"
+#include "harness/benchmarks/independent.h"
+#include "harness/registry.h"
+
+namespace gpuscale {
+namespace {
+
+std::uint64_t copy_size(const RunOptions& o) {
+  return copy_size_rounded(o.copy_bytes.value_or(o.quick ? (32ULL << 20) : (256ULL << 20)));
+}
+
+class CopyBenchmark final : public Benchmark {
+ public:
+  explicit CopyBenchmark(const CopyCaseSpec& spec) : spec_(spec) {}
+
+  std::string key() const override { return fmt::format("copy.{}", spec_.name); }
+  std::string group() const override { return "copy"; }
+  std::string description() const override {
+    return fmt::format("copy {}; GB/s counts {}; every copy checked word by word", spec_.description, spec_.counted);
+  }
+  std::string unit() const override { return "GB/s"; }
+  Scope scope() const override { return Scope::independent; }
+  std::vector<ParamDoc> parameters() const override {
+    std::vector<ParamDoc> p = {{"size_bytes", "bytes per copy (--copy-size; default 256M, --quick 32M)"}};
+    if (spec_.peer) {
+      p.push_back({"peer_offset", "the peer is GPU (own + offset) mod visible GPUs; one point per offset 1 .. visible-1"});
+      p.push_back({"direction", "write (this GPU into the peer's memory) or read (from the peer's memory)"});
+    }
+    return p;
+  }
+  std::vector<std::string> backends() const override { return {"cuda"}; }
+  bool available(const Device& d) const override { return d.copies() != nullptr; }
+
+  std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
+    const std::uint64_t size = copy_size(ctx.opts);
+    if (!spec_.peer) return {{{"size_bytes", size}}};
+    // One GPU visible: one point, which every rank reports as skipped with the reason.
+    const int visible = std::max(ctx.device.copies()->visible_gpus(), 2);
+    std::vector<nlohmann::json> out;
+    for (int off = 1; off < visible; ++off)
+      for (auto dir : {PeerDirection::write, PeerDirection::read})
+        out.push_back({{"size_bytes", size}, {"peer_offset", off}, {"direction", peer_direction_name(dir)}});
+    return out;
+  }
+
+  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
+    CopyEngine* engine = ctx.device.copies();
+    CopyCase c;
+    c.kind = spec_.kind;
+    c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
+    c.seed = ctx.seed;
+    if (spec_.peer) {
+      c.peer_offset = params.at("peer_offset").get<int>();
+      c.direction = *parse_peer_direction(params.at("direction").get<std::string>());
+    }
+    RankMeasurement out;
+    if (auto why = engine->unavailable(c)) {
+      out.skipped = true;
+      out.message = *why;
+      return out;
+    }
+    const auto m = kernel_methodology(ctx.opts);
+    auto transfer = engine->make(c);
+    const double bytes = static_cast<double>(copy_bytes_counted(c.kind, c.size_bytes));
+    out.reps = time_independent(
+        ctx.group, m.warmup, m.reps, [&] { return transfer->run(); }, [&](double s) { return bytes / s / 1e9; });
+    out.metrics["bytes_counted"] = bytes;
+    out.metrics["copy"] = transfer->details();
+    apply_check(out, transfer->verify());
+    return out;
+  }
+
+  ExpectedPeak expected_peak(const nlohmann::json&, const PeakContext& ctx, const std::string&) const override {
+    if (ctx.table == nullptr) return {std::nullopt, "no peaks table loaded"};
+    switch (spec_.kind) {
+      case CopyKind::h2d:
+      case CopyKind::d2h: return ctx.table->link_bandwidth(ctx.device, LinkKind::host);
+      case CopyKind::bidir: {
+        auto p = ctx.table->link_bandwidth(ctx.device, LinkKind::host);
+        if (p.value) *p.value *= 2;
+        p.source = "both directions of " + p.source;
+        return p;
+      }
+      case CopyKind::d2d: return ctx.table->memory_bandwidth(ctx.device);
+      case CopyKind::p2p_ce:
+      case CopyKind::p2p_sm: return ctx.table->link_bandwidth(ctx.device, LinkKind::peer);
+    }
+    return {std::nullopt, "unknown copy case"};
+  }
+
+ private:
+  const CopyCaseSpec& spec_;
+};
+
+}  // namespace
+
+void register_copy_benchmarks(Registry& r) {
+  for (const auto& spec : kCopyCases) r.add(std::make_unique<CopyBenchmark>(spec));
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,39 @@
+#include "kernels/copy_table.h"
+
+namespace gpuscale {
+
+const CopyCaseSpec& copy_spec(CopyKind kind) {
+  for (const auto& c : kCopyCases)
+    if (c.kind == kind) return c;
+  return kCopyCases[0];  // unreachable: every kind is in the table
+}
+
+std::optional<CopyKind> parse_copy_kind(std::string_view name) {
+  for (const auto& c : kCopyCases)
+    if (c.name == name) return c.kind;
+  return std::nullopt;
+}
+
+std::uint64_t copy_bytes_counted(CopyKind kind, std::uint64_t size) {
+  return static_cast<std::uint64_t>(copy_spec(kind).bytes_factor) * size;
+}
+
+std::uint64_t copy_size_rounded(std::uint64_t requested) {
+  const std::uint64_t r = requested / 16 * 16;
+  return r == 0 ? 16 : r;
+}
+
+std::string_view peer_direction_name(PeerDirection d) { return d == PeerDirection::write ? "write" : "read"; }
+
+std::optional<PeerDirection> parse_peer_direction(std::string_view name) {
+  if (name == "write") return PeerDirection::write;
+  if (name == "read") return PeerDirection::read;
+  return std::nullopt;
+}
+
+int peer_ordinal(int own, int offset, int visible) {
+  if (visible <= 0) return own;
+  return ((own + offset) % visible + visible) % visible;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,295 @@
+// GEMM through cuBLASLt at every dtype: random inputs generated on the GPU, the top-K algorithms of
+// cuBLASLt's heuristic each timed with a workspace, the fastest kept (and recorded), products timed
+// in batches with CUDA events, and sampled entries of C checked against a long-double reference
+// computed from the inputs exactly as the GPU stored them.
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/fault.h"
+#include "core/stats.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/gemm_kernels.cuh"
+
+namespace gpuscale::cuda {
+namespace {
+
+struct LtTypes {
+  cudaDataType_t ab, c, scale;
+  cublasComputeType_t compute;
+  const char* compute_name;
+};
+
+LtTypes lt_types(DType t) {
+  switch (t) {
+    case DType::fp64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, "CUBLAS_COMPUTE_64F"};
+    case DType::fp32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::tf32:
+      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32"};
+    case DType::bf16: return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::fp16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::fp8_e4m3: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
+    case DType::int8: return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, "CUBLAS_COMPUTE_32I"};
+    default: throw Error(fmt::format("the CUDA backend has no GEMM for {}", dtype_name(t)), kExitInvalidResult);
+  }
+}
+
+// The operation and matrix layouts cuBLASLt needs, owned together. Column-major like cuBLAS: A is
+// m x k (k x m when transposed), B is k x n (n x k when transposed), C = D is m x n.
+class LtProblem {
+ public:
+  LtProblem(DType type, const GemmShape& s) : types_(lt_types(type)) {
+    check(cublasLtMatmulDescCreate(&op_, types_.compute, types_.scale), "cublasLtMatmulDescCreate");
+    const cublasOperation_t ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute");
+    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute");
+    const std::uint64_t ar = s.trans_a ? s.k : s.m, ac = s.trans_a ? s.m : s.k;
+    const std::uint64_t br = s.trans_b ? s.n : s.k, bc = s.trans_b ? s.k : s.n;
+    check(cublasLtMatrixLayoutCreate(&a_, types_.ab, ar, ac, static_cast<std::int64_t>(ar)), "cublasLtMatrixLayoutCreate");
+    check(cublasLtMatrixLayoutCreate(&b_, types_.ab, br, bc, static_cast<std::int64_t>(br)), "cublasLtMatrixLayoutCreate");
+    check(cublasLtMatrixLayoutCreate(&c_, types_.c, s.m, s.n, static_cast<std::int64_t>(s.m)), "cublasLtMatrixLayoutCreate");
+    check(cublasLtMatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
+    const std::uint64_t ws = kGemmWorkspaceBytes;
+    check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+          "cublasLtMatmulPreferenceSetAttribute");
+  }
+  LtProblem(const LtProblem&) = delete;
+  LtProblem& operator=(const LtProblem&) = delete;
+  ~LtProblem() {
+    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
+    if (c_) cublasLtMatrixLayoutDestroy(c_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (op_) cublasLtMatmulDescDestroy(op_);
+  }
+
+  // The heuristic's top-K algorithms; empty when it has none (a status of NOT_SUPPORTED included).
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristic(cublasLtHandle_t lt) const {
+    std::vector<cublasLtMatmulHeuristicResult_t> res(kGemmCandidates);
+    int found = 0;
+    const auto rc = cublasLtMatmulAlgoGetHeuristic(lt, op_, a_, b_, c_, c_, pref_, kGemmCandidates, res.data(), &found);
+    if (rc == CUBLAS_STATUS_NOT_SUPPORTED) return {};
+    check(rc, "cublasLtMatmulAlgoGetHeuristic");
+    res.resize(static_cast<std::size_t>(std::max(found, 0)));
+    std::erase_if(res, [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
+    return res;
+  }
+
+  const LtTypes& types() const { return types_; }
+  cublasLtMatmulDesc_t op() const { return op_; }
+  cublasLtMatrixLayout_t a() const { return a_; }
+  cublasLtMatrixLayout_t b() const { return b_; }
+  cublasLtMatrixLayout_t c() const { return c_; }
+
+ private:
+  LtTypes types_;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulPreference_t pref_ = nullptr;
+};
+
+nlohmann::json algo_config(const cublasLtMatmulAlgo_t& algo) {
+  nlohmann::json j = nlohmann::json::object();
+  const std::pair<cublasLtMatmulAlgoConfigAttributes_t, const char*> attrs[] = {
+      {CUBLASLT_ALGO_CONFIG_ID, "algo_id"},
+      {CUBLASLT_ALGO_CONFIG_TILE_ID, "tile_id"},
+      {CUBLASLT_ALGO_CONFIG_STAGES_ID, "stages_id"},
+      {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "splitk"},
+      {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, "reduction_scheme"},
+      {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, "cta_swizzling"},
+      {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, "custom_option"},
+  };
+  for (const auto& [attr, name] : attrs) {
+    std::int32_t v = 0;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS &&
+        written == sizeof v)
+      j[name] = v;
+  }
+  return j;
+}
+
+class CudaGemm final : public GemmProblem {
+ public:
+  CudaGemm(CudaContext& ctx, DType type, const GemmShape& s, std::uint64_t seed)
+      : ctx_(ctx), type_(type), out_type_(gemm_output_type(type)), s_(s), seed_(seed), lt_(type, s) {
+    require_memory(fmt::format("GEMM {} {} (A, B, C and a {} MiB workspace)", format_gemm_shape(s), dtype_name(type),
+                               kGemmWorkspaceBytes >> 20),
+                   gemm_device_bytes(type, s, kGemmWorkspaceBytes), ctx.ordinal);
+    const std::uint64_t in = dtype_size(type);
+    a_ = DeviceMemory(ctx.ordinal, s.m * s.k * in);
+    b_ = DeviceMemory(ctx.ordinal, s.k * s.n * in);
+    c_ = DeviceMemory(ctx.ordinal, s.m * s.n * dtype_size(out_type_));
+    workspace_ = DeviceMemory(ctx.ordinal, kGemmWorkspaceBytes);
+    const auto st = ctx.stream.get();
+    check(gemm_fill(type, a_.get(), s.m * s.k, seed, kMatrixA, helper_launch(ctx.ordinal, s.m * s.k), st), "gemm_fill launch");
+    check(gemm_fill(type, b_.get(), s.k * s.n, seed, kMatrixB, helper_launch(ctx.ordinal, s.k * s.n), st), "gemm_fill launch");
+    check(cudaMemsetAsync(c_.get(), 0, c_.bytes(), st), "cudaMemsetAsync");
+    ctx.stream.synchronize();
+    choose_algorithm();
+  }
+
+  double run() override {
+    const auto st = ctx_.stream.get();
+    start_.record(st);
+    for (int i = 0; i < batch_; ++i) matmul(algo_);
+    stop_.record(st);
+    const double seconds = elapsed_seconds(start_, stop_) / batch_;
+    if (fault_injected("wrong:gemm"))
+      check(gemm_corrupt(out_type_, c_.get(), s_.m / 2 + (s_.n / 2) * s_.m, st), "gemm_corrupt launch");
+    return seconds;
+  }
+
+  CheckResult verify() override {
+    // The entries the fault switch corrupts is included, so a wrong GEMM cannot hide between samples.
+    // Rows of op(A) and columns of op(B) are gathered for each sample: at most ~128 MiB of doubles.
+    const std::uint64_t k = s_.k;
+    const std::size_t fit = static_cast<std::size_t>(std::max<std::uint64_t>((128ULL << 20) / (16 * k), 5));
+    auto points = gemm_sample_points(s_, seed_, 60);
+    points.resize(std::min(points.size(), fit - 1));
+    points.emplace_back(s_.m / 2, s_.n / 2);
+    const int count = static_cast<int>(points.size());
+    std::vector<std::uint64_t> rows, cols;
+    for (auto [i, j] : points) {
+      rows.push_back(i);
+      cols.push_back(j);
+    }
+    const std::uint64_t per = static_cast<std::uint64_t>(count) * k;
+    DeviceMemory d_rows(ctx_.ordinal, rows.size() * 8), d_cols(ctx_.ordinal, cols.size() * 8);
+    DeviceMemory d_a(ctx_.ordinal, per * 8), d_b(ctx_.ordinal, per * 8), d_c(ctx_.ordinal, rows.size() * 8);
+    const auto st = ctx_.stream.get();
+    check(cudaMemcpyAsync(d_rows.get(), rows.data(), rows.size() * 8, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(d_cols.get(), cols.data(), cols.size() * 8, cudaMemcpyHostToDevice, st), "cudaMemcpyAsync");
+    GemmGather g{type_, out_type_, s_.m, s_.n, s_.k, s_.trans_a, s_.trans_b, a_.get(), b_.get(), c_.get(),
+                 d_rows.as<std::uint64_t>(), d_cols.as<std::uint64_t>(), count, d_a.as<double>(), d_b.as<double>(),
+                 d_c.as<double>()};
+    check(gemm_gather(g, helper_launch(ctx_.ordinal, per), st), "gemm_gather launch");
+    std::vector<double> ha(per), hb(per), hc(static_cast<std::size_t>(count));
+    check(cudaMemcpyAsync(ha.data(), d_a.get(), per * 8, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(hb.data(), d_b.get(), per * 8, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(hc.data(), d_c.get(), hc.size() * 8, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
+    ctx_.stream.synchronize();
+
+    CheckResult r;
+    for (int t = 0; t < count; ++t) {
+      const double* a = ha.data() + static_cast<std::uint64_t>(t) * k;
+      const double* b = hb.data() + static_cast<std::uint64_t>(t) * k;
+      const auto e = check_gemm_entry(type_, k, hc[t], [&](std::uint64_t p) { return a[p]; },
+                                      [&](std::uint64_t p) { return b[p]; });
+      ++r.checked;
+      r.max_error = std::max(r.max_error, e.error_ratio);
+      if (!e.ok) {
+        if (r.wrong == 0)
+          r.detail = fmt::format("C[{},{}] = {} is outside tolerance ({:.3g}x)", rows[t], cols[t], hc[t], e.error_ratio);
+        ++r.wrong;
+      }
+    }
+    return r;
+  }
+
+  nlohmann::json details() const override {
+    auto j = algo_config(algo_);
+    j["library"] = fmt::format("cuBLASLt {}", cuda_versions().cublaslt);
+    j["compute_type"] = lt_.types().compute_name;
+    j["output_dtype"] = dtype_name(out_type_);
+    j["heuristic_rank"] = chosen_.heuristic_rank;
+    j["candidates"] = candidates_;
+    j["workspace_bytes"] = kGemmWorkspaceBytes;
+    j["products_per_timing"] = batch_;
+    if (type_ == DType::fp8_e4m3) j["fast_accumulation"] = false;
+    return j;
+  }
+
+ private:
+  void matmul(const cublasLtMatmulAlgo_t& algo) {
+    static const double one_d = 1, zero_d = 0;
+    static const float one_f = 1, zero_f = 0;
+    static const std::int32_t one_i = 1, zero_i = 0;
+    const auto scale = lt_.types().scale;
+    const void* alpha = scale == CUDA_R_64F ? static_cast<const void*>(&one_d)
+                        : scale == CUDA_R_32I ? static_cast<const void*>(&one_i)
+                                              : static_cast<const void*>(&one_f);
+    const void* beta = scale == CUDA_R_64F ? static_cast<const void*>(&zero_d)
+                       : scale == CUDA_R_32I ? static_cast<const void*>(&zero_i)
+                                             : static_cast<const void*>(&zero_f);
+    check(cublasLtMatmul(ctx_.lt, lt_.op(), alpha, a_.get(), lt_.a(), b_.get(), lt_.b(), beta, c_.get(), lt_.c(),
+                         c_.get(), lt_.c(), &algo, workspace_.get(), kGemmWorkspaceBytes, ctx_.stream.get()),
+          "cublasLtMatmul");
+  }
+
+  // Times each of the heuristic's top-K algorithms (one warm-up, then the median of 3 products) and
+  // keeps the fastest; an algorithm that fails is recorded and passed over.
+  void choose_algorithm() {
+    const auto results = lt_.heuristic(ctx_.lt);
+    if (results.empty())
+      throw Error(fmt::format("cuBLASLt has no algorithm for GEMM {} {} on this GPU", format_gemm_shape(s_),
+                              dtype_name(type_)),
+                  kExitInvalidResult);
+    std::vector<GemmCandidate> timed;
+    const auto st = ctx_.stream.get();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      GemmCandidate c;
+      c.heuristic_rank = static_cast<int>(i);
+      try {
+        matmul(results[i].algo);
+        std::vector<double> t;
+        for (int r = 0; r < 3; ++r) {
+          start_.record(st);
+          matmul(results[i].algo);
+          stop_.record(st);
+          t.push_back(elapsed_seconds(start_, stop_));
+        }
+        c.seconds = median_of(t);
+      } catch (const Error& e) {
+        c.error = e.what();
+        cudaGetLastError();
+      }
+      timed.push_back(c);
+      nlohmann::json entry = {{"heuristic_rank", i}, {"waves", results[i].wavesCount}};
+      if (c.error.empty())
+        entry["us"] = c.seconds * 1e6;
+      else
+        entry["error"] = c.error;
+      entry.update(algo_config(results[i].algo));
+      candidates_.push_back(entry);
+    }
+    const auto best = fastest_candidate(timed);
+    if (!best)
+      throw Error(fmt::format("every one of the {} cuBLASLt algorithms failed for GEMM {} {}: {}", timed.size(),
+                              format_gemm_shape(s_), dtype_name(type_), timed.front().error),
+                  kExitInvalidResult);
+    chosen_ = timed[*best];
+    algo_ = results[*best].algo;
+    batch_ = gemm_batch(chosen_.seconds);
+  }
+
+  CudaContext& ctx_;
+  DType type_, out_type_;
+  GemmShape s_;
+  std::uint64_t seed_;
+  LtProblem lt_;
+  DeviceMemory a_, b_, c_, workspace_;
+  Event start_, stop_;
+  cublasLtMatmulAlgo_t algo_{};
+  GemmCandidate chosen_;
+  nlohmann::json candidates_ = nlohmann::json::array();
+  int batch_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmProblem> make_cuda_gemm(CudaContext& ctx, DType type, const GemmShape& shape, std::uint64_t seed) {
+  ScopedDevice on(ctx.ordinal);
+  return std::make_unique<CudaGemm>(ctx, type, shape, seed);
+}
+
+std::optional<std::string> cuda_gemm_unsupported(CudaContext& ctx, DType type, const GemmShape& shape) {
+  const LtProblem problem(type, shape);
+  if (!problem.heuristic(ctx.lt).empty()) return std::nullopt;
+  return fmt::format("cuBLASLt offers no algorithm for GEMM {} {} on this GPU (compute capability {})",
+                     format_gemm_shape(shape), dtype_name(type), format_cc(ctx.cc));
+}
+
+}  // namespace gpuscale::cuda

@@ -1,0 +1,96 @@
+#pragma once
+// The CUDA device's host-side decisions, as pure functions of what the driver reports (no CUDA
+// header here), so they are unit-tested on machines without a GPU: grid and array sizing, whether a
+// problem fits in free memory, which dtypes and layouts a compute capability runs, whether this build
+// carries code for the GPU, the choice among timed GEMM algorithms, and the one-line error texts.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "kernels/gemm_spec.h"
+
+namespace gpuscale::cuda {
+
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+  int value() const { return major * 10 + minor; }  // 9.0 -> 90
+  friend bool operator==(const ComputeCapability&, const ComputeCapability&) = default;
+};
+std::string format_cc(ComputeCapability cc);                     // "9.0"
+std::optional<ComputeCapability> parse_cc(std::string_view text);  // "9.0", "12.0"
+
+// ---- grids ---------------------------------------------------------------------------------------
+
+inline constexpr int kStreamThreads = 256;  // threads per block of the STREAM and copy kernels
+
+// Blocks for a grid-stride kernel: every SM filled at the occupancy the kernel reaches (blocks_per_sm
+// from the occupancy API; at least 1), never more blocks than there are vectors to give them.
+int grid_blocks(int sm_count, int blocks_per_sm, int threads, std::uint64_t elements, int vector_width);
+
+// ---- memory --------------------------------------------------------------------------------------
+
+// Free memory left untouched for the CUDA context, cuBLASLt and the verification buffers.
+inline constexpr std::uint64_t kMemoryHeadroom = 256ULL << 20;
+
+struct ArraySizing {
+  std::uint64_t bytes = 0;  // per array, a multiple of 2 MiB
+  bool capped = false;      // free memory forced it below the target
+};
+// Default bytes per STREAM array: at least 8x the L2 cache and at least 1 GiB, so the figure is HBM
+// bandwidth and launch overhead is small; capped so the 3 arrays take at most half the free memory.
+ArraySizing default_stream_array_bytes(std::uint64_t l2_bytes, std::uint64_t free_bytes);
+
+// "12.00 GiB (12884901888 bytes)"
+std::string format_bytes(std::uint64_t bytes);
+// Why `needed` bytes cannot be allocated with `free_bytes` free (keeping kMemoryHeadroom), or nullopt.
+// `what` names the allocation, e.g. "STREAM fp64: 3 arrays of 4.00 GiB".
+std::optional<std::string> memory_shortfall(std::string_view what, std::uint64_t needed, std::uint64_t free_bytes,
+                                            int ordinal);
+// a x b without wrapping (UINT64_MAX on overflow, which never fits).
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b);
+
+// ---- which code runs on which GPU ----------------------------------------------------------------
+
+// Whether a build for `archs` (CMake CUDA_ARCHITECTURES syntax, e.g. "80-real;90-real;120") has code
+// this GPU runs: machine code for sm_XY runs on X.Z with Z >= Y ("90a"-style variants only on 9.0),
+// PTX for compute_XY is compiled by the driver for any GPU of X.Y or newer.
+bool build_runs_on(std::string_view archs, ComputeCapability cc);
+
+// Why the GPU cannot run a GEMM at `type` (compute capability too old, or a type cuBLASLt has no GEMM
+// for); nullopt when it can.
+std::optional<std::string> gemm_dtype_unsupported(DType type, ComputeCapability cc);
+// Why cuBLASLt cannot run this layout at `type` on the GPU: fp8 takes only TN before compute
+// capability 10.0. nullopt when it can.
+std::optional<std::string> gemm_layout_unsupported(DType type, ComputeCapability cc, const GemmShape& s);
+
+// Element type of C (= D) for a GEMM at `type`: the input type, except fp8 (bf16 out) and int8 (int32).
+DType gemm_output_type(DType type);
+// A, B and C of `s` at `type` plus the workspace, in bytes (saturating).
+std::uint64_t gemm_device_bytes(DType type, const GemmShape& s, std::uint64_t workspace_bytes);
+
+// ---- GEMM algorithm choice -----------------------------------------------------------------------
+
+inline constexpr int kGemmCandidates = 8;                       // top-K heuristic results timed
+inline constexpr std::uint64_t kGemmWorkspaceBytes = 32ULL << 20;  // cuBLAS's advice for Hopper and newer
+
+struct GemmCandidate {
+  int heuristic_rank = 0;  // position in cublasLtMatmulAlgoGetHeuristic's answer
+  double seconds = 0;      // median time of one product; <= 0 when it failed
+  std::string error;       // why it failed
+};
+// The fastest candidate that ran (lowest seconds; the heuristic's order breaks ties), nullopt when none did.
+std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& candidates);
+// Products per timed repetition so one repetition lasts about `target_seconds` (1 ... max_batch).
+int gemm_batch(double seconds_per_product, double target_seconds = 2e-3, int max_batch = 1000);
+
+// ---- errors --------------------------------------------------------------------------------------
+
+// "cudaMemcpyAsync failed: out of memory (cudaErrorMemoryAllocation)". The harness adds the rank and
+// host when the error ends a measurement.
+std::string call_failure(std::string_view call, std::string_view error_string, std::string_view error_name);
+
+}  // namespace gpuscale::cuda

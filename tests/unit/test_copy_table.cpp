@@ -1,0 +1,95 @@
+// Copy cases and how their bytes count (kernels/copy_table.h), and the GPU identity helpers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/copy_table.h"
+#include "kernels/cuda/gpu_identity.h"
+
+namespace gpuscale {
+namespace {
+
+TEST(CopyTable, BytesCountedPerCase) {
+  const std::uint64_t size = 256ULL << 20;
+  EXPECT_EQ(copy_bytes_counted(CopyKind::h2d, size), size);
+  EXPECT_EQ(copy_bytes_counted(CopyKind::d2h, size), size);
+  EXPECT_EQ(copy_bytes_counted(CopyKind::bidir, size), 2 * size);  // both directions added
+  EXPECT_EQ(copy_bytes_counted(CopyKind::d2d, size), 2 * size);    // read + written, as STREAM copy
+  EXPECT_EQ(copy_bytes_counted(CopyKind::p2p_ce, size), size);
+  EXPECT_EQ(copy_bytes_counted(CopyKind::p2p_sm, size), size);
+  // d2d counts exactly what STREAM copy counts for the same bytes.
+  EXPECT_EQ(copy_bytes_counted(CopyKind::d2d, size), stream_bytes(StreamOp::copy, size / 8, 8));
+}
+
+TEST(CopyTable, KeysAndPeerCases) {
+  for (const auto& c : kCopyCases) {
+    EXPECT_EQ(parse_copy_kind(c.name), c.kind);
+    EXPECT_EQ(copy_spec(c.kind).name, c.name);
+    EXPECT_EQ(c.peer, c.kind == CopyKind::p2p_ce || c.kind == CopyKind::p2p_sm);
+    EXPECT_FALSE(c.counted.empty());
+  }
+  EXPECT_FALSE(parse_copy_kind("p2p"));
+}
+
+TEST(CopyTable, SizesAreWholeVectors) {
+  EXPECT_EQ(copy_size_rounded(256ULL << 20), 256ULL << 20);
+  EXPECT_EQ(copy_size_rounded(1000), 992u);
+  EXPECT_EQ(copy_size_rounded(7), 16u);
+}
+
+TEST(CopyTable, PeersAndDirections) {
+  EXPECT_EQ(peer_ordinal(0, 1, 8), 1);
+  EXPECT_EQ(peer_ordinal(7, 1, 8), 0);
+  EXPECT_EQ(peer_ordinal(5, 7, 8), 4);
+  EXPECT_EQ(peer_ordinal(0, 1, 1), 0);  // one GPU: its own (the engine then says there is no peer)
+  EXPECT_EQ(parse_peer_direction("write"), PeerDirection::write);
+  EXPECT_EQ(parse_peer_direction(peer_direction_name(PeerDirection::read)), PeerDirection::read);
+  EXPECT_FALSE(parse_peer_direction("both"));
+}
+
+TEST(CopyTable, DataIsRandomAndReproducible) {
+  EXPECT_EQ(copy_word(7, 123), copy_word(7, 123));
+  EXPECT_NE(copy_word(7, 123), copy_word(8, 123));
+  int same = 0;
+  for (std::uint64_t i = 1; i < 1000; ++i) same += copy_word(7, i) == copy_word(7, i - 1);
+  EXPECT_LT(same, 2);
+}
+
+TEST(GpuIdentity, PciIdsAndUuids) {
+  EXPECT_EQ(cuda::parse_pci_id("0x2335"), 0x2335u);
+  EXPECT_EQ(cuda::parse_pci_id("233B"), 0x233bu);
+  EXPECT_FALSE(cuda::parse_pci_id("0x"));
+  EXPECT_FALSE(cuda::parse_pci_id("0x12345"));
+  EXPECT_FALSE(cuda::parse_pci_id("23g5"));
+  EXPECT_EQ(cuda::format_pci_id(0x20b0), "0x20b0");
+  const unsigned char b[16] = {0x8a, 0x1f, 0x22, 0x03, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+  EXPECT_EQ(cuda::format_gpu_uuid(b), "GPU-8a1f2203-4455-6677-8899-aabbccddeeff");
+}
+
+TEST(GpuIdentity, PciDeviceIdReadFromSysfs) {
+  const auto root = std::filesystem::temp_directory_path() / "gpuscale_test_sysfs";
+  const auto dir = root / "bus/pci/devices/0000:1b:00.0";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "device") << "0x2335\n";
+  EXPECT_EQ(cuda::read_pci_device_id(root.string(), "0000:1B:00.0"), 0x2335u);  // CUDA writes upper case
+  EXPECT_FALSE(cuda::read_pci_device_id(root.string(), "0000:1C:00.0"));
+  std::filesystem::remove_all(root);
+}
+
+TEST(GpuIdentity, FromDeviceDetails) {
+  DeviceInfo d;
+  d.name = "NVIDIA H200";
+  d.details = {{"pci_device_id", "0x2335"}, {"compute_capability", "9.0"}, {"sm_count", 132}};
+  const auto id = cuda::gpu_identity(d);
+  EXPECT_EQ(id.name, "NVIDIA H200");
+  EXPECT_EQ(id.pci_device_id, 0x2335u);
+  EXPECT_EQ(id.cc, (cuda::ComputeCapability{9, 0}));
+  EXPECT_EQ(id.sm_count, 132);
+  d.details = {{"pci_device_id", nullptr}};
+  EXPECT_FALSE(cuda::gpu_identity(d).pci_device_id);
+  EXPECT_FALSE(cuda::gpu_identity(d).cc);
+}
+
+}  // namespace
+}  // namespace gpuscale

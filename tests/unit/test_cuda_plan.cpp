@@ -1,0 +1,171 @@
+// The CUDA device's host-side decisions (kernels/cuda/cuda_plan.h), without a GPU.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "kernels/cuda/cuda_plan.h"
+
+namespace gpuscale::cuda {
+namespace {
+
+constexpr std::uint64_t GiB = 1ULL << 30, MiB = 1ULL << 20;
+
+TEST(ComputeCapability, ParsesAndFormats) {
+  EXPECT_EQ(parse_cc("9.0"), (ComputeCapability{9, 0}));
+  EXPECT_EQ(parse_cc("12.0"), (ComputeCapability{12, 0}));
+  EXPECT_EQ(parse_cc("8.9")->value(), 89);
+  EXPECT_EQ(format_cc({10, 0}), "10.0");
+  for (const char* bad : {"", "9", "9.", ".0", "9.0.1", "x.0", "9.10", "0.5", "-1.0"})
+    EXPECT_FALSE(parse_cc(bad)) << bad;
+}
+
+TEST(GridBlocks, FillsEverySmAtTheKernelsOccupancy) {
+  // H200: 132 SMs x 8 resident blocks of 256 threads; plenty of work.
+  EXPECT_EQ(grid_blocks(132, 8, 256, 1ULL << 28, 2), 132 * 8);
+  EXPECT_EQ(grid_blocks(108, 4, 256, 1ULL << 30, 4), 108 * 4);
+}
+
+TEST(GridBlocks, NeverMoreBlocksThanVectorsOfWork) {
+  EXPECT_EQ(grid_blocks(132, 8, 256, 1000, 4), 1);      // 250 vectors: one block
+  EXPECT_EQ(grid_blocks(132, 8, 256, 256 * 4 + 1, 4), 2);  // 257 vectors: two blocks
+  EXPECT_EQ(grid_blocks(132, 8, 256, 0, 4), 1);         // at least one block
+  EXPECT_EQ(grid_blocks(0, 0, 256, 1ULL << 30, 2), 1);  // a failed occupancy query still gives a grid
+}
+
+TEST(StreamArraySizing, AtLeastEightTimesL2AndOneGiB) {
+  // H200: 60 MiB L2 -> 480 MiB would be 8x L2; the 1 GiB floor wins.
+  auto s = default_stream_array_bytes(60 * MiB, 140 * GiB);
+  EXPECT_EQ(s.bytes, 1 * GiB);
+  EXPECT_FALSE(s.capped);
+  // A GPU with a 256 MiB cache: 8x L2 = 2 GiB.
+  s = default_stream_array_bytes(256 * MiB, 140 * GiB);
+  EXPECT_EQ(s.bytes, 2 * GiB);
+  EXPECT_GE(s.bytes, 8 * 256 * MiB);
+}
+
+TEST(StreamArraySizing, CappedSoThreeArraysTakeAtMostHalfTheFreeMemory) {
+  const auto s = default_stream_array_bytes(50 * MiB, 3 * GiB);
+  EXPECT_TRUE(s.capped);
+  EXPECT_LE(3 * s.bytes, 3 * GiB / 2);
+  EXPECT_EQ(s.bytes % (2 * MiB), 0u);
+  EXPECT_GT(s.bytes, 0u);
+  EXPECT_GT(default_stream_array_bytes(50 * MiB, 0).bytes, 0u);
+}
+
+TEST(MemoryShortfall, NamesTheSizeAndTheFreeMemoryBeforeAllocating) {
+  EXPECT_FALSE(memory_shortfall("x", 1 * GiB, 4 * GiB, 0));
+  const auto why = memory_shortfall("STREAM fp64: 3 arrays of 4.00 GiB (4294967296 bytes)", 12 * GiB, 10 * GiB, 3);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("STREAM fp64: 3 arrays of 4.00 GiB"), std::string::npos) << *why;
+  EXPECT_NE(why->find("12.00 GiB (12884901888 bytes)"), std::string::npos) << *why;
+  EXPECT_NE(why->find("GPU 3 has 10.00 GiB (10737418240 bytes) free"), std::string::npos) << *why;
+  // The headroom for the context and libraries counts: exactly the free memory does not fit.
+  EXPECT_TRUE(memory_shortfall("x", 4 * GiB, 4 * GiB, 0));
+  EXPECT_TRUE(memory_shortfall("x", 1, 0, 0));
+  // Sizes that overflow 64 bits never fit.
+  const auto huge = memory_shortfall("x", saturating_mul(1ULL << 40, 1ULL << 40), 80 * GiB, 0);
+  ASSERT_TRUE(huge);
+  EXPECT_NE(huge->find("more than 2^64 bytes"), std::string::npos);
+}
+
+TEST(BuildRunsOn, MachineCodeRunsOnItsMajorAtEqualOrHigherMinor) {
+  const char* archs = "80-real;86-real;89-real;90-real;100-real;120";
+  EXPECT_TRUE(build_runs_on(archs, {8, 0}));
+  EXPECT_TRUE(build_runs_on(archs, {8, 7}));   // sm_86 code runs on 8.7
+  EXPECT_TRUE(build_runs_on(archs, {9, 0}));
+  EXPECT_TRUE(build_runs_on(archs, {10, 3}));  // sm_100 code runs on 10.3
+  EXPECT_TRUE(build_runs_on(archs, {12, 1}));  // sm_120 code and PTX
+  EXPECT_TRUE(build_runs_on(archs, {13, 0}));  // PTX for compute_120 is JIT-compiled on newer GPUs
+  EXPECT_FALSE(build_runs_on(archs, {7, 0}));  // V100: nothing old enough
+  EXPECT_FALSE(build_runs_on(archs, {11, 0})); // no sm_11x code, and PTX 12.0 is newer than 11.0
+}
+
+TEST(BuildRunsOn, QuickBuildsAndArchSpecificVariants) {
+  EXPECT_TRUE(build_runs_on("90", {9, 0}));     // real + PTX
+  EXPECT_TRUE(build_runs_on("90", {10, 0}));    // through the PTX
+  EXPECT_FALSE(build_runs_on("90", {8, 9}));
+  EXPECT_FALSE(build_runs_on("90-real", {10, 0}));  // no PTX to fall back on
+  EXPECT_TRUE(build_runs_on("90a-real", {9, 0}));
+  EXPECT_FALSE(build_runs_on("90a-real", {9, 1}));  // "a" code runs on exactly 9.0
+  EXPECT_TRUE(build_runs_on("70-virtual", {8, 0}));
+  EXPECT_FALSE(build_runs_on("", {9, 0}));
+  EXPECT_FALSE(build_runs_on("native", {9, 0}));  // not resolvable here
+}
+
+TEST(GemmDtypeSupport, ByComputeCapability) {
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::fp64, {7, 0}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::fp32, {7, 0}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::fp16, {7, 0}));
+  EXPECT_TRUE(gemm_dtype_unsupported(DType::bf16, {7, 0}));
+  EXPECT_TRUE(gemm_dtype_unsupported(DType::tf32, {7, 5}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::bf16, {8, 0}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::int8, {8, 0}));
+  // fp8 (e4m3): Ada and Hopper onwards, not Ampere.
+  const auto a100 = gemm_dtype_unsupported(DType::fp8_e4m3, {8, 0});
+  ASSERT_TRUE(a100);
+  EXPECT_NE(a100->find("8.9"), std::string::npos) << *a100;
+  EXPECT_NE(a100->find("this GPU is 8.0"), std::string::npos) << *a100;
+  EXPECT_TRUE(gemm_dtype_unsupported(DType::fp8_e4m3, {8, 6}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::fp8_e4m3, {8, 9}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::fp8_e4m3, {9, 0}));
+  EXPECT_FALSE(gemm_dtype_unsupported(DType::fp8_e4m3, {12, 0}));
+  EXPECT_TRUE(gemm_dtype_unsupported(DType::fp8_e5m2, {9, 0}));
+  EXPECT_TRUE(gemm_dtype_unsupported(DType::int32, {9, 0}));
+}
+
+TEST(GemmLayoutSupport, Fp8TakesOnlyTnBeforeBlackwell) {
+  const GemmShape nn{4096, 4096, 4096, false, false}, tn{4096, 4096, 4096, true, false};
+  const auto why = gemm_layout_unsupported(DType::fp8_e4m3, {9, 0}, nn);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("4096x4096x4096:TN"), std::string::npos) << *why;
+  EXPECT_FALSE(gemm_layout_unsupported(DType::fp8_e4m3, {9, 0}, tn));
+  EXPECT_FALSE(gemm_layout_unsupported(DType::fp8_e4m3, {10, 0}, nn));
+  EXPECT_FALSE(gemm_layout_unsupported(DType::bf16, {9, 0}, nn));
+  // The harness's default sweep already uses TN where cuBLAS users do.
+  EXPECT_TRUE(gemm_default_transpose_a(DType::fp8_e4m3));
+  EXPECT_TRUE(gemm_default_transpose_a(DType::int8));
+  EXPECT_FALSE(gemm_default_transpose_a(DType::bf16));
+}
+
+TEST(GemmMemory, CountsEveryMatrixAtItsTypeWithoutWrapping) {
+  EXPECT_EQ(gemm_output_type(DType::fp8_e4m3), DType::bf16);
+  EXPECT_EQ(gemm_output_type(DType::int8), DType::int32);
+  EXPECT_EQ(gemm_output_type(DType::tf32), DType::tf32);
+  const GemmShape s{8192, 4096, 1024, false, false};
+  // A 8192x1024 + B 1024x4096 at 2 bytes, C 8192x4096 at 2 bytes, plus the workspace.
+  EXPECT_EQ(gemm_device_bytes(DType::bf16, s, 32 * MiB), (8192ULL * 1024 + 1024ULL * 4096 + 8192ULL * 4096) * 2 + 32 * MiB);
+  // int8: 1-byte inputs, 4-byte output.
+  EXPECT_EQ(gemm_device_bytes(DType::int8, s, 0), 8192ULL * 1024 + 1024ULL * 4096 + 8192ULL * 4096 * 4);
+  // 16384^3 fp64: 3 x 2 GiB.
+  EXPECT_EQ(gemm_device_bytes(DType::fp64, {16384, 16384, 16384}, 0), 6 * GiB);
+  const GemmShape huge{1ULL << 40, 1ULL << 40, 1ULL << 40};
+  EXPECT_EQ(gemm_device_bytes(DType::fp32, huge, 0), std::numeric_limits<std::uint64_t>::max());
+}
+
+TEST(GemmAlgorithmChoice, FastestThatRanWins) {
+  std::vector<GemmCandidate> c = {{0, 2e-3, ""}, {1, 1e-3, ""}, {2, 5e-4, "cublasLtMatmul failed: ..."},
+                                  {3, 1.5e-3, ""}, {4, 0, ""}};
+  EXPECT_EQ(fastest_candidate(c), 1u);  // 2 failed, 4 measured nothing
+  c[3].seconds = 1e-3;                  // a tie: the heuristic's earlier answer wins
+  EXPECT_EQ(fastest_candidate(c), 1u);
+  EXPECT_FALSE(fastest_candidate({}));
+  EXPECT_FALSE(fastest_candidate({{0, 0, "x"}, {1, -1, ""}}));
+}
+
+TEST(GemmAlgorithmChoice, BatchesShortProductsIntoTimingsOfAboutTwoMilliseconds) {
+  EXPECT_EQ(gemm_batch(1e-3), 2);
+  EXPECT_EQ(gemm_batch(4e-6), 500);
+  EXPECT_EQ(gemm_batch(1e-9), 1000);  // capped
+  EXPECT_EQ(gemm_batch(0.5), 1);
+  EXPECT_EQ(gemm_batch(0), 1);
+}
+
+TEST(CudaErrors, OneLineWithTheCallTheErrorAndItsName) {
+  EXPECT_EQ(call_failure("cudaMemcpy", "out of memory", "cudaErrorMemoryAllocation"),
+            "cudaMemcpy failed: out of memory (cudaErrorMemoryAllocation)");
+  EXPECT_EQ(call_failure("cublasLtMatmul", "the requested functionality is not supported", ""),
+            "cublasLtMatmul failed: the requested functionality is not supported");
+}
+
+}  // namespace
+}  // namespace gpuscale::cuda
