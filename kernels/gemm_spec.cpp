@@ -24,6 +24,7 @@ GemmShape parse_gemm_shape(std::string_view text) {
     auto layout = text.substr(colon + 1);
     dims = text.substr(0, colon);
     if (layout.size() != 2) return bad("the layout must be two letters");
+    s.layout_given = true;
     for (int i = 0; i < 2; ++i) {
       char ch = layout[i];
       if (ch != 'N' && ch != 'T' && ch != 'n' && ch != 't') return bad("layout letters are N or T");

@@ -21,6 +21,7 @@ struct GemmShape {
   std::uint64_t m = 0, n = 0, k = 0;
   bool trans_a = false;  // A stored k x m and used transposed
   bool trans_b = false;  // B stored n x k and used transposed
+  bool layout_given = false;  // parsed with a ":TN"-style suffix; without one, each dtype's default applies
 };
 
 inline double gemm_flops(const GemmShape& s) {

@@ -34,7 +34,7 @@ class GemmBenchmark final : public Benchmark {
   std::vector<ParamDoc> parameters() const override {
     return {{"dtype", "fp64, fp32 (CPU); fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8 (CUDA) (--dtypes)"},
             {"m, n, k", "shape (--gemm-shapes 4096,8192x1024x4096; default square sweep)"},
-            {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; default NN, TN for fp8 and int8)"}};
+            {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; without one NN, TN for fp8 and int8)"}};
   }
   std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
 
@@ -50,7 +50,7 @@ class GemmBenchmark final : public Benchmark {
     std::vector<nlohmann::json> out;
     for (DType t : types)
       for (auto s : shapes) {
-        if (ctx.opts.gemm_shapes.empty()) s.trans_a = gemm_default_transpose_a(t);  // TN for fp8 and int8
+        if (!s.layout_given) s.trans_a = gemm_default_transpose_a(t);  // TN for fp8 and int8
         out.push_back({{"dtype", dtype_name(t)}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"layout", gemm_layout(s)}});
       }
     return out;

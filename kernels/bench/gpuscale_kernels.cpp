@@ -202,7 +202,7 @@ void register_all(Device& dev, const Flags& f) {
       continue;
     }
     for (GemmShape s : shapes) {
-      if (f.gemm_shapes.empty()) s.trans_a = gemm_default_transpose_a(t);
+      if (!s.layout_given) s.trans_a = gemm_default_transpose_a(t);
       if (auto why = dev.gemm_shape_unsupported(t, s)) {
         fmt::print(stderr, "gpuscale-kernels: no gemm/{}/{}: {}\n", dtype_name(t), format_gemm_shape(s), *why);
         continue;

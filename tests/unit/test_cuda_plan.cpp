@@ -121,7 +121,10 @@ TEST(GemmLayoutSupport, Fp8TakesOnlyTnBeforeBlackwell) {
   EXPECT_FALSE(gemm_layout_unsupported(DType::fp8_e4m3, {9, 0}, tn));
   EXPECT_FALSE(gemm_layout_unsupported(DType::fp8_e4m3, {10, 0}, nn));
   EXPECT_FALSE(gemm_layout_unsupported(DType::bf16, {9, 0}, nn));
-  // The harness's default sweep already uses TN where cuBLAS users do.
+  // A shape without a layout suffix takes each dtype's default (TN for fp8 and int8); an explicit one is kept.
+  EXPECT_FALSE(parse_gemm_shape("8192").layout_given);
+  EXPECT_TRUE(parse_gemm_shape("8192:NN").layout_given);
+  EXPECT_TRUE(parse_gemm_shape("8192x8192x1024:TN").trans_a);
   EXPECT_TRUE(gemm_default_transpose_a(DType::fp8_e4m3));
   EXPECT_TRUE(gemm_default_transpose_a(DType::int8));
   EXPECT_FALSE(gemm_default_transpose_a(DType::bf16));

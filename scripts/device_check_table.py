@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The short table scripts/device-check prints: gpuscale's figures on one GPU next to the expected peak
+and torch's figures from the same session, with the targets of the CUDA issue (met or missed; targets
+are reported, never used to pass or fail a test)."""
+import argparse
+import json
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def row(doc, bench, **params):
+    if not doc:
+        return None
+    for r in doc["results"]:
+        if r["benchmark"] == bench and r["gpu_count"] == 1 and all(r["params"].get(k) == v for k, v in params.items()):
+            return r
+    return None
+
+
+def fmt(v, unit):
+    return "-" if v is None else f"{v:,.1f} {unit}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--result", required=True)
+    ap.add_argument("--torch")
+    ap.add_argument("--kernels")
+    args = ap.parse_args()
+    doc, torch = load(args.result), load(args.torch) if args.torch else None
+    if not doc:
+        print(f"no gpuscale result at {args.result}")
+        return 1
+    dev = doc["ranks"][0]["device"]
+    print(f"GPU: {dev['name']} ({dev['details'].get('compute_capability')}, {dev['details'].get('sm_count')} SMs), "
+          f"{doc['created_utc']}, gpuscale {doc['tool']['commit']}")
+    lines = []
+
+    def add(label, r):
+        if r is None:
+            lines.append((label, "-", "-", "-", "missing"))
+            return
+        frac = r["fraction_of_peak"]
+        lines.append((label, fmt(r["aggregate"], r["unit"]), fmt(r["expected_peak"], r["unit"]),
+                      "-" if frac is None else f"{100 * frac:.1f}%", r["status"]))
+
+    for b in ["copy", "triad", "read", "write"]:
+        add(f"stream.{b} fp64", row(doc, f"stream.{b}", dtype="fp64"))
+    add("copy.d2d (read+write)", row(doc, "copy.d2d"))
+    add("copy.h2d", row(doc, "copy.h2d"))
+    add("copy.d2h", row(doc, "copy.d2h"))
+    for dt in ["fp64", "fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "int8"]:
+        add(f"gemm {dt} 8192^3", row(doc, "gemm", dtype=dt, m=8192, n=8192, k=8192))
+    if torch and "copy" in torch:
+        lines.append(("torch copy_ (read+write)", fmt(torch["copy"]["gbps_read_plus_write"], "GB/s"), "-", "-", "torch"))
+    if torch and "matmul_bf16" in torch:
+        lines.append(("torch.matmul bf16 8192^3", fmt(torch["matmul_bf16"]["tflops"], "TFLOP/s"), "-", "-", "torch"))
+    w = max(len(l[0]) for l in lines)
+    print(f"{'':<{w}}  {'measured':>18}  {'expected peak':>18}  {'of peak':>8}  status")
+    for l in lines:
+        print(f"{l[0]:<{w}}  {l[1]:>18}  {l[2]:>18}  {l[3]:>8}  {l[4]}")
+
+    print("\ntargets (reported, not enforced):")
+
+    def target(text, ok):
+        print(f"  [{'met' if ok else 'MISSED' if ok is not None else 'n/a'}] {text}")
+
+    def val(r):
+        return r["aggregate"] if r and r["status"] == "ok" else None
+
+    triad, copy = val(row(doc, "stream.triad", dtype="fp64")), val(row(doc, "stream.copy", dtype="fp64"))
+    peak = (row(doc, "stream.triad", dtype="fp64") or {}).get("expected_peak")
+    tcopy = torch["copy"]["gbps_read_plus_write"] if torch and "copy" in torch else None
+    for name, v in [("triad", triad), ("copy", copy)]:
+        target(f"{name} >= 88% of the memory peak", None if v is None or not peak else v >= 0.88 * peak)
+        target(f"{name} >= torch device copy", None if v is None or tcopy is None else v >= tcopy)
+    bf16 = val(row(doc, "gemm", dtype="bf16", m=8192, n=8192, k=8192))
+    tmm = torch["matmul_bf16"]["tflops"] if torch and "matmul_bf16" in torch else None
+    target("bf16 8192^3 >= torch.matmul", None if bf16 is None or tmm is None else bf16 >= tmm)
+    fp8r = row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192)
+    target("fp8 8192^3 >= 70% of its dense peak",
+           None if not fp8r or fp8r["fraction_of_peak"] is None else fp8r["fraction_of_peak"] >= 0.70)
+    s = doc["summary"]
+    print(f"\nrows: {s['rows']} ({s['ok']} ok, {s['invalid']} invalid, {s['failed']} failed, {s['skipped']} skipped)")
+    for r in doc["results"]:
+        if r["status"] in ("invalid", "failed"):
+            print(f"  {r['status']}: {r['benchmark']} {r['params']}: {'; '.join(r['errors'])}")
+    kern = load(args.kernels) if args.kernels else None
+    if kern:
+        errs = [b["name"] for b in kern.get("benchmarks", []) if b.get("error_occurred")]
+        print(f"gpuscale-kernels: {len(kern.get('benchmarks', []))} results, {len(errs)} errors {errs if errs else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
