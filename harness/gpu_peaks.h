@@ -4,6 +4,7 @@
 // A GPU is found by its exact device name (the "NVIDIA " prefix may be missing on either side; never a
 // substring: "A10" is not "A100", "H200" is not "H200 NVL"), else by PCI device id + compute
 // capability + SM count together. An unknown GPU has no peaks: null with the reason, never guessed.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>

@@ -24,7 +24,7 @@ class StreamBenchmark final : public Benchmark {
   Scope scope() const override { return Scope::independent; }
   std::vector<ParamDoc> parameters() const override {
     return {{"dtype", "element type (--dtypes; default fp64,fp32, --quick fp64)"},
-            {"array_bytes", "bytes per array (--array-size; default 4x the last-level cache, or 8x the GPU's L2)"},
+            {"array_bytes", "bytes per array (--array-size; default 4x the last-level cache, or 8x the GPU's L2 and at least 1G)"},
             {"elements", "elements per array"}};
   }
   std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }

@@ -46,6 +46,16 @@ def gpu_visible():
         return False
 
 
+def skip_unless_cuda_without_gpu():
+    """The no-device cases need a CUDA build on a machine without a GPU; elsewhere they skip."""
+    if not cuda_built():
+        print("SKIP: built without the CUDA backend")
+        sys.exit(SKIP)
+    if gpu_visible():
+        print("SKIP: a GPU is visible here")
+        sys.exit(SKIP)
+
+
 def out_path(name):
     os.makedirs(ARGS.workdir, exist_ok=True)
     path = os.path.join(ARGS.workdir, name)
@@ -73,12 +83,7 @@ def case_list():
 
 
 def case_no_device():
-    if not cuda_built():
-        print("SKIP: built without the CUDA backend")
-        sys.exit(SKIP)
-    if gpu_visible():
-        print("SKIP: a GPU is visible here")
-        sys.exit(SKIP)
+    skip_unless_cuda_without_gpu()
     for cmd in ([ARGS.gpuscale], [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale]):
         p = run(cmd + ["run", "--backend", "cuda", "--quick", "-o", out_path("cuda.json")])
         lines = our_lines(p.stderr, "gpuscale:")
@@ -173,12 +178,7 @@ def case_kernels_cpu():
 
 
 def case_kernels_no_device():
-    if not cuda_built():
-        print("SKIP: built without the CUDA backend")
-        sys.exit(SKIP)
-    if gpu_visible():
-        print("SKIP: a GPU is visible here")
-        sys.exit(SKIP)
+    skip_unless_cuda_without_gpu()
     p = run([ARGS.kernels, "--backend=cuda"])
     if p.returncode != 3 or not p.stderr.startswith("gpuscale-kernels: no CUDA device: "):
         fail(f"gpuscale-kernels --backend=cuda without a GPU: {p.returncode} {p.stderr!r}")
