@@ -81,7 +81,10 @@ TEST(GemmTolerance, PerType) {
   EXPECT_EQ(gemm_tolerance(DType::int8).accum_eps, 0.0);
   EXPECT_EQ(gemm_tolerance(DType::fp64).accum_eps, std::ldexp(1.0, -53));
   EXPECT_EQ(gemm_tolerance(DType::fp32).accum_eps, std::ldexp(1.0, -24));
-  EXPECT_EQ(gemm_tolerance(DType::tf32).accum_eps, std::ldexp(1.0, -11));
+  // tf32 accumulates in fp32; its inputs lose all but 10 mantissa bits inside the multiply.
+  EXPECT_EQ(gemm_tolerance(DType::tf32).accum_eps, std::ldexp(1.0, -24));
+  EXPECT_EQ(gemm_tolerance(DType::tf32).input_eps, std::ldexp(1.0, -9));
+  EXPECT_EQ(gemm_tolerance(DType::fp32).input_eps, 0.0);
   EXPECT_EQ(gemm_tolerance(DType::fp16).output_eps, std::ldexp(1.0, -11));
   EXPECT_EQ(gemm_tolerance(DType::bf16).output_eps, std::ldexp(1.0, -8));
   EXPECT_EQ(gemm_tolerance(DType::bf16).accum_eps, std::ldexp(1.0, -24));  // fp32 accumulation

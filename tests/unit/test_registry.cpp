@@ -117,7 +117,16 @@ TEST(Registry, BackendAndDeviceFilter) {
   EXPECT_TRUE(registry().select({}, "rocm", nullptr).empty());
   const auto msg = error_of([] { registry().select({"gemm"}, "rocm", nullptr); });
   EXPECT_NE(msg.find("rocm"), std::string::npos) << msg;
-  EXPECT_EQ(keys(registry().select({}, "cuda", nullptr)), keys(registry().select({}, "cpu", nullptr)));
+  // The CUDA backend runs everything the CPU backend does, plus the copy benchmarks.
+  const auto cuda = keys(registry().select({}, "cuda", nullptr)), cpu = keys(registry().select({}, "cpu", nullptr));
+  std::vector<std::string> cuda_only;
+  for (const auto& k : cuda)
+    if (std::find(cpu.begin(), cpu.end(), k) == cpu.end()) cuda_only.push_back(k);
+  EXPECT_EQ(cuda_only, (std::vector<std::string>{"copy.h2d", "copy.d2h", "copy.bidir", "copy.d2d", "copy.p2p_ce",
+                                                 "copy.p2p_sm"}));
+  EXPECT_EQ(cuda.size(), cpu.size() + cuda_only.size());
+  EXPECT_EQ(keys(registry().select({"copy"}, "cuda", nullptr)), cuda_only);
+
 
   const PartialDevice dev;
   EXPECT_EQ(keys(registry().select({"stream"}, "cpu", &dev)),
@@ -126,6 +135,8 @@ TEST(Registry, BackendAndDeviceFilter) {
   EXPECT_EQ(std::count(all.begin(), all.end(), "stream.scale"), 0);
   EXPECT_EQ(std::count(all.begin(), all.end(), "gemm"), 1);
   EXPECT_EQ(all.size(), 2 + 1 + collective_keys().size());
+  // A device without a copy engine (copies() is null) does not run the copy benchmarks.
+  EXPECT_TRUE(registry().select({"copy"}, "cuda", &dev).empty());
 }
 
 // `--benchmarks all,gemm` passes check_names ("all" is accepted there), but select() only treats "all"
