@@ -64,7 +64,7 @@ std::optional<std::string> memory_shortfall(std::string_view what, std::uint64_t
 bool build_runs_on(std::string_view archs, ComputeCapability cc) {
   std::size_t pos = 0;
   while (pos <= archs.size()) {
-    auto next = archs.find(';', pos);
+    auto next = archs.find_first_of(";,", pos);
     if (next == std::string_view::npos) next = archs.size();
     std::string_view item = archs.substr(pos, next - pos);
     pos = next + 1;

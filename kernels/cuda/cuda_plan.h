@@ -55,7 +55,8 @@ std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b);
 
 // ---- which code runs on which GPU ----------------------------------------------------------------
 
-// Whether a build for `archs` (CMake CUDA_ARCHITECTURES syntax, e.g. "80-real;90-real;120") has code
+// Whether a build for `archs` (CMake CUDA_ARCHITECTURES syntax, e.g. "80-real;90-real;120", or with
+// commas) has code
 // this GPU runs: machine code for sm_XY runs on X.Z with Z >= Y ("90a"-style variants only on 9.0),
 // PTX for compute_XY is compiled by the driver for any GPU of X.Y or newer.
 bool build_runs_on(std::string_view archs, ComputeCapability cc);

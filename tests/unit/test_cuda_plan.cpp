@@ -81,6 +81,7 @@ TEST(BuildRunsOn, MachineCodeRunsOnItsMajorAtEqualOrHigherMinor) {
 }
 
 TEST(BuildRunsOn, QuickBuildsAndArchSpecificVariants) {
+  EXPECT_TRUE(build_runs_on("80-real,90-real", {9, 0}));  // as the binary carries the list
   EXPECT_TRUE(build_runs_on("90", {9, 0}));     // real + PTX
   EXPECT_TRUE(build_runs_on("90", {10, 0}));    // through the PTX
   EXPECT_FALSE(build_runs_on("90", {8, 9}));
