@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitInvalidResult = 1,  // a measurement failed verification or a benchmark failed
   kExitUsage = 2,          // bad flags, bad input files, bad environment
   kExitNoDevice = 3,       // the requested backend has no usable device
+  kExitInterrupted = 4,    // stopped by a signal (SIGUSR1 time-limit warning, SIGTERM, SIGINT): partial results
 };
 
 class Error : public std::runtime_error {

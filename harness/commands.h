@@ -13,5 +13,6 @@ using Action = std::function<int()>;
 void add_run_command(CLI::App& app, Action& action, int argc, char** argv);
 void add_list_command(CLI::App& app, Action& action);
 void add_validate_command(CLI::App& app, Action& action);
+void add_merge_command(CLI::App& app, Action& action, int argc, char** argv);  // analysis/cmd_merge.cpp
 
 }  // namespace gpuscale

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add_run_command(app, action, argc, argv);
   add_list_command(app, action);
   add_validate_command(app, action);
+  add_merge_command(app, action, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

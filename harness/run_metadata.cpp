@@ -35,6 +35,11 @@ nlohmann::json slurm_info(const std::map<std::string, std::string>& env) {
     return it == env.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second);
   };
   if (env.find("SLURM_JOB_ID") == env.end()) return nullptr;
+  // How the ranks were started inside the job: Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE in every
+  // rank; srun sets SLURM_STEP_ID (the batch step itself, without srun, has neither).
+  const nlohmann::json launcher = env.count("OMPI_COMM_WORLD_SIZE") ? nlohmann::json("mpirun")
+                                  : env.count("SLURM_STEP_ID")      ? nlohmann::json("srun")
+                                                                    : nlohmann::json(nullptr);
   return {{"job_id", get("SLURM_JOB_ID")},
           {"array_job_id", get("SLURM_ARRAY_JOB_ID")},
           {"array_task_id", get("SLURM_ARRAY_TASK_ID")},
@@ -47,7 +52,12 @@ nlohmann::json slurm_info(const std::map<std::string, std::string>& env) {
           {"tasks_per_node", get("SLURM_TASKS_PER_NODE")},
           {"gpus_per_node", get("SLURM_GPUS_PER_NODE")},
           {"gpus_per_task", get("SLURM_GPUS_PER_TASK")},
-          {"job_gpus", get("SLURM_JOB_GPUS")}};
+          {"job_gpus", get("SLURM_JOB_GPUS")},
+          {"gpus", get("SLURM_GPUS")},
+          {"gpus_on_node", get("SLURM_GPUS_ON_NODE")},
+          {"ntasks_per_node", get("SLURM_NTASKS_PER_NODE")},
+          {"cpus_per_task", get("SLURM_CPUS_PER_TASK")},
+          {"launcher", launcher}};
 }
 
 ClusterName cluster_name(const std::string& flag, const std::map<std::string, std::string>& env,

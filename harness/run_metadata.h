@@ -17,7 +17,8 @@ inline constexpr const char* kEnvPrefixes[] = {"NCCL_", "CUDA_", "SLURM_", "OMPI
 std::map<std::string, std::string> allowed_environment(const std::vector<std::string>& env);
 std::vector<std::string> process_environment();
 
-// Slurm's view of the job from the environment, or null outside a job.
+// Slurm's view of the job from the environment (job, nodes, tasks, GPUs, and whether srun or mpirun
+// started the ranks), or null outside a job.
 nlohmann::json slurm_info(const std::map<std::string, std::string>& env);
 
 struct ClusterName {

@@ -17,6 +17,7 @@
 #include "harness/registry.h"
 #include "harness/row_builder.h"
 #include "harness/run_metadata.h"
+#include "harness/stop_signal.h"
 #include "harness/summary.h"
 #include "results/result_io.h"
 
@@ -129,7 +130,10 @@ class Run {
       comms_.emplace_back();
     }
 
-    Progress progress(plan["points"].size() * counts.size(), world_.rank() == 0);
+    const std::size_t total = plan["points"].size() * counts.size();
+    Progress progress(total, world_.rank() == 0);
+    std::size_t done = 0;
+    int stop = 0;
     for (const auto& point : plan["points"]) {
       const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
       std::optional<double> single;
@@ -142,14 +146,21 @@ class Run {
           doc_["results"].push_back(row);
           rows_.push_back(std::move(row));
         }
+        ++done;
+        // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
+        if ((stop = world_.max(stop_requested())) != 0) break;
       }
       if (world_.rank() == 0) write();
+      if (stop) break;
     }
     int code = 0;
     if (world_.rank() == 0) {
+      if (stop && done < total) interrupted_ = stop_reason(stop);
       code = finish(Clock::now());
       fmt::print("{}", format_summary(rows_));
       fmt::print("\nresults: {}\n", path_);
+      if (!interrupted_.empty())
+        fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done, total, path_);
       std::fflush(stdout);
     }
     return world_.max(code);  // every rank exits with the run's code
@@ -262,13 +273,18 @@ class Run {
             {"invalid", counts[1]},
             {"failed", counts[2]},
             {"skipped", counts[3]},
-            {"exit_code", complete ? nlohmann::json(code) : nlohmann::json(nullptr)}};
+            {"exit_code", complete || !interrupted_.empty() ? nlohmann::json(code) : nlohmann::json(nullptr)},
+            {"interrupted", interrupted_.empty() ? nlohmann::json(nullptr) : nlohmann::json(interrupted_)}};
   }
 
+  // The run's end: complete, or cut short by a signal (complete false, exit code kExitInterrupted).
   int finish(Clock::time_point finished) {
-    const int code = summary_json(true, 0)["valid"].get<bool>() ? kExitOk : kExitInvalidResult;
+    const bool complete = interrupted_.empty();
+    const int code = !complete                                  ? kExitInterrupted
+                     : summary_json(true, 0)["valid"].get<bool>() ? kExitOk
+                                                                  : kExitInvalidResult;
     doc_["finished_utc"] = utc_timestamp(finished);
-    write(true, code);
+    write(complete, code);
     return code;
   }
 
@@ -288,6 +304,7 @@ class Run {
   nlohmann::json doc_;
   std::vector<ResultRow> rows_;
   std::string path_;
+  std::string interrupted_;  // why the run stopped early ("interrupted by SIGUSR1"), or empty
 };
 
 }  // namespace

@@ -103,6 +103,26 @@ TEST(Metadata, SlurmInfo) {
   EXPECT_EQ(validate_result_json(doc), "");
 }
 
+TEST(Metadata, SlurmInfoRecordsJobNodesAndGpus) {
+  const auto s = slurm_info({{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "node[1-2]"}, {"SLURM_JOB_NUM_NODES", "2"},
+                             {"SLURM_GPUS_ON_NODE", "4"}, {"SLURM_JOB_GPUS", "0,1,2,3"}, {"SLURM_NTASKS_PER_NODE", "4"},
+                             {"SLURM_STEP_ID", "0"}, {"SLURM_CLUSTER_NAME", "ci"}});
+  EXPECT_EQ(s["job_id"], "42");
+  EXPECT_EQ(s["nodelist"], "node[1-2]");
+  EXPECT_EQ(s["gpus_on_node"], "4");
+  EXPECT_EQ(s["job_gpus"], "0,1,2,3");
+  EXPECT_EQ(s["ntasks_per_node"], "4");
+  EXPECT_TRUE(s["gpus_per_task"].is_null());
+  EXPECT_TRUE(s["partition"].is_null());
+}
+
+TEST(Metadata, SlurmInfoTellsSrunFromMpirunInsideTheAllocation) {
+  EXPECT_EQ(slurm_info({{"SLURM_JOB_ID", "1"}, {"SLURM_STEP_ID", "0"}})["launcher"], "srun");
+  // mpirun inside the job: SLURM_* are inherited from the batch step, Open MPI's variables decide.
+  EXPECT_EQ(slurm_info({{"SLURM_JOB_ID", "1"}, {"SLURM_STEP_ID", "0"}, {"OMPI_COMM_WORLD_SIZE", "4"}})["launcher"], "mpirun");
+  EXPECT_TRUE(slurm_info({{"SLURM_JOB_ID", "1"}})["launcher"].is_null());
+}
+
 TEST(Metadata, ClusterNamePrecedence) {
   const std::map<std::string, std::string> slurm = {{"SLURM_CLUSTER_NAME", "alps"}};
   auto c = cluster_name("mine", slurm, "nid001");

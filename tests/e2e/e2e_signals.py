@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""End-to-end tests of gpuscale's stop on a signal (harness/stop_signal.h), outside Slurm.
+
+  mpirun_usr1:  SIGUSR1 to mpirun (which passes it to every rank) once the first rows are written: all
+                ranks stop after the same row, the file is partial and says why, exit code 4.
+  second_signal: SIGINT twice to a single process: the second one exits at once with 4, and the file
+                still holds the rows finished before it.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import jsonschema
+
+ARGS = None
+# Rows of about a second each, minutes in all: a signal always finds the run in progress.
+LONG_PLAN = ["run", "--backend", "cpu", "--benchmarks", "stream", "--dtypes", "fp64,fp32", "--array-size", "32M",
+             "--reps", "40", "--threads", "1"]
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def rows_in(path):
+    try:
+        with open(path) as f:
+            return len(json.load(f)["results"])
+    except (OSError, ValueError):
+        return 0
+
+
+def start(cmd, path):
+    if os.path.exists(path):
+        os.remove(path)
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while rows_in(path) < 1:
+        if p.poll() is not None:
+            fail(f"gpuscale ended before writing a row: {p.communicate()}")
+        if time.time() > deadline:
+            p.kill()
+            fail("no row written within 120 s")
+        time.sleep(0.1)
+    return p
+
+
+def load_valid(path):
+    with open(path) as f:
+        doc = json.load(f)
+    with open(ARGS.schema) as f:
+        jsonschema.validate(doc, json.load(f))
+    v = subprocess.run([ARGS.gpuscale, "validate", path], capture_output=True, text=True)
+    if v.returncode != 0:
+        fail(f"gpuscale validate rejected {path}: {v.stderr}")
+    return doc
+
+
+def case_mpirun_usr1():
+    path = os.path.join(ARGS.workdir, "usr1.json")
+    p = start([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale] + LONG_PLAN + ["-o", path], path)
+    p.send_signal(signal.SIGUSR1)
+    out, err = p.communicate(timeout=120)
+    if p.returncode != 4:
+        fail(f"exit {p.returncode}, expected 4\n{out}\n{err}")
+    lines = [l for l in err.splitlines() if "SIGUSR1 received" in l]
+    if len(lines) != 1:
+        fail(f"expected one 'SIGUSR1 received' line (rank 0 only), got {lines}")
+    if "interrupted by SIGUSR1 after" not in err or f"results: {path}" not in out:
+        fail(f"the run does not say it was interrupted and where the results are:\n{out}\n{err}")
+    doc = load_valid(path)
+    s = doc["summary"]
+    total = doc["plan"]["points"] * len(doc["plan"]["gpu_counts"])
+    if s["complete"] or s["exit_code"] != 4 or s["interrupted"] != "interrupted by SIGUSR1":
+        fail(f"summary {s}")
+    if not 0 < s["rows"] < total or s["ok"] != s["rows"] or doc["finished_utc"] is None:
+        fail(f"expected some but not all of {total} rows, all ok: {s}")
+    print(f"ok: stopped after {s['rows']} of {total} rows")
+
+
+def case_second_signal():
+    path = os.path.join(ARGS.workdir, "second.json")
+    # Rows of several seconds here, so the second signal surely comes while the first waits for its row.
+    plan = [a if a != "40" else "300" for a in LONG_PLAN]
+    p = start([ARGS.gpuscale] + plan + ["-o", path], path)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.3)  # two signals sent at once can merge into one
+    p.send_signal(signal.SIGINT)
+    started = time.time()
+    out, err = p.communicate(timeout=60)
+    if p.returncode != 4 or "second signal: exiting now" not in err:
+        fail(f"exit {p.returncode}, expected 4 with 'second signal: exiting now':\n{err}")
+    if time.time() - started > 5:
+        fail("the second signal did not exit at once")
+    doc = load_valid(path)
+    if doc["summary"]["complete"] or len(doc["results"]) < 1:
+        fail(f"the file lost the finished rows: {doc['summary']}")
+    print(f"ok: exited at once, {len(doc['results'])} rows kept")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuscale", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--schema", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--case", required=True)
+    ARGS = ap.parse_args()
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    {"mpirun_usr1": case_mpirun_usr1, "second_signal": case_second_signal}[ARGS.case]()
+    print(f"PASS: {ARGS.case}")
+
+
+if __name__ == "__main__":
+    main()

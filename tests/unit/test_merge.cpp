@@ -1,0 +1,173 @@
+// gpuscale merge: the rules of analysis/merge.h on small, schema-valid result documents.
+#include <gtest/gtest.h>
+
+#include "analysis/merge.h"
+#include "core/error.h"
+#include "results/result_io.h"
+#include "result_doc.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+
+json row(const std::string& bench, int k, const std::string& status, double value, const std::string& dtype = "fp64") {
+  json ranks = json::array();
+  for (int r = 0; r < k; ++r)
+    ranks.push_back({{"rank", r}, {"host", "n0"}, {"device_index", 0}, {"value", value},
+                     {"stats", {{"n", 1}, {"median", value}, {"min", value}, {"max", value}, {"mean", value}, {"stddev", 0}}},
+                     {"valid", status != "invalid"}, {"error", ""}, {"metrics", json::object()}});
+  return {{"benchmark", bench}, {"scope", "independent"}, {"params", {{"dtype", dtype}}}, {"gpu_count", k},
+          {"nodes", 1}, {"topology", k == 1 ? "single" : "intra-node"}, {"unit", "GB/s"}, {"status", status},
+          {"ranks", ranks}, {"aggregate", status == "ok" ? json(value * k) : json(nullptr)},
+          {"scaling_efficiency", nullptr}, {"efficiency_basis", "test"}, {"expected_peak", nullptr},
+          {"fraction_of_peak", nullptr}, {"peak_source", "test"}, {"metrics", json::object()}, {"errors", json::array()}};
+}
+
+// A schema-valid result of `world` ranks on `hosts`, from Slurm job `job` (the shared minimal document,
+// reshaped).
+json result(const std::string& job, int world, std::vector<std::string> hosts, json rows, bool complete = true,
+            const std::string& backend = "cpu") {
+  json d = testing_doc::minimal_result_doc();
+  json h = json::array(), ranks = json::array();
+  for (std::size_t n = 0; n < hosts.size(); ++n)
+    h.push_back({{"name", hosts[n]}, {"node_index", n}, {"cpu_model", "cpu " + hosts[n]}, {"ranks", json::array()}});
+  for (int r = 0; r < world; ++r) {
+    const auto node = static_cast<std::size_t>(r) * hosts.size() / static_cast<std::size_t>(world);
+    h[node]["ranks"].push_back(r);
+    json rank = d["ranks"][0];
+    rank["rank"] = r;
+    rank["host"] = hosts[node];
+    rank["device"]["backend"] = backend;
+    ranks.push_back(rank);
+  }
+  int ok = 0;
+  for (const auto& r : rows) ok += r["status"] == "ok";
+  const std::string digit = job.substr(job.size() - 1);
+  d["created_utc"] = "2026-11-29T10:00:0" + digit + "Z";
+  d["finished_utc"] = complete ? json("2026-11-29T11:00:0" + digit + "Z") : json(nullptr);
+  d["cluster"] = {{"name", "ci"}, {"source", "SLURM_CLUSTER_NAME"}};
+  d["backend"] = backend;
+  d["environment"] = {{"SLURM_JOB_ID", job}, {"OMP_PROC_BIND", "close"}};
+  d["slurm"] = {{"job_id", job}, {"partition", "debug"}, {"nodelist", "n0"}, {"cluster", "ci"}};
+  d["mpi"]["world_size"] = world;
+  d["hosts"] = h;
+  d["ranks"] = ranks;
+  d["plan"]["seed"] = 7;
+  d["results"] = rows;
+  d["summary"] = {{"complete", complete}, {"valid", true}, {"rows", rows.size()}, {"ok", ok}, {"invalid", 0},
+                  {"failed", 0}, {"skipped", 0}, {"exit_code", complete ? json(0) : json(nullptr)}};
+  return d;
+}
+
+MergeContext ctx() { return {{"gpuscale", "merge", "-o", "m.json"}, "0.1.0", "def"}; }
+
+TEST(Merge, CampaignOfOneAndTwoNodesKeepsEveryGpuCountOnce) {
+  const json one = result("101", 2, {"n0"}, {row("stream.triad", 1, "ok", 10), row("stream.triad", 2, "ok", 9)});
+  const json two = result("102", 4, {"n0", "n1"},
+                          {row("stream.triad", 1, "ok", 11), row("stream.triad", 2, "ok", 8), row("stream.triad", 4, "ok", 7)});
+  const auto out = merge_results({{"one.json", one, ""}, {"two.json", two, ""}}, ctx());
+  const json& m = out.merged;
+  EXPECT_EQ(validate_result_json(m), "");
+  EXPECT_TRUE(out.problems.empty());
+  EXPECT_EQ(m["cluster"]["source"], "merge");
+  EXPECT_TRUE(m["slurm"].is_null());
+  ASSERT_EQ(m["results"].size(), 3u);
+  // Duplicates (k = 1, 2) come from the larger world; rows are ordered by GPU count.
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(m["results"][i]["gpu_count"], 1 << i);
+    EXPECT_EQ(m["results"][i]["input"], 1);
+  }
+  EXPECT_EQ(m["results"][0]["ranks"][0]["value"], 11.0);
+  EXPECT_EQ(m["plan"]["gpu_counts"], json({1, 2, 4}));
+  EXPECT_EQ(m["mpi"]["world_size"], 4);
+  EXPECT_EQ(m["hosts"].size(), 2u);
+  const json& from = m["merged_from"];
+  EXPECT_EQ(from[0]["job_id"], "101");
+  EXPECT_EQ(from[0]["rows_kept"], 0);
+  EXPECT_EQ(from[0]["rows_superseded"], 2);
+  EXPECT_EQ(from[1]["job_id"], "102");
+  EXPECT_EQ(from[1]["rows_kept"], 3);
+  EXPECT_EQ(from[1]["world_size"], 4);
+  EXPECT_TRUE(m["summary"]["complete"]);
+  EXPECT_EQ(m["summary"]["exit_code"], 0);
+  EXPECT_EQ(m["created_utc"], "2026-11-29T10:00:01Z");
+  EXPECT_EQ(m["finished_utc"], "2026-11-29T11:00:02Z");
+}
+
+TEST(Merge, MeasuredRowBeatsAFailedOneFromALargerWorld) {
+  const json small = result("201", 1, {"n0"}, {row("gemm", 1, "ok", 3)});
+  const json big = result("202", 2, {"n0"}, {row("gemm", 1, "failed", 0), row("gemm", 2, "ok", 2.5)});
+  const auto m = merge_results({{"small.json", small, ""}, {"big.json", big, ""}}, ctx()).merged;
+  ASSERT_EQ(m["results"].size(), 2u);
+  EXPECT_EQ(m["results"][0]["status"], "ok");
+  EXPECT_EQ(m["results"][0]["input"], 0);
+  EXPECT_EQ(m["summary"]["failed"], 0);
+  // An invalid row is measured too: it is not hidden behind a smaller job's ok row.
+  const json big_invalid = result("203", 2, {"n0"}, {row("gemm", 1, "invalid", 1)});
+  const auto m2 = merge_results({{"small.json", small, ""}, {"bad.json", big_invalid, ""}}, ctx()).merged;
+  EXPECT_EQ(m2["results"][0]["status"], "invalid");
+  EXPECT_FALSE(m2["summary"]["valid"]);
+}
+
+TEST(Merge, EqualWorldsPreferTheLaterInput) {
+  const json a = result("301", 2, {"n0"}, {row("gemm", 1, "ok", 1)});
+  const json b = result("302", 2, {"n1"}, {row("gemm", 1, "ok", 2)});
+  const auto m = merge_results({{"a.json", a, ""}, {"b.json", b, ""}}, ctx()).merged;
+  EXPECT_EQ(m["results"][0]["ranks"][0]["value"], 2.0);
+  // The header is the first of the largest worlds; the other input's host is appended without ranks.
+  EXPECT_EQ(m["hosts"][0]["name"], "n0");
+  EXPECT_EQ(m["hosts"][1]["name"], "n1");
+  EXPECT_EQ(m["hosts"][1]["ranks"], json::array());
+}
+
+TEST(Merge, UnreadableAndOtherBackendInputsAreNamedAndTheRestMerged) {
+  const json good = result("401", 1, {"n0"}, {row("gemm", 1, "ok", 1)});
+  const json cuda = result("402", 1, {"g0"}, {row("gemm", 1, "ok", 50)}, true, "cuda");
+  const auto out = merge_results({{"missing.json", nullptr, "no such file"}, {"good.json", good, ""}, {"gpu.json", cuda, ""}}, ctx());
+  ASSERT_EQ(out.problems.size(), 2u);
+  EXPECT_EQ(out.problems[0], "missing.json: no such file");
+  EXPECT_NE(out.problems[1].find("gpu.json: measured with the cuda backend"), std::string::npos);
+  const json& m = out.merged;
+  EXPECT_EQ(validate_result_json(m), "");
+  EXPECT_EQ(m["merged_from"][0]["status"], "unreadable");
+  EXPECT_EQ(m["merged_from"][2]["status"], "rejected");
+  EXPECT_EQ(m["results"].size(), 1u);
+  EXPECT_EQ(m["results"][0]["input"], 1);
+  EXPECT_FALSE(m["summary"]["complete"]);  // the set lacks an input
+  EXPECT_TRUE(m["summary"]["exit_code"].is_null());
+}
+
+TEST(Merge, NothingReadableIsAnError) {
+  EXPECT_THROW(merge_results({{"a.json", nullptr, "not valid JSON"}}, ctx()), Error);
+}
+
+TEST(Merge, InterruptedAndIncompleteInputsMakeTheSetIncomplete) {
+  json cut = result("501", 2, {"n0"}, {row("gemm", 1, "ok", 1)}, false);
+  cut["finished_utc"] = "2026-11-29T10:30:00Z";
+  cut["summary"]["exit_code"] = 4;
+  cut["summary"]["interrupted"] = "interrupted by SIGUSR1";
+  const json whole = result("502", 1, {"n0"}, {row("gemm", 1, "ok", 2)});
+  const auto m = merge_results({{"cut.json", cut, ""}, {"whole.json", whole, ""}}, ctx()).merged;
+  EXPECT_EQ(validate_result_json(m), "");
+  EXPECT_FALSE(m["summary"]["complete"]);
+  EXPECT_EQ(m["summary"]["interrupted"], "cut.json: interrupted by SIGUSR1");
+  EXPECT_EQ(m["merged_from"][0]["interrupted"], "interrupted by SIGUSR1");
+  EXPECT_EQ(m["merged_from"][0]["exit_code"], 4);
+  // A run that never finished (no finished_utc) leaves the set unfinished.
+  const json crashed = result("503", 1, {"n0"}, {}, false);
+  EXPECT_TRUE(merge_results({{"c.json", crashed, ""}, {"w.json", whole, ""}}, ctx()).merged["finished_utc"].is_null());
+}
+
+TEST(Merge, EnvironmentKeepsOnlyWhatEveryInputAgreesOn) {
+  const json a = result("601", 1, {"n0"}, {row("gemm", 1, "ok", 1)});
+  const json b = result("602", 1, {"n0"}, {row("gemm", 1, "ok", 1, "fp32")});
+  const auto m = merge_results({{"a.json", a, ""}, {"b.json", b, ""}}, ctx()).merged;
+  EXPECT_EQ(m["environment"], json({{"OMP_PROC_BIND", "close"}}));  // SLURM_JOB_ID differs
+  EXPECT_EQ(m["plan"]["points"], 2);                                   // fp64 and fp32 are two points
+  EXPECT_EQ(m["results"].size(), 2u);
+  EXPECT_EQ(m["command_line"], json({"gpuscale", "merge", "-o", "m.json"}));
+}
+
+}  // namespace
+}  // namespace gpuscale
