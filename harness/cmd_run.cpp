@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "core/launcher.h"
 #include "core/units.h"
 #include "harness/agree.h"
 #include "harness/commands.h"
@@ -123,9 +122,9 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("--net-peak", flags->net_peak, "GB/s: expected inter-node link peak for collectives");
   cmd->callback([&action, flags] {
     action = [flags]() -> int {
-      install_stop_handlers(launcher_rank() <= 0);  // before MPI starts: an early signal is not fatal
+      install_stop_handlers();  // before MPI starts: an early signal is not fatal
       World world(nullptr, nullptr);
-      install_stop_handlers(world.rank() == 0);     // again, in case the MPI library replaced them
+      install_stop_handlers();  // again, in case the MPI library replaced them
       try {
         RunOptions opts;
         try {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -134,6 +135,8 @@ class Run {
     Progress progress(total, world_.rank() == 0);
     std::size_t done = 0;
     int stop = 0;
+    // Signals are announced while measuring only (not while a launcher ends a failed job).
+    std::optional<StopAnnouncement> announce(std::in_place, world_.rank() == 0);
     for (const auto& point : plan["points"]) {
       const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
       std::optional<double> single;
@@ -153,6 +156,7 @@ class Run {
       if (world_.rank() == 0) write();
       if (stop) break;
     }
+    announce.reset();
     int code = 0;
     if (world_.rank() == 0) {
       if (stop && done < total) interrupted_ = stop_reason(stop);

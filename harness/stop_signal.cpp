@@ -40,14 +40,15 @@ extern "C" void on_stop_signal(int sig) {
 
 }  // namespace
 
-void install_stop_handlers(bool announce) {
-  g_announce = announce ? 1 : 0;
+void install_stop_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // a signal must not make a blocking call (MPI, file I/O) fail half-way
   for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
 }
+
+void set_stop_announce(bool on) { g_announce = on ? 1 : 0; }
 
 int stop_requested() { return g_signal; }
 

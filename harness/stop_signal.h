@@ -10,8 +10,20 @@
 namespace gpuscale {
 
 // Installs the handlers. Safe to call again (e.g. after MPI_Init, in case the MPI library replaced them).
-// `announce`: print one line on stderr when a signal arrives (rank 0 only, so a job log gets one line).
-void install_stop_handlers(bool announce);
+void install_stop_handlers();
+// Whether a signal is announced with one line on stderr: on for rank 0 while it measures (so a job log
+// gets one line), off otherwise: a launcher that ends the job after a rank failed a check sends SIGTERM
+// to the others, which then exit as they were going to, without a misleading "stopping" line.
+void set_stop_announce(bool on);
+
+// Announcing while in scope (the runner's measuring loop), whatever way the scope is left.
+class StopAnnouncement {
+ public:
+  explicit StopAnnouncement(bool on) { set_stop_announce(on); }
+  ~StopAnnouncement() { set_stop_announce(false); }
+  StopAnnouncement(const StopAnnouncement&) = delete;
+  StopAnnouncement& operator=(const StopAnnouncement&) = delete;
+};
 // The first signal received since start (or the last reset), or 0.
 int stop_requested();
 // "interrupted by SIGUSR1"

@@ -4,21 +4,17 @@
 Each --case launches the real binary, then checks its exit code, its stderr, and its result JSON
 (schema-validated with jsonschema and with `gpuscale validate`).
 """
-import argparse
 import json
 import os
 import shutil
 import subprocess
-import sys
 
-import jsonschema
+import e2e_common
 
 ARGS = None
 
 
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
+fail = e2e_common.fail
 
 
 def run(cmd, env_extra=None, timeout=240):
@@ -34,14 +30,7 @@ def mpirun(np, args, env_extra=None):
 
 
 def load_valid(path):
-    with open(path) as f:
-        doc = json.load(f)
-    with open(ARGS.schema) as f:
-        jsonschema.validate(doc, json.load(f))
-    p = run([ARGS.gpuscale, "validate", path])
-    if p.returncode != 0:
-        fail(f"gpuscale validate rejected {path}: {p.stderr}")
-    return doc
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
 
 
 def out_path(name):
@@ -220,12 +209,8 @@ def case_list_version():
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpuscale", required=True)
+    ap = e2e_common.parser()
     ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--schema", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--case", required=True)
     ARGS = ap.parse_args()
     if shutil.which(ARGS.mpiexec) is None and not os.path.exists(ARGS.mpiexec):
         fail(f"mpiexec {ARGS.mpiexec} not found")

@@ -9,7 +9,6 @@ squeue, and check the job's state, exit code, log and result JSON (schema-valida
 Exit code 77 (ctest SKIP_RETURN_CODE) only when the cluster cannot run here: not root, or Slurm is
 not installed and cannot be installed; the reason is printed.
 """
-import argparse
 import json
 import os
 import re
@@ -18,7 +17,8 @@ import subprocess
 import sys
 import time
 
-import jsonschema
+import e2e_common
+from e2e_common import fail
 
 ARGS = None
 SKIP = 77
@@ -27,11 +27,6 @@ FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
 ORDER = ["PENDING", "CONFIGURING", "RUNNING", "COMPLETING"]
 # A small plan (seconds) for the jobs that check launch, placement and JSON rather than speed.
 LIGHT = "--backend cpu --quick --array-size 4M -e 64K"
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr, flush=True)
-    sys.exit(1)
 
 
 def skip_marker():
@@ -111,16 +106,7 @@ def log_of(cwd, pattern):
 
 
 def load_valid(path):
-    if not os.path.exists(path):
-        fail(f"result file {path} missing")
-    with open(path) as f:
-        doc = json.load(f)
-    with open(ARGS.schema) as f:
-        jsonschema.validate(doc, json.load(f))
-    p = run([ARGS.gpuscale, "validate", path])
-    if p.returncode != 0:
-        fail(f"gpuscale validate rejected {path}: {p.stderr}")
-    return doc
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale, env())
 
 
 def expect_completed(job, seen, final, code, log):
@@ -210,21 +196,37 @@ def require_cluster():
 
 # ---- one node --------------------------------------------------------------------------------------
 
-def job_one_node(launcher):
-    cwd = case_dir(f"single_{launcher}")
-    variables = {"GPUSCALE_ARGS": LIGHT + " --benchmarks stream.triad,gemm,all_reduce,sendrecv"}
+def run_job(name, nodes, tasks_per_node, launcher, benchmarks):
+    """gpuscale.sbatch on `nodes` x `tasks_per_node` tasks with as many GPUs, under `launcher`; checks the
+    queue states, the log and the JSON (job id, GPU counts, ranks and hosts); returns the JSON."""
+    cwd = case_dir(name)
+    variables = {"GPUSCALE_ARGS": f"{LIGHT} --benchmarks {benchmarks}"}
     if launcher == "mpirun":
         variables["GPUSCALE_LAUNCHER"] = "mpirun"
-    job = submit(cwd, ["--nodes=1", "--gpus-per-node=4", "--ntasks-per-node=4"], "gpuscale.sbatch", variables)
+    shape = [f"--nodes={nodes}", f"--gpus-per-node={tasks_per_node}", f"--ntasks-per-node={tasks_per_node}"]
+    # Held at submission, so PENDING is seen whatever the scheduler's timing (a scheduling pass that
+    # happens to run just then can start a job before the first squeue), then released.
+    job = submit(cwd, shape + ["--hold"], "gpuscale.sbatch", variables)
+    pending = run(["squeue", "-h", "-j", job, "-o", "%T %r"]).stdout.split()
+    if pending != ["PENDING", "JobHeldUser"]:
+        fail(f"job {job} submitted with --hold is {pending}, not PENDING (JobHeldUser)")
+    if run(["scontrol", "release", job]).returncode != 0:
+        fail(f"scontrol release {job} failed")
     seen, final, code = watch(job)
     log = log_of(cwd, f"gpuscale-{job}.out")
     expect_completed(job, seen, final, code, log)
-    # Default GPUSCALE_OUT: results/ under the submit folder; the file is named with the job id.
-    doc = load_valid(os.path.join(cwd, "results", f"gpuscale-{job}.json"))
-    check_job_json(doc, job, 1, 4, 4, launcher)
     if f"launcher: {launcher}" not in log or "done: every measurement valid" not in log:
         fail(f"job log does not say how it launched and ended:\n{log}")
-    print(f"ok: job {job} {seen}, {len(doc['results'])} rows at GPU counts {doc['plan']['gpu_counts']}")
+    # Default GPUSCALE_OUT: results/ under the submit folder; the file is named with the job id.
+    doc = load_valid(os.path.join(cwd, "results", f"gpuscale-{job}.json"))
+    check_job_json(doc, job, nodes, tasks_per_node, tasks_per_node, launcher)
+    print(f"ok: job {job} {seen}, {len(doc['results'])} rows at GPU counts {doc['plan']['gpu_counts']} "
+          f"on {[h['name'] for h in doc['hosts']]} under {launcher}")
+    return doc
+
+
+def job_one_node(launcher):
+    run_job(f"single_{launcher}", 1, 4, launcher, "stream.triad,gemm,all_reduce,sendrecv")
 
 
 def case_bad_input():
@@ -284,13 +286,8 @@ def case_time_limit():
         if needle not in log:
             fail(f"job log lacks {needle!r}:\n{log}")
     doc = load_valid(os.path.join(cwd, "results", f"gpuscale-{job}.json"))
-    s = doc["summary"]
-    if s["complete"] or s["interrupted"] != "interrupted by SIGUSR1" or s["exit_code"] != 4:
-        fail(f"partial result summary {s}")
-    total = doc["plan"]["points"] * len(doc["plan"]["gpu_counts"])
-    if not 0 < s["rows"] < total or s["ok"] != s["rows"] or doc["finished_utc"] is None:
-        fail(f"expected some but not all of {total} rows, all ok, and a finish time: {s}")
-    print(f"ok: job {job} cut by the time-limit warning: {s['rows']} of {total} rows flushed")
+    rows, total = e2e_common.check_interrupted(doc, "interrupted by SIGUSR1")
+    print(f"ok: job {job} cut by the time-limit warning: {rows} of {total} rows flushed")
 
 
 def case_container_dry_run():
@@ -317,23 +314,14 @@ def case_container_dry_run():
 # ---- two nodes -------------------------------------------------------------------------------------
 
 def job_two_nodes(launcher):
-    cwd = case_dir(f"two_{launcher}")
-    variables = {"GPUSCALE_ARGS": LIGHT + " --benchmarks stream.triad,all_reduce,sendrecv"}
-    if launcher == "mpirun":
-        variables["GPUSCALE_LAUNCHER"] = "mpirun"
-    job = submit(cwd, ["--nodes=2", "--gpus-per-node=2", "--ntasks-per-node=2"], "gpuscale.sbatch", variables)
-    seen, final, code = watch(job)
-    log = log_of(cwd, f"gpuscale-{job}.out")
-    expect_completed(job, seen, final, code, log)
-    doc = load_valid(os.path.join(cwd, "results", f"gpuscale-{job}.json"))
-    hosts = check_job_json(doc, job, 2, 2, 2, launcher)
+    doc = run_job(f"two_{launcher}", 2, 2, launcher, "stream.triad,all_reduce,sendrecv")
+    hosts = [h["name"] for h in doc["hosts"]]
     if sorted(hosts) != ["node1", "node2"] or doc["slurm"]["nodelist"] != "node[1-2]":
         fail(f"hosts {hosts}, nodelist {doc['slurm']['nodelist']}: expected node1 and node2")
     inter = [r for r in doc["results"] if r["gpu_count"] == 4]
     if not inter or any(r["topology"] != "inter-node" or r["nodes"] != 2 or
                         {v["host"] for v in r["ranks"]} != {"node1", "node2"} for r in inter):
         fail("the 4-rank rows did not run on both nodes")
-    print(f"ok: job {job} ran on {hosts} under {launcher}")
 
 
 def campaign(cwd, extra_sbatch):
@@ -410,13 +398,9 @@ def case_campaign_failed():
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--gpuscale", required=True)
+    ap = e2e_common.parser()
     ap.add_argument("--source", required=True)
-    ap.add_argument("--schema", required=True)
-    ap.add_argument("--workdir", required=True)
     ap.add_argument("--cluster-dir", required=True)
-    ap.add_argument("--case", required=True)
     ARGS = ap.parse_args()
     fixtures = {"up-single": lambda: case_up("single"), "up-two": lambda: case_up("two"), "down": case_down}
     cases = {

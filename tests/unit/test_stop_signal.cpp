@@ -10,7 +10,8 @@ namespace gpuscale {
 namespace {
 
 TEST(StopSignal, FirstSignalIsRecordedNotFatal) {
-  install_stop_handlers(false);
+  install_stop_handlers();
+  set_stop_announce(false);
   reset_stop_request();
   EXPECT_EQ(stop_requested(), 0);
   std::raise(SIGUSR1);
@@ -29,7 +30,8 @@ TEST(StopSignalDeathTest, SecondSignalExitsAtOnceWithTheInterruptedCode) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        install_stop_handlers(true);
+        install_stop_handlers();
+        set_stop_announce(true);
         reset_stop_request();
         std::raise(SIGINT);
         std::raise(SIGUSR1);
