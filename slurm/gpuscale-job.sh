@@ -103,10 +103,11 @@ gs_tasks_per_node() {
   echo "$max"
 }
 
-# GPUs in this node's hardware (what nvidia-smi would list), whatever the job asked for.
+# GPUs in this node's hardware (what nvidia-smi would list), whatever the job asked for: the NVIDIA
+# driver's entries in /proc (gs_nvidia_proc overrides the folder, for the tests).
 gs_node_gpus() {
   local n=0 d
-  for d in /proc/driver/nvidia/gpus/*; do [ -e "$d" ] && n=$((n + 1)); done
+  for d in "${gs_nvidia_proc:-/proc/driver/nvidia/gpus}"/*; do [ -e "$d" ] && n=$((n + 1)); done
   echo "$n"
 }
 
