@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "results/result_file.h"
@@ -93,7 +94,7 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
     merged_from.push_back(describe(in, status, status == "merged" ? "" : error));
   }
   if (usable.empty())
-    throw Error(fmt::format("nothing to merge: none of the {} input file(s) could be read", inputs.size()));
+    throw Error(fmt::format("nothing to merge: no input could be read ({})", fmt::join(out.problems, "; ")));
 
   // The base input (largest world, the first of equals) provides the header.
   std::size_t base = usable.front();

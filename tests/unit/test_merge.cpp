@@ -139,7 +139,12 @@ TEST(Merge, UnreadableAndOtherBackendInputsAreNamedAndTheRestMerged) {
 }
 
 TEST(Merge, NothingReadableIsAnError) {
-  EXPECT_THROW(merge_results({{"a.json", nullptr, "not valid JSON"}}, ctx()), Error);
+  try {
+    merge_results({{"a.json", nullptr, "not valid JSON"}, {"b.json", nullptr, "no such file"}}, ctx());
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "nothing to merge: no input could be read (a.json: not valid JSON; b.json: no such file)");
+  }
 }
 
 TEST(Merge, InterruptedAndIncompleteInputsMakeTheSetIncomplete) {
