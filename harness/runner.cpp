@@ -10,6 +10,8 @@
 #include "backends/backend.h"
 #include "core/fault.h"
 #include "gpuscale_version.h"
+#include "analysis/row_text.h"
+#include "analysis/stragglers.h"
 #include "harness/agree.h"
 #include "harness/measurement_json.h"
 #include "harness/plan.h"
@@ -17,7 +19,6 @@
 #include "harness/registry.h"
 #include "harness/row_builder.h"
 #include "harness/run_metadata.h"
-#include "harness/summary.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -268,6 +269,7 @@ class Run {
   int finish(Clock::time_point finished) {
     const int code = summary_json(true, 0)["valid"].get<bool>() ? kExitOk : kExitInvalidResult;
     doc_["finished_utc"] = utc_timestamp(finished);
+    doc_["analysis"] = analysis_section(doc_, rows_);  // stragglers (docs/results.md)
     write(true, code);
     return code;
   }
