@@ -29,10 +29,12 @@ std::string html_escape(std::string_view s) {
 }
 
 std::string markdown_escape(std::string_view s) {
-  static const char* punct = "\\`*_{}[]()<>#+!|~";
+  static const char* punct = "\\`*_{}[]()#+!|~";
   std::string out;
   for (char ch : s) {
     if (ch == '&') out += "&amp;";
+    else if (ch == '<') out += "&lt;";
+    else if (ch == '>') out += "&gt;";
     else if (ch == '\n' || ch == '\r') out += ' ';
     else if (is_control(static_cast<unsigned char>(ch))) out += '?';
     else {

@@ -239,25 +239,39 @@ Projection project(const LoadedResult& run) {
       fail(fmt::format("needs an all_reduce fit at the {} level (all_reduce rows at >= 2 GPUs)", largest->topology));
       continue;
     }
-    // Overlap: the modelled all_reduce time of the step minus the measured exposed time, median over k >= 2.
+    // Each measured count is modelled with the all_reduce fit of its own level where there is one.
+    auto fit_at = [&](const std::string& topo) -> const AlphaBetaFit& {
+      const AlphaBetaFit* f = find_fit("all_reduce", topo);
+      return f && f->ok ? *f : *fit;
+    };
+    // Overlap: the modelled all_reduce time of the step minus the measured exposed time, median over the
+    // counts where some communication was exposed. Where none was, all of it was hidden: the overlap is
+    // at least the largest modelled time, which is what the projection then assumes.
     std::vector<double> hidden;
-    for (const ResultRow* r : rows)
-      if (r->gpu_count >= 2 && metric(r->metrics, "exposed_comm_us"))
-        hidden.push_back(bucketed_allreduce_us(*fit, r->gpu_count, d.gradient_bytes, d.bucket_bytes) -
-                         *metric(r->metrics, "exposed_comm_us"));
-    if (hidden.empty()) {
+    double fully_hidden = 0;
+    bool any_exposed_metric = false;
+    for (const ResultRow* r : rows) {
+      const auto exposed = metric(r->metrics, "exposed_comm_us");
+      if (r->gpu_count < 2 || !exposed) continue;
+      any_exposed_metric = true;
+      const double comm = bucketed_allreduce_us(fit_at(r->topology), r->gpu_count, d.gradient_bytes, d.bucket_bytes);
+      if (*exposed > 0) hidden.push_back(comm - *exposed);
+      else fully_hidden = std::max(fully_hidden, comm);
+    }
+    if (!any_exposed_metric) {
       fail("dp-step rows at >= 2 GPUs lack metrics.exposed_comm_us");
       continue;
     }
-    d.hidden_us = std::max(0.0, median_of(hidden));
-    auto step_at = [&](int n) {
-      return d.compute_us + std::max(0.0, bucketed_allreduce_us(*fit, n, d.gradient_bytes, d.bucket_bytes) - d.hidden_us);
+    d.hidden_us = std::max(0.0, hidden.empty() ? fully_hidden : median_of(hidden));
+    auto step_at = [&](const AlphaBetaFit& f, int n) {
+      return d.compute_us + std::max(0.0, bucketed_allreduce_us(f, n, d.gradient_bytes, d.bucket_bytes) - d.hidden_us);
     };
     std::vector<std::pair<double, double>> errs;
-    for (const auto& m : d.measured)
-      if (m.gpu_count >= 2) errs.emplace_back(step_at(m.gpu_count), m.step_time_us);
+    for (const ResultRow* r : rows)
+      if (r->gpu_count >= 2)
+        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *metric(r->metrics, "step_time_us"));
     d.rms_rel_error = rms_rel(errs);
-    for (int n : p.targets) d.predicted.push_back({n, step_at(n), step1 / step_at(n)});
+    for (int n : p.targets) d.predicted.push_back({n, step_at(*fit, n), step1 / step_at(*fit, n)});
     d.ok = true;
     p.dp_steps.push_back(d);
   }

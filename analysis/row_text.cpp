@@ -13,7 +13,9 @@ std::string params_label(const nlohmann::json& p, bool drop_size) {
   std::string out;
   auto add = [&](const std::string& s) { out += (out.empty() ? "" : " ") + s; };
   auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-  auto size = [&](const nlohmann::json& v) { return v.is_number_unsigned() ? format_size(v.get<std::uint64_t>()) : text(v); };
+  auto size = [&](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<long long>() >= 0 ? format_size(v.get<std::uint64_t>()) : text(v);
+  };
   if (p.contains("dtype")) add(text(p["dtype"]));
   if (p.contains("m") && p.contains("n") && p.contains("k"))
     add(fmt::format("{}x{}x{}:{}", text(p["m"]), text(p["n"]), text(p["k"]),
@@ -27,6 +29,13 @@ std::string params_label(const nlohmann::json& p, bool drop_size) {
   for (const auto& [k, v] : p.items())
     if (std::find(std::begin(known), std::end(known), k) == std::end(known)) add(fmt::format("{}={}", k, text(v)));
   return out;
+}
+
+std::optional<std::uint64_t> size_param(const nlohmann::json& params) {
+  if (!params.contains("size_bytes")) return std::nullopt;
+  const auto& v = params["size_bytes"];
+  if (!v.is_number_integer() || v.get<long long>() < 0) return std::nullopt;
+  return v.get<std::uint64_t>();
 }
 
 std::string percent_text(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", *v * 100) : "-"; }
@@ -51,7 +60,7 @@ std::vector<const ResultRow*> Series::table_rows() const {
   if (!sized) return rows;
   std::vector<const ResultRow*> out;
   for (const ResultRow* r : rows)
-    if (r->params["size_bytes"].is_number_unsigned() && r->params["size_bytes"].get<std::uint64_t>() == largest_size)
+    if (size_param(r->params) == largest_size)
       out.push_back(r);
   return out;
 }
@@ -64,14 +73,15 @@ std::vector<BenchmarkGroup> group_rows(const std::vector<ResultRow>& rows) {
       groups.push_back({r.benchmark, r.unit, r.scope, {}});
       g = std::prev(groups.end());
     }
-    const bool sized = r.params.contains("size_bytes") && r.params["size_bytes"].is_number_unsigned();
+    const auto size = size_param(r.params);
+    const bool sized = size.has_value();
     const auto label = params_label(r.params, sized);
     auto s = std::find_if(g->series.begin(), g->series.end(), [&](const auto& x) { return x.label == label; });
     if (s == g->series.end()) {
       g->series.push_back({label, sized, 0, {}});
       s = std::prev(g->series.end());
     }
-    if (sized) s->largest_size = std::max(s->largest_size, r.params["size_bytes"].get<std::uint64_t>());
+    if (sized) s->largest_size = std::max(s->largest_size, *size);
     s->rows.push_back(&r);
   }
   return groups;

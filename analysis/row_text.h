@@ -14,6 +14,8 @@ namespace gpuscale {
 
 // Short text for a parameter point: "fp64 1536M", "fp32 sum in-place", "bf16 8192x8192x8192:TN".
 std::string params_label(const nlohmann::json& params, bool drop_size);
+// The collective message size of a parameter point (params.size_bytes), when it has one.
+std::optional<std::uint64_t> size_param(const nlohmann::json& params);
 // "12.3%" or "-".
 std::string percent_text(const std::optional<double>& fraction);
 // The row's value as a table shows it: the aggregate (4 significant digits), or INVALID / FAILED / skipped.
