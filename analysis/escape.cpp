@@ -29,7 +29,7 @@ std::string html_escape(std::string_view s) {
 }
 
 std::string markdown_escape(std::string_view s) {
-  static const char* punct = "\\`*_{}[]()#+!|~";
+  static const char* punct = "\\`*_{}[]|~";  // [ ] escaped: ( ) ! cannot start a link or image
   std::string out;
   for (char ch : s) {
     if (ch == '&') out += "&amp;";

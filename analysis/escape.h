@@ -10,7 +10,7 @@ namespace gpuscale {
 // HTML text and attribute values (also SVG and XML): & < > " ' as entities; control characters other
 // than tab and newline (not allowed in XML 1.0) become U+FFFD.
 std::string html_escape(std::string_view s);
-// A Markdown table cell: backslash before Markdown punctuation (| * _ ` [ ] # ...), & < > as entities,
+// A Markdown table cell: backslash before Markdown punctuation (\ ` * _ { } [ ] | ~), & < > as entities,
 // line breaks as spaces.
 std::string markdown_escape(std::string_view s);
 // One RFC 4180 CSV field: quoted when it holds a comma, quote or line break (quotes doubled); a field
