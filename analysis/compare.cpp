@@ -67,10 +67,6 @@ void judge(ComparedRow& c, Better dir, double threshold) {
   else c.verdict = Verdict::same;
 }
 
-std::string row_name(const ResultRow& r) {
-  return fmt::format("{} {} @ {} GPU(s)", r.benchmark, params_label(r.params, false), r.gpu_count);
-}
-
 }  // namespace
 
 std::string_view verdict_name(Verdict v) {
@@ -160,7 +156,7 @@ std::string format_comparison(const Comparison& c) {
   auto list_only = [&](const char* which, const std::vector<const ResultRow*>& rows) {
     if (rows.empty()) return;
     out += fmt::format("\n{} row(s) only in {} (not compared):\n", rows.size(), which);
-    for (const ResultRow* r : rows) out += "  " + term_text(row_name(*r)) + "\n";
+    for (const ResultRow* r : rows) out += "  " + term_text(r->benchmark + " " + point_at(*r)) + "\n";
   };
   list_only("A", c.only_a);
   list_only("B", c.only_b);
@@ -175,9 +171,7 @@ std::string format_comparison(const Comparison& c) {
 JUnitSuite comparison_suite(const Comparison& c) {
   JUnitSuite s{fmt::format("compare {} vs {}", c.file_a, c.file_b), {}};
   for (const auto& r : c.rows) {
-    JUnitCase jc;
-    jc.classname = "gpuscale.compare." + r.a->benchmark;
-    jc.name = fmt::format("{} @ {} GPU(s)", params_label(r.a->params, false), r.a->gpu_count);
+    JUnitCase jc = row_case("gpuscale.compare", *r.a);
     jc.failed = r.verdict == Verdict::regression || r.verdict == Verdict::problem;
     jc.skipped = r.verdict == Verdict::skipped || r.verdict == Verdict::not_comparable;
     if (jc.failed || jc.skipped)

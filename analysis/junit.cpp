@@ -3,8 +3,16 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/row_text.h"
 
 namespace gpuscale {
+
+JUnitCase row_case(const std::string& prefix, const ResultRow& row) {
+  JUnitCase c;
+  c.classname = prefix + "." + row.benchmark;
+  c.name = point_at(row);
+  return c;
+}
 
 std::string junit_xml(const std::string& name, const std::vector<JUnitSuite>& suites) {
   std::size_t tests = 0, failures = 0;

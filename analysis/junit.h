@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "results/result_file.h"
+
 namespace gpuscale {
 
 struct JUnitCase {
@@ -16,6 +18,9 @@ struct JUnitSuite {
   std::string name;
   std::vector<JUnitCase> cases;
 };
+
+// A test case for one result row: class "<prefix>.<benchmark>", name "<point> @ <k> GPU(s)".
+JUnitCase row_case(const std::string& prefix, const ResultRow& row);
 
 std::string junit_xml(const std::string& name, const std::vector<JUnitSuite>& suites);
 

@@ -17,11 +17,6 @@
 namespace gpuscale {
 namespace {
 
-std::optional<double> metric(const nlohmann::json& m, const char* key) {
-  if (!m.contains(key) || !m[key].is_number()) return std::nullopt;
-  return m[key].get<double>();
-}
-
 double rms_rel(const std::vector<std::pair<double, double>>& model_vs_measured) {
   if (model_vs_measured.empty()) return 0;
   double ss = 0;
@@ -31,9 +26,9 @@ double rms_rel(const std::vector<std::pair<double, double>>& model_vs_measured) 
 
 // Bytes of one operation: algbw x time when recorded (exactly nccl-tests' algbw bytes), else the size.
 std::optional<double> op_bytes(const ResultRow& r) {
-  const auto t = metric(r.metrics, "time_us");
-  if (auto a = metric(r.metrics, "algbw"); a && t && *a > 0) return *a * *t * 1e3;
-  return metric(r.metrics, "size_bytes");
+  const auto t = number_metric(r.metrics, "time_us");
+  if (auto a = number_metric(r.metrics, "algbw"); a && t && *a > 0) return *a * *t * 1e3;
+  return number_metric(r.metrics, "size_bytes");
 }
 
 // dp-step: the all_reduce time of one step's gradients in buckets, from the all_reduce fit.
@@ -140,7 +135,7 @@ Projection project(const LoadedResult& run) {
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : run.rows) {
     if (r.scope != "collective" || r.status != RowStatus::ok || r.gpu_count < 2 || !parse_collective(r.benchmark)) continue;
-    const auto t = metric(r.metrics, "time_us");
+    const auto t = number_metric(r.metrics, "time_us");
     const auto bytes = op_bytes(r);
     if (!t || !bytes) continue;
     const auto key = std::make_pair(r.benchmark, r.topology);
@@ -203,7 +198,7 @@ Projection project(const LoadedResult& run) {
     const ResultRow* largest = nullptr;
     std::vector<const ResultRow*> rows;
     for (const ResultRow* r : dp[label]) {
-      if (r->status != RowStatus::ok || !metric(r->metrics, "step_time_us") || !(*metric(r->metrics, "step_time_us") > 0))
+      if (r->status != RowStatus::ok || !number_metric(r->metrics, "step_time_us") || !(*number_metric(r->metrics, "step_time_us") > 0))
         continue;
       rows.push_back(r);
       if (r->gpu_count == 1) one = r;
@@ -217,13 +212,13 @@ Projection project(const LoadedResult& run) {
       fail("needs a valid dp-step row at 1 GPU (step_time_us) as the reference of efficiency");
       continue;
     }
-    const double step1 = *metric(one->metrics, "step_time_us");
-    d.compute_us = metric(one->metrics, "compute_time_us").value_or(step1 - metric(one->metrics, "exposed_comm_us").value_or(0));
-    d.gradient_bytes = metric(largest->metrics, "gradient_bytes").value_or(0);
+    const double step1 = *number_metric(one->metrics, "step_time_us");
+    d.compute_us = number_metric(one->metrics, "compute_time_us").value_or(step1 - number_metric(one->metrics, "exposed_comm_us").value_or(0));
+    d.gradient_bytes = number_metric(largest->metrics, "gradient_bytes").value_or(0);
     if (largest->params.contains("bucket_bytes") && largest->params["bucket_bytes"].is_number())
       d.bucket_bytes = largest->params["bucket_bytes"].get<double>();
     for (const ResultRow* r : rows) {
-      const double st = *metric(r->metrics, "step_time_us");
+      const double st = *number_metric(r->metrics, "step_time_us");
       d.measured.push_back({r->gpu_count, st, step1 / st});
     }
     const AlphaBetaFit* fit = largest->gpu_count >= 2 ? find_fit("all_reduce", largest->topology) : nullptr;
@@ -251,7 +246,7 @@ Projection project(const LoadedResult& run) {
     double fully_hidden = 0;
     bool any_exposed_metric = false;
     for (const ResultRow* r : rows) {
-      const auto exposed = metric(r->metrics, "exposed_comm_us");
+      const auto exposed = number_metric(r->metrics, "exposed_comm_us");
       if (r->gpu_count < 2 || !exposed) continue;
       any_exposed_metric = true;
       const double comm = bucketed_allreduce_us(fit_at(r->topology), r->gpu_count, d.gradient_bytes, d.bucket_bytes);
@@ -269,7 +264,7 @@ Projection project(const LoadedResult& run) {
     std::vector<std::pair<double, double>> errs;
     for (const ResultRow* r : rows)
       if (r->gpu_count >= 2)
-        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *metric(r->metrics, "step_time_us"));
+        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_metric(r->metrics, "step_time_us"));
     d.rms_rel_error = rms_rel(errs);
     for (int n : p.targets) d.predicted.push_back({n, step_at(*fit, n), step1 / step_at(*fit, n)});
     d.ok = true;

@@ -209,8 +209,8 @@ std::string format_check(const CheckOutcome& c) {
   for (std::size_t i = 0; i < c.clusters_used.size(); ++i) out += (i ? ", " : "") + term_text(c.clusters_used[i]);
   out += "\n\n";
   for (const auto& r : c.checked)
-    out += fmt::format("  {:<4} {} {} @ {} GPU(s): {}\n", r.pass ? "ok" : "FAIL", term_text(r.row->benchmark),
-                       term_text(params_label(r.row->params, false)), r.row->gpu_count, term_text(r.message));
+    out += fmt::format("  {:<4} {} {}: {}\n", r.pass ? "ok" : "FAIL", term_text(r.row->benchmark), term_text(point_at(*r.row)),
+                       term_text(r.message));
   for (const ReferenceEntry* e : c.unmatched)
     out += fmt::format("  FAIL reference {} matched no row of the run\n", term_text(e->describe()));
   out += fmt::format("\n{} row(s) checked: {} passed, {} failed; {} reference entr{} matched no row; {} row(s) not covered "
@@ -224,9 +224,7 @@ std::string format_check(const CheckOutcome& c) {
 JUnitSuite check_suite(const CheckOutcome& c) {
   JUnitSuite s{fmt::format("check {} ({})", c.file, c.cluster), {}};
   for (const auto& r : c.checked) {
-    JUnitCase jc;
-    jc.classname = "gpuscale.check." + r.row->benchmark;
-    jc.name = fmt::format("{} @ {} GPU(s)", params_label(r.row->params, false), r.row->gpu_count);
+    JUnitCase jc = row_case("gpuscale.check", *r.row);
     jc.failed = !r.pass;
     if (!r.pass) {
       jc.message = r.message;

@@ -14,11 +14,6 @@ namespace {
 
 std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : ""; }
 
-std::optional<double> metric(const nlohmann::json& m, const char* key) {
-  if (!m.contains(key) || !m[key].is_number()) return std::nullopt;
-  return m[key].get<double>();
-}
-
 }  // namespace
 
 std::string report_csv(const std::vector<FileReport>& files) {
@@ -48,8 +43,8 @@ std::string report_csv(const std::vector<FileReport>& files) {
                          csv_field(params_label(r.params, false)), csv_field(r.params.dump()), r.gpu_count, r.nodes,
                          csv_field(r.topology), csv_field(r.unit), row_status_name(r.status), num(r.aggregate),
                          num(r.scaling_efficiency), num(r.expected_peak), num(r.fraction_of_peak), size,
-                         num(metric(r.metrics, "time_us")), num(metric(r.metrics, "algbw")),
-                         num(metric(r.metrics, "busbw")), r.ranks.size(), num(lo), num(med), num(hi), band.down, band.up,
+                         num(number_metric(r.metrics, "time_us")), num(number_metric(r.metrics, "algbw")),
+                         num(number_metric(r.metrics, "busbw")), r.ranks.size(), num(lo), num(med), num(hi), band.down, band.up,
                          stragglers);
     }
   }

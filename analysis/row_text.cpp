@@ -38,6 +38,13 @@ std::optional<std::uint64_t> size_param(const nlohmann::json& params) {
   return v.get<std::uint64_t>();
 }
 
+std::optional<double> number_metric(const nlohmann::json& m, const char* key) {
+  if (!m.is_object() || !m.contains(key) || !m[key].is_number()) return std::nullopt;
+  return m[key].get<double>();
+}
+
+std::string point_at(const ResultRow& r) { return fmt::format("{} @ {} GPU(s)", params_label(r.params, false), r.gpu_count); }
+
 std::string percent_text(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", *v * 100) : "-"; }
 
 std::string value_text(const ResultRow& r) {
