@@ -84,16 +84,22 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
     scaling += render_line_chart(sc);
 
     // % of peak at the largest GPU count, one bar per series.
-    BarChart pk{"peak", g.benchmark + ": % of peak", "fraction of peak", "", {{"benchmark", g.benchmark}}, true, {}, {}, {}, {}, ""};
+    BarChart pk;
+    pk.kind = "peak";
+    pk.title = g.benchmark + ": % of peak";
+    pk.y_label = "fraction of peak";
+    pk.data = {{"benchmark", g.benchmark}};
+    pk.y_percent = true;
     for (const auto& s : g.series) {
       const int n = largest_count(s);
       for (const ResultRow* r : s.table_rows())
         if (r->gpu_count == n) {
           pk.labels.push_back(fmt::format("{} @{}", s.label, n));
           pk.values.push_back(r->fraction_of_peak);
+          pk.empty_text.push_back(r->status == RowStatus::ok ? "n/a" : valid_text(*r));
         }
     }
-    pk.note = "n/a: no expected peak known for that point (never guessed)";
+    pk.note = "n/a: no expected peak known for that point (never guessed); invalid/failed: no value";
     peak += render_bar_chart(pk);
 
     for (const auto& s : g.series) {
@@ -115,8 +121,12 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
       const int n = largest_count(s);
       for (const ResultRow* r : s.table_rows()) {
         if (r->gpu_count != n || r->status != RowStatus::ok) continue;
-        BarChart b{"per-gpu", fmt::format("{} {}: per GPU at {} GPUs", g.benchmark, s.label, n), g.unit, "",
-                   {{"benchmark", g.benchmark}, {"series", s.label}}, false, {}, {}, {}, {}, "median"};
+        BarChart b;
+        b.kind = "per-gpu";
+        b.title = fmt::format("{} {}: per GPU at {} GPUs", g.benchmark, s.label, n);
+        b.y_label = g.unit;
+        b.data = {{"benchmark", g.benchmark}, {"series", s.label}};
+        b.reference_label = "median";
         std::vector<double> vals;
         for (const auto& rv : r->ranks) {
           b.labels.push_back(fmt::format("rank {} {}:{}", rv.rank, rv.host, rv.device_index));

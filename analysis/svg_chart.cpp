@@ -22,7 +22,18 @@ double nice_max(double v) {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * e;
 }
 
-std::string y_text(double v, bool percent) { return percent ? fmt::format("{:.0f}%", v * 100) : fmt::format("{:.3g}", v); }
+std::string y_text(double v, bool percent) {
+  if (percent) return fmt::format("{:.0f}%", v * 100);
+  return v >= 100 && v < 1e7 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
+// At most n bytes, cut at a UTF-8 character boundary, "~" marking the cut.
+std::string shorten(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  std::size_t cut = n - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "~";
+}
 
 std::string open_svg(const std::string& kind, const std::string& title,
                      const std::vector<std::pair<std::string, std::string>>& data) {
@@ -32,7 +43,8 @@ std::string open_svg(const std::string& kind, const std::string& title,
                      "width=\"{}\" height=\"{}\" role=\"img\"><title>{}</title>\n"
                      "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n"
                      "<text x=\"{}\" y=\"20\" class=\"ct\">{}</text>\n",
-                     html_escape(kind), attrs, kW, kH, kW, kH, html_escape(title), kW, kH, kLeft, html_escape(title));
+                     html_escape(kind), attrs, kW, kH, kW, kH, html_escape(title), kW, kH, kLeft,
+                     html_escape(shorten(title, 72)));
 }
 
 // Horizontal grid, y ticks and the axis labels.
@@ -55,8 +67,6 @@ std::string y_axis(double ymax, bool percent, const std::string& y_label) {
 std::string note_text(const std::string& note) {
   return note.empty() ? "" : fmt::format("<text x=\"{}\" y=\"{}\" class=\"note\">{}</text>\n", kLeft, kH - 6, html_escape(note));
 }
-
-std::string shorten(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
 }  // namespace
 
@@ -134,12 +144,12 @@ std::string render_bar_chart(const BarChart& c) {
                          warn ? " straggler" : "", x, kBottom - h, slot * 0.8, h, warn ? kWarn : kColors[0],
                          html_escape(label), y_text(*c.values[i], c.y_percent));
     } else {
-      out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">n/a</text>\n", x + slot * 0.4,
-                         kBottom - 4);
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>\n", x + slot * 0.4,
+                         kBottom - 4, html_escape(i < c.empty_text.size() ? c.empty_text[i] : "n/a"));
     }
     if (labels)
       out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"end\" transform=\"rotate(-30 {:.1f} {})\">{}</text>\n",
-                         x + slot * 0.4, kBottom + 14, x + slot * 0.4, kBottom + 14, html_escape(shorten(label, 22)));
+                         x + slot * 0.4, kBottom + 14, x + slot * 0.4, kBottom + 14, html_escape(shorten(label, 18)));
   }
   if (c.reference) {
     const double y = kBottom - (kBottom - kTop) * std::clamp(*c.reference / ymax, 0.0, 1.0);

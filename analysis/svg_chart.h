@@ -31,6 +31,7 @@ struct BarChart {
   bool y_percent = false;
   std::vector<std::string> labels;
   std::vector<std::optional<double>> values;  // nullopt: no bar (e.g. unknown peak)
+  std::vector<std::string> empty_text;         // what a missing bar says ("n/a" when not given)
   std::vector<bool> highlight;                // drawn in the warning colour (stragglers)
   std::optional<double> reference;            // a horizontal line (the median)
   std::string reference_label;
