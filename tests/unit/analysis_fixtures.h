@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/result_set.h"
+#include "result_doc.h"
 
 namespace gpuscale::testing {
 
@@ -33,28 +34,24 @@ inline nlohmann::json row_json(const std::string& bench, const std::string& scop
 }
 
 // Rows as a vector: a braced list of one json would otherwise become that json itself, not an array.
-inline nlohmann::json doc_json(const std::vector<nlohmann::json>& row_list, const std::string& device = "Test GPU",
+// The document is result_doc.h's minimal one with these rows and nranks GPUs on hosts h0 (ranks 0-3)
+// and h1, each with a UUID and PCI bus id.
+inline nlohmann::json doc_json(const std::vector<nlohmann::json>& rows, const std::string& device = "Test GPU",
                                int nranks = 8, const std::string& cluster = "testcluster") {
-  const nlohmann::json rows = row_list;
-  nlohmann::json ranks = nlohmann::json::array();
+  auto doc = testing_doc::minimal_result_doc();
+  doc["cluster"]["name"] = cluster;
+  doc["backend"] = "cuda";
+  doc["mpi"]["world_size"] = nranks;
+  doc["ranks"] = nlohmann::json::array();
   for (int r = 0; r < nranks; ++r)
-    ranks.push_back({{"rank", r}, {"host", r < 4 ? "h0" : "h1"}, {"local_rank", r % 4},
-                     {"device", {{"backend", "cuda"}, {"name", device}, {"index", r % 8}, {"memory_bytes", 1}, {"free_memory_bytes", 1},
-                                 {"details", {{"uuid", "GPU-" + std::to_string(r)}, {"pci_bus_id", "0000:0" + std::to_string(r) + ":00.0"}}}}}});
-  return {{"schema", "gpuscale.result"}, {"schema_version", 1},
-          {"tool", {{"name", "gpuscale"}, {"version", "0"}, {"commit", "t"}}},
-          {"created_utc", "2026-01-01T00:00:00Z"}, {"finished_utc", "2026-01-01T00:01:00Z"},
-          {"cluster", {{"name", cluster}, {"source", "--cluster"}}}, {"backend", "cuda"},
-          {"command_line", {"gpuscale"}}, {"environment", nlohmann::json::object()}, {"test_fault", nullptr},
-          {"slurm", nullptr}, {"mpi", {{"library", "x"}, {"world_size", nranks}}},
-          {"software", {{"driver", nullptr}, {"cuda_runtime", nullptr}, {"nccl", nullptr}}},
-          {"hosts", {{{"name", "h0"}, {"node_index", 0}, {"cpu_model", "c"}, {"ranks", {0}}}}},
-          {"ranks", ranks},
-          {"links", {{"intra_node", {{"value", nullptr}, {"source", "t"}}}, {"inter_node", {{"value", nullptr}, {"source", "t"}}}}},
-          {"plan", {{"gpu_counts", {1}}, {"benchmarks", nlohmann::json::array()}, {"points", 0}, {"seed", 0}, {"options", nlohmann::json::object()}}},
-          {"results", rows},
-          {"summary", {{"complete", true}, {"valid", true}, {"rows", rows.size()}, {"ok", rows.size()}, {"invalid", 0},
-                       {"failed", 0}, {"skipped", 0}, {"exit_code", 0}}}};
+    doc["ranks"].push_back({{"rank", r}, {"host", r < 4 ? "h0" : "h1"}, {"local_rank", r % 4},
+                            {"device", {{"backend", "cuda"}, {"name", device}, {"index", r % 8}, {"memory_bytes", 1},
+                                        {"free_memory_bytes", 1},
+                                        {"details", {{"uuid", "GPU-" + std::to_string(r)},
+                                                     {"pci_bus_id", "0000:0" + std::to_string(r) + ":00.0"}}}}}});
+  doc["results"] = rows;
+  doc["summary"]["rows"] = doc["summary"]["ok"] = rows.size();
+  return doc;
 }
 
 inline LoadedResult loaded(const std::vector<nlohmann::json>& rows, const std::string& device = "Test GPU",

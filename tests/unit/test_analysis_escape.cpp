@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include "analysis/escape.h"
-#include "analysis/row_text.h"
 #include "analysis/svg_chart.h"
 
 namespace gpuscale {
@@ -62,14 +61,6 @@ TEST(Svg, ChartsEscapeTheirTextAndCarryTheirKind) {
   EXPECT_EQ(bars.find("<script"), std::string::npos);
   EXPECT_NE(bars.find("straggler"), std::string::npos);
   EXPECT_NE(bars.find("n/a"), std::string::npos);
-}
-
-TEST(RowText, ParamsLabel) {
-  EXPECT_EQ(params_label({{"dtype", "fp64"}, {"array_bytes", 1 << 26}, {"elements", 8}}, false), "fp64 64M");
-  EXPECT_EQ(params_label({{"dtype", "bf16"}, {"m", 8}, {"n", 4}, {"k", 2}, {"layout", "TN"}}, false), "bf16 8x4x2:TN");
-  EXPECT_EQ(params_label({{"dtype", "fp32"}, {"op", "sum"}, {"placement", "in-place"}, {"size_bytes", 1024}}, true),
-            "fp32 sum in-place");
-  EXPECT_EQ(params_label({{"dtype", "fp32"}, {"size_bytes", 1024}, {"width", 7}}, false), "fp32 1K width=7");
 }
 
 }  // namespace
