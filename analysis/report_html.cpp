@@ -104,7 +104,7 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
 
     for (const auto& s : g.series) {
       // busbw vs message size, one line per GPU count (2 and up: one rank crosses no link).
-      if (s.sized) {
+      if (s.sized && g.scope == "collective") {
         LineChart bw{"busbw", fmt::format("{} {}: busbw vs message size", g.benchmark, s.label), "message size", g.unit, "",
                      {{"benchmark", g.benchmark}, {"series", s.label}}, true, size_text, false, {}};
         std::map<int, ChartSeries> by_n;
