@@ -170,7 +170,7 @@ CheckOutcome check_against(const LoadedResult& run, const Reference& ref) {
   if (out.clusters_used.empty()) {
     std::string names;
     for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-    throw Error(fmt::format("{}: no reference for cluster '{}' in {} (it has: {})", ref.path, run.cluster, ref.path, names));
+    throw Error(fmt::format("{}: no reference for cluster '{}' (it has: {})", ref.path, run.cluster, names));
   }
   std::vector<bool> used(entries.size(), false);
   for (const auto& row : run.rows) {
