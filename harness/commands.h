@@ -14,5 +14,10 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv);
 void add_list_command(CLI::App& app, Action& action);
 void add_validate_command(CLI::App& app, Action& action);
 void add_merge_command(CLI::App& app, Action& action, int argc, char** argv);  // analysis/cmd_merge.cpp
+// analysis/cmd_report.cpp, cmd_compare.cpp, cmd_check.cpp
+void add_report_command(CLI::App& app, Action& action);
+void add_compare_command(CLI::App& app, Action& action);
+void add_check_command(CLI::App& app, Action& action);
+void add_reference_command(CLI::App& app, Action& action);
 
 }  // namespace gpuscale

@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   add_list_command(app, action);
   add_validate_command(app, action);
   add_merge_command(app, action, argc, argv);
+  add_report_command(app, action);
+  add_compare_command(app, action);
+  add_check_command(app, action);
+  add_reference_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -11,6 +11,8 @@
 #include "backends/backend.h"
 #include "core/fault.h"
 #include "gpuscale_version.h"
+#include "analysis/row_text.h"
+#include "analysis/stragglers.h"
 #include "harness/agree.h"
 #include "harness/measurement_json.h"
 #include "harness/plan.h"
@@ -19,7 +21,6 @@
 #include "harness/row_builder.h"
 #include "harness/run_metadata.h"
 #include "harness/stop_signal.h"
-#include "harness/summary.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -288,6 +289,7 @@ class Run {
                      : summary_json(true, 0)["valid"].get<bool>() ? kExitOk
                                                                   : kExitInvalidResult;
     doc_["finished_utc"] = utc_timestamp(finished);
+    doc_["analysis"] = analysis_section(doc_, rows_);  // stragglers (docs/results.md)
     write(complete, code);
     return code;
   }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -42,6 +43,26 @@ const valijson::Schema& schema() {
   return *s;
 }
 
+// Deepest nesting of arrays and objects, scanning the text (strings skipped) without recursion.
+int json_nesting_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 const std::string& result_schema_text() {
@@ -65,7 +86,7 @@ void check_output_path(const fs::path& path) {
                             std::strerror(errno)));
 }
 
-void write_file_atomic(const fs::path& path, const std::string& text) {
+void write_file_atomic(const fs::path& path, const std::string& text, bool replace) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
   int fd = ::mkstemp(tmpl.data());
@@ -89,6 +110,16 @@ void write_file_atomic(const fs::path& path, const std::string& text) {
     int err = errno;
     ::unlink(tmpl.c_str());
     throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), 1);
+  }
+  if (!replace) {
+    // link() fails with EEXIST rather than replace: no window where an existing file is clobbered.
+    const int rc = ::link(tmpl.c_str(), path.c_str());
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    if (rc != 0 && err == EEXIST)
+      throw Error(fmt::format("{}: already exists (use --force to replace it)", path.string()));
+    if (rc != 0) throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)), 1);
+    return;
   }
   if (::rename(tmpl.c_str(), path.c_str()) != 0) {
     int err = errno;
@@ -119,27 +150,34 @@ std::string validate_result_json(const nlohmann::json& doc) {
   return out;
 }
 
-nlohmann::json read_result_file(const fs::path& path) {
+nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
   const std::string name = path.string();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(fmt::format("{}: no such file", name));
-  if (fs::is_directory(path, ec)) throw Error(fmt::format("{}: is a directory, not a result file", name));
+  if (fs::is_directory(path, ec)) throw Error(fmt::format("{}: is a directory, not a file", name));
   const auto size = fs::file_size(path, ec);
   if (ec) throw Error(fmt::format("{}: cannot read: {}", name, ec.message()));
   if (size == 0) throw Error(fmt::format("{}: empty file", name));
-  if (size > kMaxResultBytes)
-    throw Error(fmt::format("{}: {} bytes is larger than any result file gpuscale writes (limit {})", name, size,
-                            kMaxResultBytes));
+  if (size > max_bytes)
+    throw Error(fmt::format("{}: {} bytes is larger than any file gpuscale writes (limit {})", name, size, max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   std::stringstream buf;
   buf << in.rdbuf();
-  nlohmann::json doc;
+  const std::string text = buf.str();
+  // Deep nesting is refused before parsing: copying or printing a deep document recurses.
+  if (auto depth = json_nesting_depth(text); depth > kMaxJsonDepth)
+    throw Error(fmt::format("{}: JSON nested deeper than {} levels", name, kMaxJsonDepth));
   try {
-    doc = nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error& e) {
+    return nlohmann::json::parse(text);  // NaN, Infinity and out-of-range numbers are parse errors
+  } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not valid JSON ({})", name, e.what()));
   }
+}
+
+nlohmann::json read_result_file(const fs::path& path) {
+  const std::string name = path.string();
+  nlohmann::json doc = read_json_file(path, kMaxResultBytes);
   if (!doc.is_object()) throw Error(fmt::format("{}: not a gpuscale result (top level is not an object)", name));
   if (!doc.contains("schema") || !doc["schema"].is_string() || doc["schema"].get<std::string>() != kResultSchemaName)
     throw Error(fmt::format("{}: not a gpuscale result (\"schema\" is not \"{}\")", name, kResultSchemaName));

@@ -1,11 +1,11 @@
-// harness/summary: parameter labels and the end-of-run table (largest collective size only, invalid
-// and failed rows shown as such, never as a number).
+// analysis/row_text: parameter labels and the table of the end-of-run summary and gpuscale report
+// (largest collective size only, invalid and failed rows shown as such, never as a number).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "harness/summary.h"
+#include "analysis/row_text.h"
 
 namespace gpuscale {
 namespace {
@@ -20,6 +20,8 @@ TEST(Summary, ParamsLabel) {
   EXPECT_EQ(params_label({{"dtype", "bf16"}, {"m", 8192}, {"n", 4096}, {"k", 1024}, {"layout", "TN"}}, false),
             "bf16 8192x4096x1024:TN");
   EXPECT_EQ(params_label({{"dtype", "fp16"}, {"extra", 3}, {"mode", "x"}}, false), "fp16 extra=3 mode=x");
+  // Sizes built in C++ are signed integers; parsed from a file they are unsigned: the same label.
+  EXPECT_EQ(params_label({{"dtype", "fp32"}, {"size_bytes", 1 << 10}, {"width", 7}}, false), "fp32 1K width=7");
 }
 
 ResultRow row(const std::string& bench, nlohmann::json params, int k, RowStatus status, std::optional<double> agg) {

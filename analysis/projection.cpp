@@ -1,0 +1,338 @@
+#include "analysis/projection.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/escape.h"
+#include "analysis/row_text.h"
+#include "collectives/collective_table.h"
+#include "core/stats.h"
+#include "core/units.h"
+
+namespace gpuscale {
+namespace {
+
+double rms_rel(const std::vector<std::pair<double, double>>& model_vs_measured) {
+  if (model_vs_measured.empty()) return 0;
+  double ss = 0;
+  for (const auto& [m, t] : model_vs_measured) ss += ((m - t) / t) * ((m - t) / t);
+  return std::sqrt(ss / static_cast<double>(model_vs_measured.size()));
+}
+
+// Bytes of one operation: algbw x time when recorded (exactly nccl-tests' algbw bytes), else the size.
+std::optional<double> op_bytes(const ResultRow& r) {
+  const auto t = number_metric(r.metrics, "time_us");
+  if (auto a = number_metric(r.metrics, "algbw"); a && t && *a > 0) return *a * *t * 1e3;
+  return number_metric(r.metrics, "size_bytes");
+}
+
+// dp-step: the all_reduce time of one step's gradients in buckets, from the all_reduce fit.
+double bucketed_allreduce_us(const AlphaBetaFit& fit, int n, double gradient_bytes, double bucket_bytes) {
+  if (n < 2) return 0;
+  if (!(bucket_bytes > 0) || bucket_bytes >= gradient_bytes) return model_time_us(fit, n, gradient_bytes);
+  const double full = std::floor(gradient_bytes / bucket_bytes);
+  const double rest = gradient_bytes - full * bucket_bytes;
+  return full * model_time_us(fit, n, bucket_bytes) + (rest > 0 ? model_time_us(fit, n, rest) : 0);
+}
+
+}  // namespace
+
+int latency_steps(const std::string& collective, int n) {
+  const auto c = parse_collective(collective);
+  if (!c || n < 2) return 0;
+  switch (*c) {
+    case Collective::all_reduce: return 2 * (n - 1);
+    case Collective::sendrecv: return 1;
+    default: return n - 1;
+  }
+}
+
+std::optional<double> bus_factor(const std::string& collective, int n) {
+  const auto c = parse_collective(collective);
+  if (!c) return std::nullopt;
+  return collective_spec(*c).bus_factor(n);
+}
+
+double model_time_us(const AlphaBetaFit& f, int n, double bytes) {
+  const double factor = bus_factor(f.collective, n).value_or(1.0);
+  return f.alpha_us * latency_steps(f.collective, n) + factor * bytes / (f.beta_gbps * 1e3);
+}
+
+double model_busbw(const AlphaBetaFit& f, int n, double bytes) {
+  const double t = model_time_us(f, n, bytes);
+  return t > 0 ? bus_factor(f.collective, n).value_or(1.0) * bytes / t / 1e3 : 0;
+}
+
+AlphaBetaFit fit_alpha_beta(const std::string& collective, const std::vector<FitPoint>& points) {
+  AlphaBetaFit fit;
+  fit.collective = collective;
+  // Rows of the weighted system: [steps/t, factor x bytes/t] . [alpha, c] = 1, with c = 1/beta (us per byte).
+  std::vector<std::array<double, 2>> a;
+  std::set<double> ratios;
+  for (const auto& p : points) {
+    const auto factor = bus_factor(collective, p.n);
+    const int steps = latency_steps(collective, p.n);
+    if (!factor || steps == 0 || !(*factor > 0) || !(p.time_us > 0) || !(p.bytes > 0)) continue;
+    a.push_back({steps / p.time_us, *factor * p.bytes / p.time_us});
+    ratios.insert(*factor * p.bytes / steps);
+    if (std::find(fit.gpu_counts.begin(), fit.gpu_counts.end(), p.n) == fit.gpu_counts.end()) fit.gpu_counts.push_back(p.n);
+    fit.min_bytes = fit.points == 0 ? p.bytes : std::min(fit.min_bytes, p.bytes);
+    fit.max_bytes = std::max(fit.max_bytes, p.bytes);
+    ++fit.points;
+  }
+  std::sort(fit.gpu_counts.begin(), fit.gpu_counts.end());
+  if (!parse_collective(collective)) {
+    fit.why = "not a collective gpuscale models";
+    return fit;
+  }
+  if (fit.points < 3 || ratios.size() < 2) {
+    fit.why = fmt::format("{} usable point(s) with {} distinct size(s): needs at least 3 points and 2 sizes", fit.points,
+                          ratios.size());
+    return fit;
+  }
+  double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0;
+  for (const auto& r : a) {
+    s11 += r[0] * r[0];
+    s12 += r[0] * r[1];
+    s22 += r[1] * r[1];
+    b1 += r[0];
+    b2 += r[1];
+  }
+  const double det = s11 * s22 - s12 * s12;
+  double alpha = det > 1e-12 * s11 * s22 ? (b1 * s22 - b2 * s12) / det : -1;
+  double c = det > 1e-12 * s11 * s22 ? (s11 * b2 - s12 * b1) / det : 0;
+  if (alpha < 0) {  // latency below what noise can resolve: a pure bandwidth model
+    alpha = 0;
+    c = b2 / s22;
+  }
+  if (!(c > 0)) {
+    fit.why = "the time does not grow with the size: no bandwidth term can be fitted";
+    return fit;
+  }
+  fit.ok = true;
+  fit.alpha_us = alpha;
+  fit.beta_gbps = 1 / (c * 1e3);
+  std::vector<std::pair<double, double>> errs;
+  for (const auto& p : points)
+    if (p.time_us > 0 && p.bytes > 0 && latency_steps(collective, p.n) > 0)
+      errs.emplace_back(model_time_us(fit, p.n, p.bytes), p.time_us);
+  fit.rms_rel_error = rms_rel(errs);
+  return fit;
+}
+
+Projection project(const LoadedResult& run) {
+  Projection p;
+  for (const auto& r : run.rows) p.largest_count = std::max(p.largest_count, r.gpu_count);
+  p.targets = {2 * p.largest_count, 4 * p.largest_count};
+
+  // Fit every (collective, topology) over its ok rows at >= 2 ranks, sizes and counts pooled.
+  std::map<std::pair<std::string, std::string>, std::vector<FitPoint>> pts;
+  std::vector<std::pair<std::string, std::string>> order;
+  for (const auto& r : run.rows) {
+    if (r.scope != "collective" || r.status != RowStatus::ok || r.gpu_count < 2 || !parse_collective(r.benchmark)) continue;
+    const auto t = number_metric(r.metrics, "time_us");
+    const auto bytes = op_bytes(r);
+    if (!t || !bytes) continue;
+    const auto key = std::make_pair(r.benchmark, r.topology);
+    if (!pts.count(key)) order.push_back(key);
+    pts[key].push_back({r.gpu_count, *bytes, *t});
+  }
+  for (const auto& key : order) {
+    auto fit = fit_alpha_beta(key.first, pts[key]);
+    fit.topology = key.second;
+    p.fits.push_back(std::move(fit));
+  }
+  auto find_fit = [&](const std::string& c, const std::string& topo) -> const AlphaBetaFit* {
+    for (const auto& f : p.fits)
+      if (f.collective == c && f.topology == topo) return &f;
+    return nullptr;
+  };
+
+  // Per collective: the level of its largest measured count, predicted at 2x and 4x.
+  for (const auto& key : order) {
+    const std::string& c = key.first;
+    if (std::any_of(p.collectives.begin(), p.collectives.end(), [&](const auto& x) { return x.collective == c; })) continue;
+    CollectiveProjection cp;
+    cp.collective = c;
+    for (const auto& r : run.rows)
+      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count >= 2 && r.params.contains("size_bytes") &&
+          r.params["size_bytes"].is_number()) {
+        if (r.gpu_count > cp.measured_n) cp.measured_n = r.gpu_count, cp.topology = r.topology;
+        cp.size_bytes = std::max(cp.size_bytes, r.params["size_bytes"].get<double>());
+      }
+    std::vector<double> measured, peaks;
+    for (const auto& r : run.rows)
+      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count == cp.measured_n &&
+          r.params.contains("size_bytes") && r.params["size_bytes"].is_number() &&
+          r.params["size_bytes"].get<double>() == cp.size_bytes) {
+        if (r.aggregate) measured.push_back(*r.aggregate);
+        if (r.expected_peak) peaks.push_back(*r.expected_peak);
+      }
+    if (!measured.empty()) cp.measured_busbw = median_of(measured);
+    if (!peaks.empty()) cp.link_peak = median_of(peaks);
+    if (const AlphaBetaFit* f = find_fit(c, cp.topology)) cp.fit = *f;
+    cp.target_n = p.targets;
+    if (cp.fit.ok)
+      for (int n : cp.target_n) cp.predicted_busbw.push_back(model_busbw(cp.fit, n, cp.size_bytes));
+    p.collectives.push_back(std::move(cp));
+  }
+
+  // dp-step: one projection per parameter point.
+  std::map<std::string, std::vector<const ResultRow*>> dp;
+  std::vector<std::string> dp_order;
+  for (const auto& r : run.rows)
+    if (r.benchmark == "dp-step") {
+      const auto label = params_label(r.params, false);
+      if (!dp.count(label)) dp_order.push_back(label);
+      dp[label].push_back(&r);
+    }
+  for (const auto& label : dp_order) {
+    DpStepProjection d;
+    d.series = label;
+    const ResultRow* one = nullptr;
+    const ResultRow* largest = nullptr;
+    std::vector<const ResultRow*> rows;
+    for (const ResultRow* r : dp[label]) {
+      if (r->status != RowStatus::ok || !number_metric(r->metrics, "step_time_us") || !(*number_metric(r->metrics, "step_time_us") > 0))
+        continue;
+      rows.push_back(r);
+      if (r->gpu_count == 1) one = r;
+      if (!largest || r->gpu_count > largest->gpu_count) largest = r;
+    }
+    auto fail = [&](std::string why) {
+      d.why = std::move(why);
+      p.dp_steps.push_back(d);
+    };
+    if (!one) {
+      fail("needs a valid dp-step row at 1 GPU (step_time_us) as the reference of efficiency");
+      continue;
+    }
+    const double step1 = *number_metric(one->metrics, "step_time_us");
+    d.compute_us = number_metric(one->metrics, "compute_time_us").value_or(step1 - number_metric(one->metrics, "exposed_comm_us").value_or(0));
+    d.gradient_bytes = number_metric(largest->metrics, "gradient_bytes").value_or(0);
+    if (largest->params.contains("bucket_bytes") && largest->params["bucket_bytes"].is_number())
+      d.bucket_bytes = largest->params["bucket_bytes"].get<double>();
+    for (const ResultRow* r : rows) {
+      const double st = *number_metric(r->metrics, "step_time_us");
+      d.measured.push_back({r->gpu_count, st, step1 / st});
+    }
+    const AlphaBetaFit* fit = largest->gpu_count >= 2 ? find_fit("all_reduce", largest->topology) : nullptr;
+    if (!(d.gradient_bytes > 0)) {
+      fail("dp-step rows lack metrics.gradient_bytes");
+      continue;
+    }
+    if (largest->gpu_count < 2) {
+      fail("dp-step was measured at one GPU only");
+      continue;
+    }
+    if (!fit || !fit->ok) {
+      fail(fmt::format("needs an all_reduce fit at the {} level (all_reduce rows at >= 2 GPUs)", largest->topology));
+      continue;
+    }
+    // Each measured count is modelled with the all_reduce fit of its own level where there is one.
+    auto fit_at = [&](const std::string& topo) -> const AlphaBetaFit& {
+      const AlphaBetaFit* f = find_fit("all_reduce", topo);
+      return f && f->ok ? *f : *fit;
+    };
+    // Overlap: the modelled all_reduce time of the step minus the measured exposed time, median over the
+    // counts where some communication was exposed. Where none was, all of it was hidden: the overlap is
+    // at least the largest modelled time, which is what the projection then assumes.
+    std::vector<double> hidden;
+    double fully_hidden = 0;
+    bool any_exposed_metric = false;
+    for (const ResultRow* r : rows) {
+      const auto exposed = number_metric(r->metrics, "exposed_comm_us");
+      if (r->gpu_count < 2 || !exposed) continue;
+      any_exposed_metric = true;
+      const double comm = bucketed_allreduce_us(fit_at(r->topology), r->gpu_count, d.gradient_bytes, d.bucket_bytes);
+      if (*exposed > 0) hidden.push_back(comm - *exposed);
+      else fully_hidden = std::max(fully_hidden, comm);
+    }
+    if (!any_exposed_metric) {
+      fail("dp-step rows at >= 2 GPUs lack metrics.exposed_comm_us");
+      continue;
+    }
+    d.hidden_us = std::max(0.0, hidden.empty() ? fully_hidden : median_of(hidden));
+    auto step_at = [&](const AlphaBetaFit& f, int n) {
+      return d.compute_us + std::max(0.0, bucketed_allreduce_us(f, n, d.gradient_bytes, d.bucket_bytes) - d.hidden_us);
+    };
+    std::vector<std::pair<double, double>> errs;
+    for (const ResultRow* r : rows)
+      if (r->gpu_count >= 2)
+        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_metric(r->metrics, "step_time_us"));
+    d.rms_rel_error = rms_rel(errs);
+    for (int n : p.targets) d.predicted.push_back({n, step_at(*fit, n), step1 / step_at(*fit, n)});
+    d.ok = true;
+    p.dp_steps.push_back(d);
+  }
+  return p;
+}
+
+std::string format_projection(const Projection& p) {
+  std::string out = "\nPROJECTION (a model fitted to this run, not a measurement; docs/analysis.md)\n";
+  if (p.fits.empty()) {
+    out += "  no collective rows at 2 or more GPUs: nothing to fit\n";
+  } else {
+    out += "  alpha-beta fits, t = alpha x steps(n) + factor(n) x bytes / beta (ring algorithm):\n";
+    out += fmt::format("  {:<15} {:<11} {:>10} {:>11} {:>7} {:>10}  {}\n", "collective", "level", "alpha us", "beta GB/s",
+                       "points", "fit error", "GPU counts");
+    for (const auto& f : p.fits) {
+      std::string counts;
+      for (int n : f.gpu_counts) counts += (counts.empty() ? "" : ",") + std::to_string(n);
+      if (f.ok)
+        out += fmt::format("  {:<15} {:<11} {:>10.3g} {:>11.4g} {:>7} {:>9.1f}%  {}\n", term_text(f.collective),
+                           f.topology, f.alpha_us, f.beta_gbps, f.points, f.rms_rel_error * 100, counts);
+      else
+        out += fmt::format("  {:<15} {:<11} no fit: {}\n", term_text(f.collective), f.topology, f.why);
+    }
+    out += fmt::format("\n  projected busbw (GB/s) at the largest size, {} GPUs measured:\n", p.largest_count);
+    out += fmt::format("  {:<15} {:<11} {:>8} {:>10} {:>10} {:>14} {:>14}  {}\n", "collective", "level", "size", "measured",
+                       "model", fmt::format("PROJ. {} GPUs", p.targets[0]), fmt::format("PROJ. {} GPUs", p.targets[1]),
+                       "fit error");
+    for (const auto& c : p.collectives) {
+      if (!c.fit.ok) {
+        out += fmt::format("  {:<15} {:<11} not projected: {}\n", term_text(c.collective), c.topology,
+                           c.fit.why.empty() ? "no fit at this level" : c.fit.why);
+        continue;
+      }
+      auto eff = [&](double v) { return c.link_peak ? fmt::format(" ({:.0f}%)", v / *c.link_peak * 100) : std::string(); };
+      out += fmt::format("  {:<15} {:<11} {:>8} {:>10} {:>10.4g} {:>14} {:>14}  {:.1f}% RMS over {} points\n",
+                         term_text(c.collective), c.topology, format_size(static_cast<std::uint64_t>(c.size_bytes)),
+                         c.measured_busbw ? fmt::format("{:.4g}", *c.measured_busbw) : "-",
+                         model_busbw(c.fit, c.measured_n, c.size_bytes),
+                         fmt::format("{:.4g}{}", c.predicted_busbw[0], eff(c.predicted_busbw[0])),
+                         fmt::format("{:.4g}{}", c.predicted_busbw[1], eff(c.predicted_busbw[1])), c.fit.rms_rel_error * 100,
+                         c.fit.points);
+    }
+    out += fmt::format("  assumes the {}-GPU level (alpha, beta) holds at {} and {} GPUs; (%) = of the link peak\n",
+                       p.largest_count, p.targets[0], p.targets[1]);
+  }
+  if (p.dp_steps.empty()) {
+    out += "\n  dp-step: no dp-step rows in this file: no training-step projection\n";
+  }
+  for (const auto& d : p.dp_steps) {
+    out += fmt::format("\n  dp-step {}: ", term_text(d.series));
+    if (!d.ok) {
+      out += "not projected: " + d.why + "\n";
+      continue;
+    }
+    out += fmt::format("compute {:.4g} us, gradients {} in buckets of {}, overlap hides {:.4g} us\n", d.compute_us,
+                       format_size(static_cast<std::uint64_t>(d.gradient_bytes)),
+                       d.bucket_bytes > 0 ? format_size(static_cast<std::uint64_t>(d.bucket_bytes)) : "one",
+                       d.hidden_us);
+    for (const auto& m : d.measured)
+      out += fmt::format("    {:>5} GPUs  measured  step {:>10.4g} us  efficiency {:.1f}%\n", m.gpu_count, m.step_time_us,
+                         m.efficiency * 100);
+    for (const auto& m : d.predicted)
+      out += fmt::format("    {:>5} GPUs  PROJECTED step {:>10.4g} us  efficiency {:.1f}%  (fit error {:.1f}% RMS)\n",
+                         m.gpu_count, m.step_time_us, m.efficiency * 100, d.rms_rel_error * 100);
+  }
+  return out;
+}
+
+}  // namespace gpuscale

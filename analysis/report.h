@@ -1,0 +1,39 @@
+#pragma once
+// gpuscale report: what one result file says, in each output format. A FileReport is computed once
+// per input (stragglers at the chosen threshold, the projection) and rendered as terminal text,
+// Markdown, CSV, Prometheus text (node_exporter's textfile collector) or one self-contained HTML page.
+#include <string>
+#include <vector>
+
+#include "analysis/projection.h"
+#include "analysis/result_set.h"
+#include "analysis/stragglers.h"
+
+namespace gpuscale {
+
+struct FileReport {
+  FileReport() = default;
+  FileReport(FileReport&&) = default;
+  FileReport& operator=(FileReport&&) = default;
+  FileReport(const FileReport&) = delete;  // stragglers point into run.rows
+
+  LoadedResult run;
+  double straggler_threshold = kDefaultStragglerThreshold;
+  std::vector<Straggler> stragglers;
+  Projection projection;
+};
+
+FileReport make_file_report(LoadedResult run, double straggler_threshold);
+
+// One line per fact of where and how the run measured (cluster, time, tool, backend, devices, hosts,
+// MPI, software, Slurm job, links, validity): the environment summary of every format.
+std::vector<std::pair<std::string, std::string>> environment_summary(const LoadedResult& run);
+
+std::string report_text(const FileReport& r);
+std::string report_markdown(const std::vector<FileReport>& files);
+std::string report_csv(const std::vector<FileReport>& files);
+// Throws gpuscale::Error when two inputs would give the same series (e.g. two runs of one cluster).
+std::string report_openmetrics(const std::vector<FileReport>& files);
+std::string report_html(const std::vector<FileReport>& files);
+
+}  // namespace gpuscale

@@ -1,0 +1,88 @@
+// The report's terminal text and the pieces every format shares (environment summary, FileReport).
+#include <fmt/format.h>
+
+#include "analysis/escape.h"
+#include "analysis/report.h"
+#include "analysis/row_text.h"
+
+namespace gpuscale {
+namespace {
+
+std::string str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "-";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string peak_text(const nlohmann::json& link) {
+  const auto& v = link.value("value", nlohmann::json());
+  return fmt::format("{} ({})", v.is_number() ? fmt::format("{:.4g} GB/s", v.get<double>()) : "unknown",
+                     str(link, "source"));
+}
+
+}  // namespace
+
+FileReport make_file_report(LoadedResult run, double straggler_threshold) {
+  FileReport r;
+  r.run = std::move(run);
+  r.straggler_threshold = straggler_threshold;
+  r.stragglers = find_stragglers(r.run.doc, r.run.rows, straggler_threshold);
+  r.projection = project(r.run);
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> environment_summary(const LoadedResult& run) {
+  const auto& d = run.doc;
+  std::vector<std::pair<std::string, std::string>> out;
+  out.emplace_back("cluster", fmt::format("{} (from {})", str(d["cluster"], "name"), str(d["cluster"], "source")));
+  out.emplace_back("created", fmt::format("{}, finished {}", str(d, "created_utc"), str(d, "finished_utc")));
+  out.emplace_back("tool", fmt::format("gpuscale {} (commit {})", str(d["tool"], "version"), str(d["tool"], "commit")));
+  out.emplace_back("backend", str(d, "backend"));
+  std::string models;
+  for (const auto& m : run.device_models) models += (models.empty() ? "" : "; ") + m;
+  out.emplace_back("devices", fmt::format("{} rank(s): {}", d["ranks"].size(), models));
+  std::string hosts;
+  for (const auto& h : d["hosts"])
+    hosts += (hosts.empty() ? "" : ", ") + fmt::format("{} ({} rank(s))", str(h, "name"), h["ranks"].size());
+  out.emplace_back("hosts", fmt::format("{}: {}", d["hosts"].size(), hosts));
+  out.emplace_back("MPI", fmt::format("{}, world size {}", str(d["mpi"], "library"), str(d["mpi"], "world_size")));
+  std::string sw;
+  for (const auto& [k, v] : d["software"].items()) sw += (sw.empty() ? "" : "; ") + k + " " + (v.is_string() ? v.get<std::string>() : "-");
+  out.emplace_back("software", sw);
+  out.emplace_back("Slurm", d["slurm"].is_null() ? "not a Slurm job"
+                                                 : fmt::format("job {} on {} ({})", str(d["slurm"], "job_id"),
+                                                               str(d["slurm"], "nodelist"), str(d["slurm"], "partition")));
+  out.emplace_back("intra-node link", peak_text(d["links"]["intra_node"]));
+  out.emplace_back("inter-node link", peak_text(d["links"]["inter_node"]));
+  std::string counts;
+  for (const auto& n : d["plan"]["gpu_counts"]) counts += (counts.empty() ? "" : ", ") + n.dump();
+  out.emplace_back("GPU counts", counts);
+  const auto& s = d["summary"];
+  out.emplace_back("rows", fmt::format("{} ({} ok, {} invalid, {} failed, {} skipped); complete: {}, valid: {}",
+                                       str(s, "rows"), str(s, "ok"), str(s, "invalid"), str(s, "failed"),
+                                       str(s, "skipped"), str(s, "complete"), str(s, "valid")));
+  return out;
+}
+
+std::string report_text(const FileReport& r) {
+  std::string out = fmt::format("== {} ==\n", term_text(r.run.path));
+  for (const auto& [k, v] : environment_summary(r.run)) out += fmt::format("  {:<16} {}\n", k, term_text(v));
+  out += format_summary(r.run.rows);
+  out += fmt::format("\nstragglers (independent work, more than {:.0f}% below the median of the ranks): ",
+                     r.straggler_threshold * 100);
+  if (r.stragglers.empty()) {
+    out += "none\n";
+  } else {
+    out += fmt::format("{}\n  {:<14} {:<22} {:>5} {:>5} {:<16} {:>4} {:<40} {:<14} {:>10} {:>10} {:>7}\n", r.stragglers.size(),
+                       "benchmark", "point", "GPUs", "rank", "host", "GPU", "UUID", "PCI bus id", "value", "median",
+                       "below");
+    for (const auto& s : r.stragglers)
+      out += fmt::format("  {:<14} {:<22} {:>5} {:>5} {:<16} {:>4} {:<40} {:<14} {:>10.4g} {:>10.4g} {:>6.1f}%\n",
+                         term_text(s.row->benchmark), term_text(params_label(s.row->params, false)), s.row->gpu_count,
+                         s.rank, term_text(s.host), s.device_index, term_text(s.uuid), term_text(s.pci_bus_id), s.value,
+                         s.median, s.deficit * 100);
+  }
+  out += format_projection(r.projection);
+  return out;
+}
+
+}  // namespace gpuscale

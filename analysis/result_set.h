@@ -1,0 +1,33 @@
+#pragma once
+// A result file loaded for analysis: the validated document and its rows as ResultRow. Every reader
+// (report, compare, check, reference) loads through here, so a bad file is refused the same way
+// everywhere: one line "<file>: <problem>" and exit code 2.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/result_file.h"
+
+namespace gpuscale {
+
+struct LoadedResult {
+  std::string path;   // as given on the command line (or a label for in-memory documents)
+  nlohmann::json doc;
+  std::vector<ResultRow> rows;
+  std::string cluster;                     // cluster.name
+  std::vector<std::string> device_models;  // distinct ranks[].device.name, in rank order
+};
+
+// Reads, validates (schema and the fields analysis relies on) and converts a result file.
+LoadedResult load_result(const std::string& path);
+// The same checks and conversion for a document already in memory (the run's own, tests).
+LoadedResult result_from_json(const std::string& label, nlohmann::json doc);
+
+// ranks[] entry of the run for a row's rank (matched on rank and host, so merged files stay right);
+// nullptr when the file has none.
+const nlohmann::json* rank_identity(const nlohmann::json& doc, int rank, const std::string& host);
+// A string from ranks[].device.details (e.g. "uuid", "pci_bus_id"), or "-" when absent.
+std::string device_detail(const nlohmann::json* identity, const char* key);
+
+}  // namespace gpuscale

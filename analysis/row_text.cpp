@@ -1,0 +1,124 @@
+#include "analysis/row_text.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "analysis/escape.h"
+#include "core/units.h"
+
+namespace gpuscale {
+
+std::string params_label(const nlohmann::json& p, bool drop_size) {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : " ") + s; };
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto size = [&](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<long long>() >= 0 ? format_size(v.get<std::uint64_t>()) : text(v);
+  };
+  if (p.contains("dtype")) add(text(p["dtype"]));
+  if (p.contains("m") && p.contains("n") && p.contains("k"))
+    add(fmt::format("{}x{}x{}:{}", text(p["m"]), text(p["n"]), text(p["k"]),
+                    p.contains("layout") ? text(p["layout"]) : std::string("NN")));
+  if (p.contains("array_bytes")) add(size(p["array_bytes"]));
+  if (p.contains("op")) add(text(p["op"]));
+  if (p.contains("placement")) add(text(p["placement"]));
+  if (!drop_size && p.contains("size_bytes")) add(size(p["size_bytes"]));
+  static const char* known[] = {"dtype", "m",         "n",          "k",   "layout", "array_bytes",
+                                "elements", "op", "placement", "size_bytes", "root"};
+  for (const auto& [k, v] : p.items())
+    if (std::find(std::begin(known), std::end(known), k) == std::end(known)) add(fmt::format("{}={}", k, text(v)));
+  return out;
+}
+
+std::optional<std::uint64_t> size_param(const nlohmann::json& params) {
+  if (!params.contains("size_bytes")) return std::nullopt;
+  const auto& v = params["size_bytes"];
+  if (!v.is_number_integer() || v.get<long long>() < 0) return std::nullopt;
+  return v.get<std::uint64_t>();
+}
+
+std::optional<double> number_metric(const nlohmann::json& m, const char* key) {
+  if (!m.is_object() || !m.contains(key) || !m[key].is_number()) return std::nullopt;
+  return m[key].get<double>();
+}
+
+std::string point_at(const ResultRow& r) { return fmt::format("{} @ {} GPU(s)", params_label(r.params, false), r.gpu_count); }
+
+std::string percent_text(const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", *v * 100) : "-"; }
+
+std::string value_text(const ResultRow& r) {
+  switch (r.status) {
+    case RowStatus::ok: return r.aggregate ? fmt::format("{:.4g}", *r.aggregate) : "-";
+    case RowStatus::invalid: return "INVALID";
+    case RowStatus::failed: return "FAILED";
+    case RowStatus::skipped: return "skipped";
+  }
+  return "-";
+}
+
+std::string valid_text(const ResultRow& r) {
+  return r.status == RowStatus::ok ? "yes" : std::string(row_status_name(r.status));
+}
+
+bool row_is_problem(const ResultRow& r) { return r.status == RowStatus::invalid || r.status == RowStatus::failed; }
+
+std::vector<const ResultRow*> Series::table_rows() const {
+  if (!sized) return rows;
+  std::vector<const ResultRow*> out;
+  for (const ResultRow* r : rows)
+    if (size_param(r->params) == largest_size)
+      out.push_back(r);
+  return out;
+}
+
+std::vector<BenchmarkGroup> group_rows(const std::vector<ResultRow>& rows) {
+  std::vector<BenchmarkGroup> groups;
+  for (const auto& r : rows) {
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.benchmark == r.benchmark; });
+    if (g == groups.end()) {
+      groups.push_back({r.benchmark, r.unit, r.scope, {}});
+      g = std::prev(groups.end());
+    }
+    const auto size = size_param(r.params);
+    const bool sized = size.has_value();
+    const auto label = params_label(r.params, sized);
+    auto s = std::find_if(g->series.begin(), g->series.end(), [&](const auto& x) { return x.label == label; });
+    if (s == g->series.end()) {
+      g->series.push_back({label, sized, 0, {}});
+      s = std::prev(g->series.end());
+    }
+    if (sized) s->largest_size = std::max(s->largest_size, *size);
+    s->rows.push_back(&r);
+  }
+  return groups;
+}
+
+std::string format_summary(const std::vector<ResultRow>& rows) {
+  std::string out;
+  for (const auto& g : group_rows(rows)) {
+    out += fmt::format("\n{} ({})\n", term_text(g.benchmark), term_text(g.unit));
+    out += fmt::format("  {:<34} {:>5} {:>12} {:>9} {:>8}  {}\n", "point", "GPUs", "value", "scaling", "% peak",
+                       "valid");
+    for (const auto& s : g.series) {
+      const std::string shown = term_text(s.sized ? s.label + " " + format_size(s.largest_size) : s.label);
+      bool first = true;
+      for (const ResultRow* r : s.table_rows()) {
+        out += fmt::format("  {:<34} {:>5} {:>12} {:>9} {:>8}  {}\n", first ? shown : "", r->gpu_count, value_text(*r),
+                           percent_text(r->scaling_efficiency), percent_text(r->fraction_of_peak), valid_text(*r));
+        first = false;
+      }
+    }
+  }
+  std::size_t bad = std::count_if(rows.begin(), rows.end(), row_is_problem);
+  if (bad > 0) {
+    out += fmt::format("\n{} measurement(s) invalid or failed:\n", bad);
+    for (const auto& r : rows)
+      if (row_is_problem(r))
+        out += fmt::format("  {} {} at {} GPU(s): {}\n", term_text(r.benchmark), term_text(params_label(r.params, false)),
+                           r.gpu_count, term_text(r.errors.empty() ? row_status_name(r.status) : r.errors.front()));
+  }
+  return out;
+}
+
+}  // namespace gpuscale

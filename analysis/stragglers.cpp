@@ -1,0 +1,49 @@
+#include "analysis/stragglers.h"
+
+#include "analysis/result_set.h"
+#include "core/stats.h"
+
+namespace gpuscale {
+
+std::vector<Straggler> find_stragglers(const nlohmann::json& doc, const std::vector<ResultRow>& rows,
+                                       double threshold) {
+  std::vector<Straggler> out;
+  for (const auto& row : rows) {
+    if (row.status != RowStatus::ok || row.scope != "independent") continue;
+    std::vector<double> values;
+    for (const auto& r : row.ranks)
+      if (r.value) values.push_back(*r.value);
+    if (values.size() < 2) continue;
+    const double median = median_of(values);
+    if (!(median > 0)) continue;
+    for (const auto& r : row.ranks) {
+      if (!r.value || !(*r.value < median * (1 - threshold))) continue;
+      const nlohmann::json* id = rank_identity(doc, r.rank, r.host);
+      out.push_back({&row, r.rank, r.host, r.device_index, device_detail(id, "uuid"), device_detail(id, "pci_bus_id"),
+                     *r.value, median, 1 - *r.value / median});
+    }
+  }
+  return out;
+}
+
+nlohmann::json analysis_section(const nlohmann::json& doc, const std::vector<ResultRow>& rows, double threshold) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& s : find_stragglers(doc, rows, threshold))
+    list.push_back({{"benchmark", s.row->benchmark},
+                    {"params", s.row->params},
+                    {"gpu_count", s.row->gpu_count},
+                    {"rank", s.rank},
+                    {"host", s.host},
+                    {"device_index", s.device_index},
+                    {"uuid", s.uuid},
+                    {"pci_bus_id", s.pci_bus_id},
+                    {"value", s.value},
+                    {"median", s.median},
+                    {"deficit", s.deficit},
+                    {"unit", s.row->unit}});
+  return {{"straggler_threshold", threshold},
+          {"straggler_rule", "independent rows: ranks more than straggler_threshold below the median of the row's ranks"},
+          {"stragglers", std::move(list)}};
+}
+
+}  // namespace gpuscale

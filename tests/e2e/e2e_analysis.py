@@ -1,0 +1,575 @@
+#!/usr/bin/env python3
+"""End-to-end tests of gpuscale report / compare / check / reference.
+
+Synthetic result files (tests/data/analysis, written by make_synthetic.py) give golden outputs and exact
+exit codes; a real CPU-backend run (the analysis_run fixture) is reported, compared and checked; the HTML
+report is opened in headless Chromium. --update-golden rewrites the golden files (review the diff).
+"""
+import argparse
+import copy
+import csv
+import io
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+ARGS = None
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, cwd=None, timeout=240, env_extra=None):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    print("+", " ".join(cmd), flush=True)
+    # Bytes decoded by hand: text mode would turn the CSV's CRLF line ends into LF.
+    p = subprocess.run(cmd, capture_output=True, cwd=cwd, timeout=timeout, env=env)
+    p.stdout = p.stdout.decode("utf-8", "replace")
+    p.stderr = p.stderr.decode("utf-8", "replace")
+    return p
+
+
+def gs(*args, cwd=None):
+    return run([ARGS.gpuscale] + list(args), cwd=cwd)
+
+
+def work(name):
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    path = os.path.join(ARGS.workdir, name)
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    elif os.path.exists(path):
+        os.remove(path)
+    return path
+
+
+def data(name):
+    return os.path.join(ARGS.data, name)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save(doc, path):
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def expect_code(p, code, what):
+    if p.returncode != code:
+        fail(f"{what}: exit {p.returncode}, expected {code}\nstdout: {p.stdout[-3000:]}\nstderr: {p.stderr[-3000:]}")
+
+
+def one_error_line(p, needle, what):
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("gpuscale: ") or needle not in lines[0]:
+        fail(f"{what}: expected exit 2 and one line naming {needle!r}, got exit {p.returncode}: {p.stderr!r}")
+
+
+# ---- golden outputs from synthetic files -------------------------------------------------------------
+
+GOLDEN = [  # (golden file, command run in tests/data/analysis)
+    ("report-a.txt", ["report", "synthetic-a.json"]),
+    ("report-a.md", ["report", "synthetic-a.json", "--markdown", "-"]),
+    ("report-a.csv", ["report", "synthetic-a.json", "--csv", "-"]),
+    ("report-a.prom", ["report", "synthetic-a.json", "--openmetrics", "-"]),
+    ("compare-a-b.txt", ["compare", "synthetic-a.json", "synthetic-b.json"]),
+    ("check-a.txt", ["check", "synthetic-a.json", "--reference", "reference-alpha.json"]),
+]
+GOLDEN_CODES = {"compare-a-b.txt": 1, "check-a.txt": 1}
+
+
+def case_golden():
+    bad = []
+    for name, args in GOLDEN:
+        p = gs(*args, cwd=ARGS.data)
+        expect_code(p, GOLDEN_CODES.get(name, 0), " ".join(args))
+        path = os.path.join(ARGS.data, "golden", name)
+        if ARGS.update_golden:
+            with open(path, "w", newline="") as f:
+                f.write(p.stdout)
+            continue
+        with open(path, newline="") as f:
+            want = f.read()
+        if p.stdout != want:
+            out = work("actual-" + name)
+            with open(out, "w", newline="") as f:
+                f.write(p.stdout)
+            bad.append(f"{name} (diff {path} {out})")
+    if bad:
+        fail("output differs from golden: " + ", ".join(bad))
+    # The Prometheus text parses with the reference client library and holds the documented families.
+    from prometheus_client.parser import text_string_to_metric_families
+    with open(os.path.join(ARGS.data, "golden", "report-a.prom")) as f:
+        fams = {f.name: f for f in text_string_to_metric_families(f.read())}
+    for name in ["gpuscale_throughput", "gpuscale_scaling_efficiency", "gpuscale_fraction_of_peak", "gpuscale_valid",
+                 "gpuscale_rank_throughput", "gpuscale_straggler_deficit", "gpuscale_run_info"]:
+        if name not in fams:
+            fail(f"{name} missing from the Prometheus export")
+    strag = fams["gpuscale_straggler_deficit"].samples
+    if len(strag) != 1 or strag[0].labels["rank"] != "3" or strag[0].labels["host"] != "node-a2":
+        fail(f"straggler metric: {strag}")
+    valid = {(s.labels["benchmark"], s.labels["gpu_count"]): s.value for s in fams["gpuscale_valid"].samples}
+    if valid[("stream.copy", "4")] != 0 or valid[("stream.copy", "2")] != 1:
+        fail("gpuscale_valid does not mark the invalid row")
+    # CSV: one line per row, all sizes.
+    rows = list(csv.DictReader(io.StringIO(open(os.path.join(ARGS.data, "golden", "report-a.csv"), newline="").read())))
+    if len(rows) != len(load(data("synthetic-a.json"))["results"]):
+        fail("CSV does not have one line per result row")
+
+
+# ---- compare exit codes ----------------------------------------------------------------------------------
+
+def moved_within_spread(doc, seed=7):
+    """Every rank's value moved to a random point of its own repetition range; aggregates follow."""
+    rnd = random.Random(seed)
+    d = copy.deepcopy(doc)
+    for r in d["results"]:
+        if r["status"] != "ok":
+            continue
+        ratios = []
+        for rv in r["ranks"]:
+            s = rv["stats"]
+            if rv["value"] is None or s["median"] <= 0:
+                continue
+            v = rnd.uniform(s["min"], s["max"])
+            ratios.append(v / rv["value"])
+            rv["value"] = v
+            s["median"] = v
+        if not ratios or r["aggregate"] is None:
+            continue
+        if r["scope"] == "independent":
+            new = sum(rv["value"] for rv in r["ranks"] if rv["value"] is not None)
+        else:  # the collective's busbw moves like its ranks' (within the lowest and highest of them)
+            new = r["aggregate"] * rnd.uniform(min(ratios), max(ratios))
+        f = new / r["aggregate"] if r["aggregate"] > 0 else 1.0
+        r["aggregate"] = new
+        for key in ("scaling_efficiency", "fraction_of_peak"):
+            if r[key] is not None:
+                r[key] *= f
+    return d
+
+
+def lowered(doc, factor=0.8):
+    d = copy.deepcopy(doc)
+    for r in d["results"]:
+        for key in ("aggregate", "scaling_efficiency", "fraction_of_peak"):
+            if r[key] is not None:
+                r[key] *= factor
+        for rv in r["ranks"]:
+            if rv["value"] is not None:
+                rv["value"] *= factor
+            for k in ("median", "min", "max", "mean", "stddev"):
+                rv["stats"][k] *= factor
+    return d
+
+
+def expected_regressions(a, b, threshold=0.05):
+    """The noise rule of docs/analysis.md, written again independently of the C++ code."""
+    def band(r):
+        down = up = 0.0
+        for rv in r["ranks"]:
+            s = rv["stats"]
+            if rv["value"] is None or s["n"] == 0 or s["median"] <= 0:
+                continue
+            down = max(down, (s["median"] - s["min"]) / s["median"])
+            up = max(up, (s["max"] - s["median"]) / s["median"])
+        return down, up
+    key = lambda r: (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"])
+    bb = {key(r): r for r in b["results"]}
+    out = set()
+    for ra in a["results"]:
+        rb = bb.get(key(ra))
+        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra["aggregate"] or rb["aggregate"] is None:
+            continue
+        va, vb = ra["aggregate"], rb["aggregate"]
+        da, _ = band(ra)
+        _, ub = band(rb)
+        if 1 - vb / va > threshold and vb * (1 + ub) < va * (1 - da):
+            out.add(key(ra))
+    return out
+
+
+def compare_codes(path, expect_lowered_code):
+    doc = load(path)
+    same = gs("compare", path, path)
+    expect_code(same, 0, "compare with itself")
+    moved = work("moved.json")
+    save(moved_within_spread(doc), moved)
+    p = gs("compare", path, moved)
+    expect_code(p, 0, "compare with values moved within their spread")
+    low = work("lowered.json")
+    low_doc = lowered(doc)
+    save(low_doc, low)
+    junit = work("compare.xml")
+    p = gs("compare", path, low, "--junit", junit)
+    want = expected_regressions(doc, low_doc)
+    code = 1 if want else 0
+    if expect_lowered_code is not None and code != expect_lowered_code:
+        fail(f"the oracle finds {len(want)} regressions, expected exit {expect_lowered_code}")
+    expect_code(p, code, "compare with values lowered by 20%")
+    flagged = [l for l in p.stdout.splitlines() if "REGRESSION" in l]
+    if len(flagged) != len(want):
+        fail(f"{len(flagged)} rows flagged, the noise rule gives {len(want)}")
+    suites = ET.parse(junit).getroot()
+    failures = sum(int(s.get("failures")) for s in suites.iter("testsuite"))
+    if failures != len(want):
+        fail(f"JUnit has {failures} failures, expected {len(want)}")
+    return len(want)
+
+
+def case_compare_codes():
+    # synthetic-a holds one invalid row: a problem in both copies (tested below), so strip it here.
+    doc = load(data("synthetic-a.json"))
+    doc["results"] = [r for r in doc["results"] if r["status"] == "ok"]
+    clean = work("clean.json")
+    save(doc, clean)
+    n = compare_codes(clean, 1)
+    if n < 10:
+        fail(f"only {n} regressions on synthetic data with 2% noise lowered by 20%")
+    # A row only one file has is listed, not fatal.
+    fewer = copy.deepcopy(doc)
+    fewer["results"] = fewer["results"][1:]
+    part = work("fewer.json")
+    save(fewer, part)
+    p = gs("compare", clean, part)
+    expect_code(p, 0, "compare with a row missing in B")
+    if "1 row(s) only in A" not in p.stdout:
+        fail("the row only in A is not listed")
+    # An invalid row in B is a problem: exit 1.
+    p = gs("compare", data("synthetic-a.json"), data("synthetic-a.json"))
+    expect_code(p, 1, "compare with an invalid row on both sides")
+    if "PROBLEM (invalid in B)" not in p.stdout:
+        fail("the invalid row is not shown as a problem")
+
+
+# ---- the real CPU-backend run --------------------------------------------------------------------------
+
+def real_run():
+    path = os.path.join(ARGS.root, "analysis-run.json")
+    if not os.path.exists(path):
+        fail(f"{path} missing: the analysis_run fixture did not run")
+    return path
+
+
+def case_run():
+    os.makedirs(ARGS.root, exist_ok=True)
+    path = os.path.join(ARGS.root, "analysis-run.json")
+    if os.path.exists(path):
+        os.remove(path)
+    p = run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run", "--backend", "cpu", "--quick", "-o", path])
+    expect_code(p, 0, "gpuscale run")
+    doc = load(path)
+    a = doc.get("analysis")
+    if not a or a["straggler_threshold"] != 0.1 or not isinstance(a["stragglers"], list):
+        fail(f"the run wrote no analysis section: {a}")
+    for s in a["stragglers"]:
+        if s["deficit"] <= 0.1 or s["uuid"] != "-" or s["pci_bus_id"] != "-":
+            fail(f"bad straggler entry {s}")
+    # The run's own summary is the report's table.
+    p2 = gs("report", path)
+    expect_code(p2, 0, "report of the run")
+    table = p.stdout[p.stdout.index("\nstream.copy"):p.stdout.index("\nresults:")]
+    if table not in p2.stdout:
+        fail("the run summary and the report's terminal tables differ")
+
+
+def case_real_compare():
+    # On a real run the noise decides which rows may flag: the exit code must follow the rule.
+    n = compare_codes(real_run(), None)
+    print(f"ok: {n} row(s) regress when every value is 20% lower")
+
+
+def case_real_check():
+    path = real_run()
+    ref = work("ref.json")
+    p = gs("reference", path, "-o", ref)
+    expect_code(p, 0, "reference")
+    p = gs("check", path, "--reference", ref)
+    expect_code(p, 0, "check against its own reference")
+    low = work("low.json")
+    save(lowered(load(path), 0.7), low)
+    junit = work("check.xml")
+    p = gs("check", low, "--reference", ref, "--junit", junit)
+    expect_code(p, 1, "check with values 30% low")
+    root = ET.parse(junit).getroot()
+    cases = list(root.iter("testcase"))
+    fails = [c for c in cases if c.find("failure") is not None]
+    n_entries = len(load(ref)["clusters"][0]["entries"])
+    if len(cases) != n_entries or len(fails) != n_entries:
+        fail(f"JUnit: {len(cases)} cases, {len(fails)} failures, expected {n_entries} of each")
+    # Tolerances: 30% low passes with lower 0.35.
+    ref2 = work("ref-wide.json")
+    expect_code(gs("reference", path, "-o", ref2, "--tolerance", "0.35"), 0, "reference --tolerance")
+    expect_code(gs("check", low, "--reference", ref2), 0, "check within a wide tolerance")
+    # No overwrite without --force.
+    expect_code(gs("reference", path, "-o", ref2), 2, "reference over an existing file")
+    expect_code(gs("reference", path, "-o", ref2, "--force"), 0, "reference --force")
+
+
+# ---- HTML in headless Chromium ----------------------------------------------------------------------
+
+class Charts(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.kinds = {}
+        self.polylines = self.rects = self.scripts = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg" and "data-chart" in a:
+            self.kinds[a["data-chart"]] = self.kinds.get(a["data-chart"], 0) + 1
+        self.polylines += tag == "polyline"
+        self.rects += tag == "rect" and "bar" in (a.get("class") or "")
+        self.scripts += tag == "script"
+
+
+def chromium(args, url):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    profile = work("chromium-profile")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0"] + args + [url]
+    return run(cmd, timeout=120)
+
+
+def console_messages(stderr):
+    return [l for l in stderr.splitlines() if ":CONSOLE" in l]
+
+
+def case_browser():
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        print("SKIP: chromium is not installed (scripts/install-deps --test installs it)")
+        sys.exit(77)
+    # The console check catches errors: a control page with one must show it.
+    control = work("control.html")
+    with open(control, "w") as f:
+        f.write("<!DOCTYPE html><html><body><script>console.error('gpuscale-control')</script></body></html>")
+    p = chromium(["--dump-dom"], "file://" + control)
+    if not any("gpuscale-control" in l for l in console_messages(p.stderr)):
+        fail(f"the console capture does not work (control page): {p.stderr[-2000:]}")
+
+    path = real_run()
+    html = work("report.html")
+    expect_code(gs("report", path, "--html", html), 0, "report --html")
+    p = chromium(["--dump-dom"], "file://" + html)
+    if p.returncode != 0:
+        fail(f"chromium --dump-dom: exit {p.returncode}: {p.stderr[-2000:]}")
+    msgs = console_messages(p.stderr)
+    if msgs:
+        fail(f"console messages while loading the report: {msgs}")
+    charts = Charts()
+    charts.feed(p.stdout)
+    doc = load(path)
+    benches = {r["benchmark"] for r in doc["results"]}
+    collectives = {r["benchmark"] for r in doc["results"] if r["scope"] == "collective"}
+    want = {"scaling": len(benches), "peak": len(benches), "busbw": len(collectives), "projection": len(collectives)}
+    for kind, n in want.items():
+        if charts.kinds.get(kind, 0) < n:
+            fail(f"{charts.kinds.get(kind, 0)} '{kind}' charts, expected at least {n}: {charts.kinds}")
+    if charts.kinds.get("per-gpu", 0) < len(benches) or charts.rects == 0 or charts.polylines < len(benches):
+        fail(f"per-GPU bars or lines missing: {charts.kinds}, {charts.rects} bars, {charts.polylines} lines")
+    if charts.scripts:
+        fail("the report contains a script")
+    if "PROJECTION" not in p.stdout:
+        fail("the projection is not labelled")
+
+    shot = work("report.png")
+    p = chromium([f"--screenshot={shot}", "--window-size=1280,2400", "--hide-scrollbars"], "file://" + html)
+    if not os.path.exists(shot):
+        fail(f"no screenshot: {p.stderr[-2000:]}")
+    from PIL import Image, ImageStat
+    img = Image.open(shot).convert("RGB")
+    var = sum(ImageStat.Stat(img.convert("L")).var)
+    colors = img.getcolors(1 << 20) or []
+    blue = sum(c for c, rgb in colors if abs(rgb[0] - 0x1f) < 20 and abs(rgb[1] - 0x77) < 20 and abs(rgb[2] - 0xb4) < 20)
+    if var < 100 or len(colors) < 20 or blue < 500:
+        fail(f"the screenshot looks blank: variance {var:.0f}, {len(colors)} colours, {blue} chart-blue pixels")
+    print(f"ok: charts {charts.kinds}; screenshot variance {var:.0f}, {len(colors)} colours")
+
+
+# ---- hostile strings ----------------------------------------------------------------------------------
+
+def case_hostile():
+    src = data("hostile.json")
+    doc = load(src)
+    outs = {k: work("hostile." + k) for k in ("html", "md", "csv", "prom")}
+    p = gs("report", src, "--html", outs["html"], "--markdown", outs["md"], "--csv", outs["csv"],
+           "--openmetrics", outs["prom"])
+    expect_code(p, 0, "report of hostile.json")
+    if "\x1b" in p.stdout:
+        fail("an escape sequence from the file reached the terminal")
+    html = open(outs["html"]).read()
+    for bad in ["<script", "<img", "<b>", "<i>550"]:
+        if bad in html:
+            fail(f"{bad!r} reached the HTML unescaped")
+    if "&lt;script&gt;alert(1)&lt;/script&gt;" not in html:
+        fail("the hostile hostname is not shown escaped")
+    md = open(outs["md"]).read()
+    if "<script" in md or "<img" in md:
+        fail("markup reached the Markdown unescaped")
+    for line in md.splitlines():
+        if line.startswith("|") and not line.rstrip().endswith("|"):
+            fail(f"a Markdown table line was broken: {line!r}")
+    rows = list(csv.DictReader(open(outs["csv"], newline="")))
+    if len(rows) != len(doc["results"]) or rows[0]["cluster"] != doc["cluster"]["name"]:
+        fail("CSV fields did not survive quoting")
+    if not any(json.loads(r["params"]).get("note") == doc["results"][0]["params"]["note"] for r in rows):
+        fail("a params value did not survive CSV quoting")
+    from prometheus_client.parser import text_string_to_metric_families
+    fams = {f.name: f for f in text_string_to_metric_families(open(outs["prom"]).read())}
+    if "fake_metric" in fams:
+        fail("a label value injected a metric")
+    hosts = {s.labels.get("host") for s in fams["gpuscale_rank_throughput"].samples}
+    if hosts != {h["name"] for h in doc["hosts"]}:
+        fail(f"host labels did not survive escaping: {hosts}")
+    if not any(s.labels.get("note") == doc["results"][0]["params"]["note"] for s in fams["gpuscale_throughput"].samples):
+        fail("a params label value did not survive escaping")
+    ref = work("hostile-ref.json")
+    expect_code(gs("reference", src, "-o", ref), 0, "reference of hostile.json")
+    bad_ref = load(ref)
+    for e in bad_ref["clusters"][0]["entries"]:
+        e["value"] *= 10  # every check fails, so every message lands in the JUnit XML
+    save(bad_ref, ref)
+    p = gs("check", src, "--reference", ref, "--junit", "-")
+    expect_code(p, 1, "check of hostile.json")
+    ET.fromstring(p.stdout)  # well-formed XML
+    if "<script" in p.stdout or "\x1b" in p.stdout:
+        fail("markup or control characters reached the JUnit XML unescaped")
+    # The browser renders the hostile page without running anything.
+    if shutil.which("chromium"):
+        p = chromium(["--dump-dom"], "file://" + outs["html"])
+        if console_messages(p.stderr):
+            fail(f"console messages on the hostile page: {console_messages(p.stderr)}")
+
+
+# ---- bad input files ----------------------------------------------------------------------------------
+
+def case_bad_files():
+    good = load(data("synthetic-a.json"))
+    text = json.dumps(good)
+    bad = {}
+    def put(name, content):
+        path = work(name)
+        with open(path, "w") as f:
+            f.write(content)
+        bad[name] = path
+    put("empty.json", "")
+    put("truncated.json", text[: len(text) // 2])
+    wrong = copy.deepcopy(good)
+    wrong["results"][0]["gpu_count"] = "four"
+    put("wrong-type.json", json.dumps(wrong))
+    put("nan.json", text.replace('"aggregate": 3000.0', '"aggregate": NaN', 1))
+    neg = copy.deepcopy(good)
+    neg["results"][0]["aggregate"] = -1.0
+    put("negative.json", json.dumps(neg))
+    negm = copy.deepcopy(good)
+    next(r for r in negm["results"] if r["scope"] == "collective")["metrics"]["time_us"] = -5
+    put("negative-metric.json", json.dumps(negm))
+    put("huge-number.json", text.replace('"aggregate": 3000.0', '"aggregate": 1e999', 1))
+    ver = copy.deepcopy(good)
+    ver["schema_version"] = 2
+    put("version.json", json.dumps(ver))
+    deep = copy.deepcopy(good)
+    deep["results"][0]["params"]["x"] = "@"
+    put("deep.json", json.dumps(deep).replace('"@"', "[" * 100000 + "]" * 100000))
+    put("not-result.json", '{"schema": 5}')
+    put("array.json", "[1, 2, 3]")
+    huge = work("huge.json")
+    with open(huge, "w") as f:
+        f.truncate(300 << 20)  # sparse: refused by size before it is read
+    bad["huge.json"] = huge
+    bad["missing.json"] = os.path.join(ARGS.workdir, "no-such-file.json")
+    ref = data("reference-alpha.json")
+    for name, path in bad.items():
+        for args in (["report", path], ["compare", data("synthetic-a.json"), path], ["check", path, "--reference", ref],
+                     ["reference", path, "-o", work("ref-out.json")]):
+            p = gs(*args)
+            one_error_line(p, path, f"{args[0]} {name}")
+            if args[0] != "report" and p.stdout.strip():
+                fail(f"{args[0]} {name} printed to stdout: {p.stdout[:200]!r}")
+    # Bad reference files.
+    for name, content, needle in [
+        ("ref-empty.json", "", "empty file"),
+        ("ref-sign.json", json.dumps({"schema": "gpuscale.reference", "schema_version": 1, "clusters": [
+            {"cluster": "alpha", "entries": [{"benchmark": "x", "value": 1, "lower": -0.1, "unit": "GB/s"}]}]}), "lower"),
+        ("ref-kind.json", json.dumps({"schema": "gpuscale.result"}), "not a gpuscale reference")]:
+        path = work(name)
+        with open(path, "w") as f:
+            f.write(content)
+        p = gs("check", data("synthetic-a.json"), "--reference", path)
+        one_error_line(p, needle, name)
+        if path not in p.stderr:
+            fail(f"{name}: the message does not name the file: {p.stderr!r}")
+    p = gs("check", data("synthetic-b.json"), "--reference", ref)
+    one_error_line(p, "no reference for cluster 'beta'", "check with another cluster's reference")
+    for args, needle in [(["report", data("synthetic-a.json"), "--straggler", "2"], "--straggler"),
+                         (["compare", data("synthetic-a.json"), data("synthetic-a.json"), "--threshold", "-1"], "--threshold"),
+                         (["reference", data("synthetic-a.json"), "-o", "-", "--tolerance", "x"], "--tolerance"),
+                         (["report", data("synthetic-a.json"), "--markdown", "-", "--csv", "-"], "standard output")]:
+        one_error_line(gs(*args), needle, " ".join(args))
+
+
+def case_no_overwrite():
+    out = work("exists.html")
+    with open(out, "w") as f:
+        f.write("keep me")
+    p = gs("report", data("synthetic-a.json"), "--html", out)
+    one_error_line(p, "already exists", "report over an existing file")
+    if open(out).read() != "keep me":
+        fail("an existing file was overwritten without --force")
+    md = work("new.md")
+    p = gs("report", data("synthetic-a.json"), "--markdown", md, "--html", out)
+    if p.returncode != 2 or os.path.exists(md):
+        fail("a refused output still let another output be written")
+    expect_code(gs("report", data("synthetic-a.json"), "--html", out, "--force"), 0, "report --force")
+    if not open(out).read().startswith("<!DOCTYPE html>"):
+        fail("--force did not replace the file")
+    copy_in = work("input-copy.json")
+    shutil.copy(data("synthetic-a.json"), copy_in)
+    one_error_line(gs("report", copy_in, "--csv", copy_in, "--force"), "is also an input", "output over an input")
+    one_error_line(gs("compare", copy_in, copy_in, "--junit", copy_in, "--force"), "is also an input", "junit over an input")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuscale", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--update-golden", action="store_true")
+    ARGS = ap.parse_args()
+    ARGS.gpuscale = os.path.abspath(ARGS.gpuscale)
+    ARGS.data = os.path.abspath(ARGS.data)
+    ARGS.root = os.path.abspath(ARGS.workdir)  # the real run's file lives here; each case works in its own folder
+    ARGS.workdir = os.path.join(ARGS.root, ARGS.case)
+    cases = {
+        "golden": case_golden,
+        "compare_codes": case_compare_codes,
+        "run": case_run,
+        "real_compare": case_real_compare,
+        "real_check": case_real_check,
+        "browser": case_browser,
+        "hostile": case_hostile,
+        "bad_files": case_bad_files,
+        "no_overwrite": case_no_overwrite,
+    }
+    cases[ARGS.case]()
+    print(f"PASS: {ARGS.case}")
+
+
+if __name__ == "__main__":
+    main()

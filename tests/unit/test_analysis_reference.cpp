@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include "analysis/reference.h"
+#include "analysis_fixtures.h"
+#include "core/error.h"
+
+namespace gpuscale {
+namespace {
+
+using testing::loaded;
+using testing::row_json;
+
+nlohmann::json ref_doc(nlohmann::json entries, const std::string& cluster = "testcluster") {
+  return {{"schema", "gpuscale.reference"}, {"schema_version", 1},
+          {"clusters", {{{"cluster", cluster}, {"entries", entries}}}}};
+}
+
+nlohmann::json entry(const std::string& bench, nlohmann::json params, nlohmann::json k, double value, nlohmann::json lower,
+                     nlohmann::json upper, const std::string& unit = "GB/s") {
+  return {{"benchmark", bench}, {"params", params}, {"gpu_count", k}, {"value", value}, {"lower", lower},
+          {"upper", upper}, {"unit", unit}};
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    reference_from_json("ref.json", doc);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Reference, RejectsMalformedEntriesNamingTheField) {
+  EXPECT_NE(error_of(ref_doc({entry("x", nlohmann::json::object(), 1, 1, -0.1, nullptr)})).find("entries[0].lower"),
+            std::string::npos);
+  EXPECT_NE(error_of(ref_doc({entry("x", nlohmann::json::object(), 0, 1, 0.1, nullptr)})).find("gpu_count"), std::string::npos);
+  auto typo = entry("x", nlohmann::json::object(), 1, 1, 0.1, nullptr);
+  typo["tolerance"] = 0.1;
+  EXPECT_NE(error_of(ref_doc({typo})).find("unknown key 'tolerance'"), std::string::npos);
+  EXPECT_NE(error_of({{"schema", "gpuscale.reference"}, {"schema_version", 2}}).find("schema_version"), std::string::npos);
+  EXPECT_NE(error_of(nlohmann::json::array()).find("ref.json: "), std::string::npos);
+  EXPECT_EQ(error_of(ref_doc({entry("stream.*", {{"dtype", "fp*"}}, "*", 1, 0.1, nullptr)})), "");
+}
+
+TEST(Reference, WildcardsSubsetParamsAndAnyGpuCount) {
+  const auto ref = reference_from_json("r", ref_doc({entry("stream.*", {{"dtype", "fp6?"}}, "*", 10, 0.1, nullptr),
+                                                     entry("all_reduce", {{"size_bytes", 1024}}, 2, 10, 0.1, nullptr)}));
+  auto run = loaded({row_json("stream.triad", "independent", {{"dtype", "fp64"}, {"array_bytes", 8}}, 2, {5, 5}),
+                     row_json("stream.triad", "independent", {{"dtype", "fp32"}, {"array_bytes", 8}}, 2, {5, 5}),
+                     row_json("all_reduce", "collective", {{"dtype", "fp32"}, {"size_bytes", 1024}}, 2, {10, 10}),
+                     row_json("all_reduce", "collective", {{"dtype", "fp32"}, {"size_bytes", 2048}}, 2, {10, 10})});
+  const auto& e = ref.clusters[0].second;
+  EXPECT_TRUE(entry_matches(e[0], run.rows[0]));
+  EXPECT_FALSE(entry_matches(e[0], run.rows[1]));
+  EXPECT_FALSE(entry_matches(e[0], run.rows[2]));
+  EXPECT_TRUE(entry_matches(e[1], run.rows[2]));
+  EXPECT_FALSE(entry_matches(e[1], run.rows[3]));
+  const auto out = check_against(run, ref);
+  EXPECT_EQ(out.checked.size(), 2u);
+  EXPECT_EQ(out.uncovered, 2u);
+  EXPECT_EQ(out.failures(), 0u);
+}
+
+TEST(Reference, TolerancesAreBoundsAroundTheValue) {
+  auto run = loaded({row_json("gemm", "independent", {{"m", 1}}, 1, {95}, "TFLOP/s")});
+  auto check = [&](double value, nlohmann::json lower, nlohmann::json upper, const std::string& unit = "TFLOP/s") {
+    auto out = check_against(run, reference_from_json("r", ref_doc({entry("gemm", nlohmann::json::object(), 1, value, lower, upper, unit)})));
+    return out.failures() == 0;
+  };
+  EXPECT_TRUE(check(100, 0.06, nullptr));   // 95 >= 94
+  EXPECT_FALSE(check(100, 0.04, nullptr));  // 95 < 96
+  EXPECT_TRUE(check(90, nullptr, 0.06));    // 95 <= 95.4
+  EXPECT_FALSE(check(90, 0.1, 0.05));       // 95 > 94.5
+  EXPECT_TRUE(check(1000, nullptr, nullptr));
+  EXPECT_FALSE(check(95, 0.1, 0.1, "GB/s"));  // unit mismatch fails
+}
+
+TEST(Reference, FirstMatchWinsAndUnmatchedEntriesFail) {
+  auto run = loaded({row_json("gemm", "independent", {{"m", 1}}, 1, {95}, "TFLOP/s")});
+  const auto ref = reference_from_json("r", ref_doc({entry("gemm", nlohmann::json::object(), 1, 95, 0.01, nullptr, "TFLOP/s"),
+                                                     entry("gemm", nlohmann::json::object(), "*", 500, 0.01, nullptr, "TFLOP/s"),
+                                                     entry("stream.triad", nlohmann::json::object(), 8, 1, 0.1, nullptr)}));
+  const auto out = check_against(run, ref);
+  ASSERT_EQ(out.checked.size(), 1u);
+  EXPECT_TRUE(out.checked[0].pass);
+  EXPECT_EQ(out.checked[0].entry->index, 0u);
+  EXPECT_EQ(out.unmatched.size(), 2u);  // the general gemm entry and stream.triad at 8
+  EXPECT_EQ(out.failures(), 2u);
+  const auto suite = check_suite(out);
+  EXPECT_EQ(suite.cases.size(), 3u);
+}
+
+TEST(Reference, InvalidRowsFailAndClustersMustMatch) {
+  auto bad = row_json("gemm", "independent", {{"m", 1}}, 1, {95}, "TFLOP/s");
+  bad["status"] = "failed";
+  bad["aggregate"] = nullptr;
+  bad["errors"] = {"boom"};
+  auto run = loaded({bad});
+  const auto ok_ref = reference_from_json("r", ref_doc({entry("gemm", nlohmann::json::object(), "*", 95, 0.5, nullptr, "TFLOP/s")}, "test*"));
+  const auto out = check_against(run, ok_ref);
+  ASSERT_EQ(out.checked.size(), 1u);
+  EXPECT_FALSE(out.checked[0].pass);
+  EXPECT_NE(out.checked[0].message.find("boom"), std::string::npos);
+  const auto other = reference_from_json("r", ref_doc({entry("gemm", nlohmann::json::object(), "*", 95, 0.5, nullptr)}, "dgx-*"));
+  EXPECT_THROW(check_against(run, other), Error);
+}
+
+TEST(Reference, GeneratedReferencePassesOnItsRun) {
+  auto run = loaded({row_json("gemm", "independent", {{"m", 1}}, 1, {95}, "TFLOP/s"),
+                     row_json("all_reduce", "collective", {{"size_bytes", 8}}, 1, {0})});
+  const auto doc = make_reference(run, ReferenceOptions{});
+  ASSERT_EQ(doc["clusters"][0]["entries"].size(), 1u);  // the zero busbw row carries nothing to check
+  const auto out = check_against(run, reference_from_json("gen", doc));
+  EXPECT_EQ(out.failures(), 0u);
+  EXPECT_EQ(out.checked.size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpuscale
