@@ -42,6 +42,10 @@ class Communicator {
   // Why this communicator cannot run the case (an MPI reduction on bf16, say); nullopt when it can.
   virtual std::optional<std::string> unsupported(const CollectiveCase& c) const = 0;
   virtual std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) = 0;
+  // Called from another thread when the run ends abnormally (a watchdog expired, a rank was lost) while
+  // a collective may be blocked on this communicator: must return promptly (NCCL: ncclCommAbort).
+  // The default does nothing: MPI has no per-communicator abort, and the process exit ends it.
+  virtual void abort() {}
 };
 
 }  // namespace gpuscale

@@ -10,6 +10,7 @@
 #include "harness/commands.h"
 #include "harness/gpu_peaks.h"
 #include "harness/registry.h"
+#include "harness/resume.h"
 #include "harness/runner.h"
 #include "harness/stop_signal.h"
 
@@ -18,7 +19,8 @@ namespace {
 
 struct RunFlags {
   std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
-              ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak;
+              ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak,
+              watchdog;
   RunOptions opts;
 };
 
@@ -87,6 +89,8 @@ RunOptions resolve(RunFlags& f) {
                             f.time_reduce));
   if (!f.link_peak.empty()) o.link_peak = parse_rate(f.link_peak, "--link-peak");
   if (!f.net_peak.empty()) o.net_peak = parse_rate(f.net_peak, "--net-peak");
+  if (!f.watchdog.empty())
+    o.watchdog_s = f.watchdog == "0" ? 0.0 : static_cast<double>(parse_positive(f.watchdog, "--watchdog"));
   return o;
 }
 
@@ -120,7 +124,16 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("-a,--time-reduce", flags->time_reduce, "collectives: how ranks' times combine: avg, min, max, rank0");
   cmd->add_option("--link-peak", flags->link_peak, "GB/s: expected intra-node link peak for collectives");
   cmd->add_option("--net-peak", flags->net_peak, "GB/s: expected inter-node link peak for collectives");
-  cmd->callback([&action, flags] {
+  cmd->add_option("--resume", flags->opts.resume,
+                  "continue the interrupted run in FILE: measure the points it lacks, into FILE (or -o)");
+  cmd->add_flag("--force", flags->opts.force, "replace an existing -o file (without it gpuscale refuses)");
+  cmd->add_option("--watchdog", flags->watchdog,
+                  "seconds a benchmark point may take before the run ends with exit 5 (default: scaled to the point, "
+                  "at least 120; 0 = off)");
+  cmd->callback([&action, flags, cmd] {
+    // The recorded options given on the command line: --resume takes the others from the file.
+    for (const auto& [key, flag] : recorded_option_flags())
+      if (cmd->count(flag) > 0) flags->opts.given.insert(key);
     action = [flags]() -> int {
       install_stop_handlers();  // before MPI starts: an early signal is not fatal
       World world(nullptr, nullptr);

@@ -3,6 +3,7 @@
 // benchmark's default for this backend and plan" (--quick or thorough).
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ struct RunOptions {
   std::optional<double> link_peak;              // GB/s, intra-node link peak override
   std::optional<double> net_peak;               // GB/s, inter-node link peak override
   std::vector<std::string> command_line;        // argv, recorded in the result file
+  // Reliability (docs/reliability.md).
+  std::string resume;                           // --resume FILE: continue the interrupted run in FILE
+  bool force = false;                           // --force: -o may replace an existing file
+  std::optional<double> watchdog_s;             // --watchdog: seconds per point (0 = off); unset = scaled default
+  std::set<std::string> given;                  // plan.options keys set on the command line (harness/resume.h)
 };
 
 }  // namespace gpuscale
