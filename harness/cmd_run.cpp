@@ -19,6 +19,7 @@ namespace {
 struct RunFlags {
   std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
               ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak;
+  health::TelemetryFlags telemetry;
   RunOptions opts;
 };
 
@@ -87,6 +88,7 @@ RunOptions resolve(RunFlags& f) {
                             f.time_reduce));
   if (!f.link_peak.empty()) o.link_peak = parse_rate(f.link_peak, "--link-peak");
   if (!f.net_peak.empty()) o.net_peak = parse_rate(f.net_peak, "--net-peak");
+  o.telemetry = health::resolve_telemetry_flags(f.telemetry);
   return o;
 }
 
@@ -120,6 +122,7 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("-a,--time-reduce", flags->time_reduce, "collectives: how ranks' times combine: avg, min, max, rank0");
   cmd->add_option("--link-peak", flags->link_peak, "GB/s: expected intra-node link peak for collectives");
   cmd->add_option("--net-peak", flags->net_peak, "GB/s: expected inter-node link peak for collectives");
+  health::add_telemetry_flags(cmd, flags->telemetry, true);
   cmd->callback([&action, flags] {
     action = [flags]() -> int {
       install_stop_handlers();  // before MPI starts: an early signal is not fatal
