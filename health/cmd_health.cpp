@@ -1,15 +1,21 @@
-// gpuscale health: the node preflight for Slurm (HealthCheckProgram, prolog) and operators. One line
-// per GPU on stdout, the JSON with -o, the drain command with --drain-command (printed, never run).
+// gpuscale health: the node preflight for Slurm (HealthCheckProgram, prolog, slurm/health.sbatch) and
+// operators. One line per GPU on stdout, the JSON with -o, the drain command with --drain-command
+// (printed, never run). Under srun or mpirun, one task per node checks it and rank 0 reports the job.
 #include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include "core/error.h"
+#include "core/launcher.h"
 #include "core/units.h"
 #include "harness/commands.h"
+#include "harness/world.h"
 #include "health/health_check.h"
+#include "health/health_job.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -33,26 +39,73 @@ health::HealthOptions resolve(const HealthFlags& f) {
   return o;
 }
 
-int run_health(const HealthFlags& f) {
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown-host");
+}
+
+// This node's report (the check never throws past here: a failure is a report saying so).
+nlohmann::json check_node(const HealthFlags& f) {
   try {
     const auto opts = resolve(f);
-    if (!f.output.empty()) check_output_path(f.output);
     std::string why_no_gpus;
     auto gpus = health::open_local_gpus(opts.peaks_file, &why_no_gpus);
-    const auto report = health::run_health_check(opts, gpus.get(), why_no_gpus);
-    for (const auto& line : health::report_lines(report)) fmt::print("{}\n", line);
-    if (f.drain)
-      if (const auto cmd = health::drain_command(report); !cmd.empty()) fmt::print("{}\n", cmd);
-    std::fflush(stdout);
-    if (!f.output.empty()) write_file_atomic(f.output, health::report_json(report).dump(1) + "\n");
-    return report.exit_code;
-  } catch (const Error& e) {
-    fmt::print(stderr, "gpuscale: health: {}\n", e.what());
-    return health::kHealthCannotCheck;
+    return health::report_json(health::run_health_check(opts, gpus.get(), why_no_gpus));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "gpuscale: health: internal error: {}\n", e.what());
+    return health::failed_node_report(host_name(), e.what());
+  }
+}
+
+// Alone: this node. Under srun or mpirun: the first task of each node checks it, rank 0 reports.
+int run_health(const HealthFlags& f) {
+  std::unique_ptr<World> world;
+  try {
+    if (launcher_rank() >= 0) world = std::make_unique<World>(nullptr, nullptr);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpuscale: health: cannot start MPI under the launcher: {}\n", e.what());
     return health::kHealthCannotCheck;
   }
+  const bool root = !world || world->rank() == 0;
+  // Bad flags or output path: rank 0 decides for everyone, says it once, and nothing is checked.
+  std::string problem;
+  if (root) {
+    try {
+      resolve(f);
+      if (!f.output.empty()) check_output_path(f.output);
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  if (world) problem = world->broadcast_from_root(problem);
+  if (!problem.empty()) {
+    if (root) fmt::print(stderr, "gpuscale: health: {}\n", problem);
+    return health::kHealthCannotCheck;
+  }
+
+  const nlohmann::json mine = (!world || world->local_rank() == 0) ? check_node(f) : nlohmann::json(nullptr);
+  std::vector<nlohmann::json> nodes;
+  if (world) {
+    for (const auto& s : world->gather_to_root(mine.dump()))
+      if (auto j = nlohmann::json::parse(s); !j.is_null()) nodes.push_back(std::move(j));
+  } else {
+    nodes.push_back(mine);
+  }
+  int code = health::kHealthCannotCheck;
+  if (root) {
+    try {
+      const auto job = health::combine_node_reports(nodes, health::load_thresholds(f.telemetry.thresholds));
+      for (const auto& line : job.lines) fmt::print("{}\n", line);
+      if (f.drain)
+        for (const auto& cmd : job.drain) fmt::print("{}\n", cmd);
+      std::fflush(stdout);
+      if (!f.output.empty()) write_file_atomic(f.output, job.doc.dump(1) + "\n");
+      code = job.exit_code;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "gpuscale: health: {}\n", e.what());
+    }
+  }
+  if (world) code = std::stoi(world->broadcast_from_root(std::to_string(code)));  // every task exits alike
+  return code;
 }
 
 }  // namespace

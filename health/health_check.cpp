@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -9,7 +10,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "gpuscale_version.h"
 #include "health/device_match.h"
 #include "health/telemetry.h"
 
@@ -115,7 +115,7 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
     // NVML found the driver broken (not merely absent): that is a failed node, not one without GPUs.
     if (lib->init_result() == nvml::NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
       r.node.add("software", t.driver_too_old,
-                 "NVML library and kernel driver differ in version (a container's or a half-upgraded driver): " +
+                 "NVML library and kernel driver differ in version (a container or a half-done driver upgrade): " +
                      lib->why_unavailable());
       r.exit_code = kHealthFail;
     } else {
@@ -184,7 +184,7 @@ std::string drain_command(const HealthReport& r) {
 }
 
 nlohmann::json report_json(const HealthReport& r) {
-  static const char* kVerdicts[] = {"PASS", "WARN", "FAIL", "NO_GPU"};
+  static const char* kVerdicts[] = {"PASS", "WARN", "FAIL", "NO_GPU", "NOT_CHECKED"};
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : r.gpus) {
     nlohmann::json j = to_json(g.verdict);
@@ -206,13 +206,10 @@ nlohmann::json report_json(const HealthReport& r) {
   nlohmann::json consistency = nlohmann::json::array();
   for (const auto& inc : r.consistency) consistency.push_back(to_json(inc, "GPU"));
   const auto drain = drain_command(r);
-  return {{"schema", "gpuscale.health"},
-          {"schema_version", 1},
-          {"tool", {{"name", "gpuscale"}, {"version", GPUSCALE_VERSION}, {"commit", GPUSCALE_GIT_COMMIT}}},
-          {"host", r.host},
+  return {{"host", r.host},
           {"node_name", r.node_name},
           {"exit_code", r.exit_code},
-          {"verdict", kVerdicts[std::min(r.exit_code, 3)]},
+          {"verdict", kVerdicts[std::clamp(r.exit_code, 0, 4)]},
           {"reason", r.no_gpu_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.no_gpu_reason)},
           {"seconds", r.seconds},
           {"thresholds", r.thresholds},
@@ -227,7 +224,8 @@ nlohmann::json report_json(const HealthReport& r) {
           {"node", to_json(r.node)},
           {"gpus", gpus},
           {"consistency", consistency},
-          {"drain_command", drain.empty() ? nlohmann::json(nullptr) : nlohmann::json(drain)}};
+          {"drain_command", drain.empty() ? nlohmann::json(nullptr) : nlohmann::json(drain)},
+          {"lines", report_lines(r)}};
 }
 
 }  // namespace gpuscale::health

@@ -68,7 +68,8 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* gpus, const 
 std::vector<std::string> report_lines(const HealthReport& r);
 // The `scontrol update nodename=... state=drain reason="gpuscale: ..."` line for a failing node, "" otherwise.
 std::string drain_command(const HealthReport& r);
-// The -o document (schema health/schema/health-v1.schema.json).
+// This node's report: one entry of the -o document's "nodes" (health/health_job.h puts them together;
+// schema health/schema/health-v1.schema.json).
 nlohmann::json report_json(const HealthReport& r);
 
 }  // namespace gpuscale::health

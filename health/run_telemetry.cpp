@@ -76,7 +76,8 @@ std::unique_ptr<RunTelemetry> RunTelemetry::open(const TelemetryOptions& opts, c
   if (m.mig >= 0) t->mig_ = mig_json(gpu, gpu.mig_instances[static_cast<std::size_t>(m.mig)]);
   // A MIG device's clocks, power and errors are its GPU's: the session watches the GPU.
   t->session_ = std::make_unique<TelemetrySession>(t->lib_, std::vector<NvmlGpu>{node.gpus[static_cast<std::size_t>(m.gpu)]},
-                                                   opts.interval, t->thresholds_.load_percent);
+                                                   opts.interval, t->thresholds_.load_percent,
+                                                   std::vector<GpuIdentity>{gpu});
   return t;
 }
 

@@ -3,15 +3,18 @@
 namespace gpuscale::health {
 
 TelemetrySession::TelemetrySession(std::shared_ptr<const NvmlLibrary> lib, std::vector<NvmlGpu> gpus,
-                                   std::chrono::microseconds interval, double load_percent)
+                                   std::chrono::microseconds interval, double load_percent,
+                                   std::vector<GpuIdentity> identities)
     : lib_(std::move(lib)),
       gpus_(std::move(gpus)),
+      identities_(std::move(identities)),
       interval_(interval),
       load_percent_(load_percent),
       origin_(std::chrono::steady_clock::now()) {
+  if (identities_.size() != gpus_.size()) identities_.clear();
   std::vector<nvml::nvmlDevice_t> handles;
   for (const auto& g : gpus_) {
-    identities_.push_back(g.identity());
+    if (identities_.size() < gpus_.size()) identities_.push_back(g.identity());
     handles.push_back(g.handle());
     totals_.emplace_back(load_percent_);
   }

@@ -21,8 +21,10 @@ namespace gpuscale::health {
 class TelemetrySession {
  public:
   // `load_percent`: utilisation at which a sample counts as under load (Thresholds::load_percent).
+  // `identities`: the GPUs' identities when the caller has read them already (else read here).
   TelemetrySession(std::shared_ptr<const NvmlLibrary> lib, std::vector<NvmlGpu> gpus,
-                   std::chrono::microseconds interval, double load_percent);
+                   std::chrono::microseconds interval, double load_percent,
+                   std::vector<GpuIdentity> identities = {});
   ~TelemetrySession();
   TelemetrySession(const TelemetrySession&) = delete;
   TelemetrySession& operator=(const TelemetrySession&) = delete;
