@@ -17,7 +17,8 @@ namespace gpuscale::health {
 class Observation {
  public:
   // A sample is "under load" when the GPU's utilisation is at least `load_percent`.
-  explicit Observation(double load_percent = 90) : load_percent_(load_percent) {}
+  explicit Observation(double load_percent) : load_percent_(load_percent) {}
+  Observation() : Observation(90) {}
 
   void add(const GpuSample& s);
   void add(const GpuCounters& c);  // the first call sets first(), every call sets last()

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -345,11 +344,24 @@ std::vector<std::pair<nvmlDevice_t, std::uint64_t>> XidWatcher::poll() {
 }
 
 std::optional<std::uint64_t> pci_bus_key(const std::string& bus_id) {
-  unsigned domain = 0, bus = 0, device = 0, function = 0;
-  char tail = 0;
-  if (std::sscanf(bus_id.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) != 4) return std::nullopt;
-  return (std::uint64_t{domain} << 24) | (std::uint64_t{bus & 0xff} << 16) | (std::uint64_t{device & 0xff} << 8) |
-         (function & 0xff);
+  // domain:bus:device.function, hexadecimal digits only (sscanf's %x would also take "0x" prefixes)
+  std::uint64_t part[4] = {0, 0, 0, 0};
+  int field = 0, digits = 0;
+  for (char ch : bus_id) {
+    const char want = field < 2 ? ':' : '.';
+    if (ch == want && field < 3 && digits > 0) {
+      ++field;
+      digits = 0;
+    } else if (std::isxdigit(static_cast<unsigned char>(ch)) && digits < 8) {
+      const int c = std::tolower(static_cast<unsigned char>(ch));
+      part[field] = part[field] * 16 + static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+      ++digits;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (field != 3 || digits == 0) return std::nullopt;
+  return (part[0] << 24) | ((part[1] & 0xff) << 16) | ((part[2] & 0xff) << 8) | (part[3] & 0xff);
 }
 
 std::string uuid_key(const std::string& uuid) {

@@ -53,7 +53,7 @@ struct nvmlEventSet_st {};
 namespace {
 
 const char* kDefaultGpu = R"({
-  "name": "NVIDIA H100 80GB HBM3", "serial": "1650923000001", "pci_device_id": 590417630,
+  "name": "NVIDIA H100 80GB HBM3", "serial": "1650923000001", "pci_device_id": 590352606,
   "cc": [9, 0], "memory_total": 85520809984, "sm_count": 132,
   "max_sm_clock": 1980, "max_mem_clock": 2619, "power_limit_mw": 700000, "default_power_limit_mw": 700000,
   "persistence": 1, "compute_mode": 0, "ecc": [1, 1], "pcie_max_gen": 5, "pcie_max_width": 16, "nvlink_links": 18,
