@@ -137,6 +137,8 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
   session.begin();
   run_perf(opts, backend, why_no_gpus, r.gpus);
   const auto window = session.end();
+  r.sampler_ticks = session.ticks();
+  r.sampler_tick_us = session.seconds_per_tick() * 1e6;
 
   r.node.absorb(judge_software(r.software, t));
   const std::vector<unsigned> own{static_cast<unsigned>(getpid())};
@@ -212,6 +214,7 @@ nlohmann::json report_json(const HealthReport& r) {
           {"verdict", kVerdicts[std::clamp(r.exit_code, 0, 4)]},
           {"reason", r.no_gpu_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.no_gpu_reason)},
           {"seconds", r.seconds},
+          {"sampler", {{"ticks", r.sampler_ticks}, {"mean_tick_us", r.sampler_tick_us}}},
           {"thresholds", r.thresholds},
           {"nvml",
            {{"library", r.nvml_library},

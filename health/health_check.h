@@ -58,6 +58,8 @@ struct HealthReport {
   std::vector<GpuReport> gpus;
   std::vector<Inconsistency> consistency;
   double seconds = 0;
+  std::size_t sampler_ticks = 0;  // background samples taken, and their mean cost (all GPUs per tick)
+  double sampler_tick_us = 0;
 };
 
 // `gpus` may be null (no GPU backend: the perf checks are not run, `why_no_gpus` says why).

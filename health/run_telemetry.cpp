@@ -125,6 +125,7 @@ nlohmann::json RunTelemetry::finish(const World& world, const nlohmann::json& ra
     mine["mig"] = mig_;
     mine["line"] = v.line();
     mine["summary"] = point_summary(total, thresholds_);
+    mine["sampler"] = {{"ticks", session_->ticks()}, {"mean_tick_us", session_->seconds_per_tick() * 1e6}};
   }
   const auto gathered = world.gather_to_root(mine.dump());
   if (world.rank() != 0) return nullptr;

@@ -328,16 +328,67 @@ def case_run_consistency():
     print("ok: the rank with another power limit is listed")
 
 
+def case_slurm_healthcheck():
+    # scripts/slurm-healthcheck as Slurm runs it, with a stand-in scontrol that records its arguments.
+    bindir = os.path.join(ARGS.workdir, "fake-bin")
+    os.makedirs(bindir, exist_ok=True)
+    calls = os.path.join(ARGS.workdir, "scontrol-calls.txt")
+    with open(os.path.join(bindir, "scontrol"), "w") as f:
+        f.write(f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> {calls}\necho --- >> {calls}\n')
+    os.chmod(os.path.join(bindir, "scontrol"), 0o755)
+    script = os.path.join(ARGS.source, "scripts", "slurm-healthcheck")
+
+    def check(name, scenario_name, flags, env_extra, want_rc, want_calls, needle):
+        if os.path.exists(calls):
+            os.remove(calls)
+        env = {"PATH": bindir + ":" + os.environ["PATH"], "GPUSCALE_BIN": ARGS.gpuscale, "SLURMD_NODENAME": "n17",
+               "GPUSCALE_HEALTHCHECK_CONF": "/nonexistent/gpuscale-healthcheck",
+               "GPUSCALE_NVML_LIBRARY": ARGS.fake_lib}
+        if scenario_name:
+            env["GPUSCALE_FAKE_NVML_SCENARIO"] = scenario(scenario_name)
+        env.update(env_extra)
+        p = run([script] + flags, env)
+        got = open(calls).read().split("---\n")[:-1] if os.path.exists(calls) else []
+        if p.returncode != want_rc or len(got) != len(want_calls) or needle not in p.stdout:
+            fail(f"{name}: exit {p.returncode} (want {want_rc}), scontrol calls {got} (want {want_calls}), "
+                 f"stdout {p.stdout!r}, stderr {p.stderr!r}")
+        for call, want in zip(got, want_calls):
+            if call.splitlines() != want:
+                fail(f"{name}: scontrol {call.splitlines()}, expected {want}")
+        print(f"ok: {name}")
+
+    remap = ["update", "nodename=n17", "state=drain",
+             "reason=gpuscale: GPU 0 row remapping pending (the GPU needs a reset to apply it)"]
+    check("failing node, draining off", "remap_pending", [], {}, 0, [], "not draining it (GPUSCALE_HEALTH_DRAIN=0)")
+    check("failing node, GPUSCALE_HEALTH_DRAIN=1", "remap_pending", [], {"GPUSCALE_HEALTH_DRAIN": "1"}, 0, [remap],
+          "draining n17: gpuscale: GPU 0 row remapping pending")
+    check("prolog, failing node", "xid79", ["--prolog", "--drain"], {}, 1,
+          [["update", "nodename=n17", "state=drain", "reason=gpuscale: GPU 1 Xid 79 (GPU has fallen off the bus)"]],
+          "GPU 1 00000000:28:00.0 NVIDIA H100 80GB HBM3")
+    check("healthy node", "healthy", ["--drain"], {}, 0, [], "GPU 0 00000000:18:00.0")
+    check("warnings only", "pcie_x8", ["--drain", "--prolog"], {}, 0, [], "warnings only: the node stays in service")
+    check("no GPU, not drained by default", None, ["--drain"], {"GPUSCALE_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"},
+          0, [], "nothing to judge")
+    check("no GPU, --drain-no-gpu", None, ["--drain-no-gpu"], {"GPUSCALE_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"},
+          0, [["update", "nodename=n17", "state=drain",
+               "reason=gpuscale: no GPU to check (driver not loaded or GPUs gone)"]], "draining n17")
+    report = out_path("healthcheck-report.json")
+    check("report file", "healthy", ["--report", report], {}, 0, [], "PASS")
+    load(report, ARGS.health_schema)
+    check("no gpuscale", "healthy", ["--drain"], {"GPUSCALE_BIN": "/nonexistent/gpuscale"}, 0, [], "cannot run gpuscale")
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
     for a in ("--gpuscale", "--mpiexec", "--fake-lib", "--fake-missing-lib", "--scenarios", "--health-schema",
-              "--result-schema", "--workdir", "--case"):
+              "--result-schema", "--workdir", "--source", "--case"):
         ap.add_argument(a, required=True)
     ARGS = ap.parse_args()
     cases = {"health": case_health, "health_bad_input": case_health_bad_input, "health_launch": case_health_launch,
              "run_cpu_unavailable": case_run_cpu_unavailable, "run_thermal": case_run_thermal,
-             "run_sampling": case_run_sampling, "run_consistency": case_run_consistency}
+             "run_sampling": case_run_sampling, "run_consistency": case_run_consistency,
+             "slurm_healthcheck": case_slurm_healthcheck}
     cases[ARGS.case]()
 
 
