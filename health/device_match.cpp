@@ -57,13 +57,12 @@ nlohmann::json mig_peaks(const GpuIdentity& gpu, const MigInstance& mig) {
 }
 
 nlohmann::json mig_json(const GpuIdentity& gpu, const MigInstance& m) {
-  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"uuid", m.uuid},
           {"parent_uuid", gpu.uuid},
-          {"gpu_instance_id", opt(m.gpu_instance_id)},
-          {"compute_instance_id", opt(m.compute_instance_id)},
-          {"sm_count", opt(m.sm_count)},
-          {"memory_mib", opt(m.memory_mib)},
+          {"gpu_instance_id", json_or_null(m.gpu_instance_id)},
+          {"compute_instance_id", json_or_null(m.compute_instance_id)},
+          {"sm_count", json_or_null(m.sm_count)},
+          {"memory_mib", json_or_null(m.memory_mib)},
           {"peaks", mig_peaks(gpu, m)}};
 }
 

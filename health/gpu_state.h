@@ -88,6 +88,19 @@ struct XidEvent {
   std::uint64_t xid = 0;
 };
 
+// A reading as JSON: its value, or null when there is none.
+template <typename T>
+nlohmann::json json_or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// How much a counter rose between two readings (nullopt when either is missing).
+template <typename T>
+std::optional<std::int64_t> counter_increase(const std::optional<T>& before, const std::optional<T>& after) {
+  if (!before || !after) return std::nullopt;
+  return static_cast<std::int64_t>(*after) - static_cast<std::int64_t>(*before);
+}
+
 nlohmann::json to_json(const SystemInfo& s);
 nlohmann::json to_json(const GpuIdentity& g);
 nlohmann::json to_json(const GpuCounters& c);

@@ -35,7 +35,7 @@ void run_perf(const HealthOptions& opts, LocalGpus* backend, const std::string& 
     PerfResult gemm{"gemm", "gemm", "TFLOP/s", {}, {}, "", false, true, why};
     return std::vector<PerfResult>{bw, gemm};
   };
-  if (!opts.perf || !backend) {
+  if (!opts.perf || !backend || backend->uuids().empty()) {
     for (auto& g : gpus) g.perf = not_run(opts.perf ? why_no_gpus : "--no-perf");
     return;
   }
@@ -70,12 +70,11 @@ std::vector<Inconsistency> judge_consistency(std::vector<GpuReport>& gpus, const
   for (const auto& g : gpus) {
     UnitFacts u;
     u.unit = g.identity.index;
-    auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     u.fields["device_model"] = g.identity.name;
-    u.fields["power_limit_w"] = opt(g.identity.power_limit_w);
-    u.fields["max_sm_clock_mhz"] = opt(g.identity.max_sm_clock_mhz);
-    u.fields["max_memory_clock_mhz"] = opt(g.identity.max_memory_clock_mhz);
-    u.fields["ecc_enabled"] = opt(g.identity.ecc_enabled);
+    u.fields["power_limit_w"] = json_or_null(g.identity.power_limit_w);
+    u.fields["max_sm_clock_mhz"] = json_or_null(g.identity.max_sm_clock_mhz);
+    u.fields["max_memory_clock_mhz"] = json_or_null(g.identity.max_memory_clock_mhz);
+    u.fields["ecc_enabled"] = json_or_null(g.identity.ecc_enabled);
     facts.push_back(std::move(u));
   }
   auto found = find_inconsistencies(facts);
@@ -120,9 +119,11 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
       r.exit_code = kHealthFail;
     } else {
       r.exit_code = kHealthNoGpu;
+      const bool backend_sees_gpus = backend && !backend->uuids().empty();
       r.no_gpu_reason = fmt::format("{}; {}", node.why_none,
-                                    backend ? "the GPU backend sees GPUs but NVML does not (driver problem?)" : why_no_gpus);
-      if (backend && !backend->uuids().empty()) {
+                                    backend_sees_gpus ? "the GPU backend sees GPUs but NVML does not (driver problem?)"
+                                                      : why_no_gpus);
+      if (backend_sees_gpus) {
         r.node.add("nvml", t.nvml_error, "NVML unavailable while the GPU backend sees GPUs: " + node.why_none);
         if (r.node.severity != Severity::pass) r.exit_code = static_cast<int>(r.node.severity);
       }

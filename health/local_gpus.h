@@ -18,14 +18,16 @@ namespace gpuscale::health {
 class LocalGpus {
  public:
   virtual ~LocalGpus() = default;
-  virtual std::vector<std::string> uuids() const = 0;  // "GPU-..." / "MIG-...", in ordinal order
+  virtual std::vector<std::string> uuids() const = 0;  // "GPU-..." / "MIG-...", in ordinal order; may be empty
   virtual std::unique_ptr<Device> open(int ordinal) = 0;
   virtual const PeakTable* peaks() const = 0;          // may be null
   virtual nlohmann::json software() const = 0;         // {"driver", "cuda_runtime", "nccl", ...}
 };
 
-// The GPUs of this build's GPU backend, or nullptr with the reason in `why_none` (no CUDA backend in
-// this build, no driver, no GPU visible). `peaks_file` adds GPU models to the built-in peaks.
+// The GPUs of this build's GPU backend: nullptr without one (`why_none` says so); with one but no GPU
+// visible (no driver, a driver too old for the runtime, CUDA_VISIBLE_DEVICES), an object with no
+// uuids() that still gives the runtime's versions, and `why_none` says why. `peaks_file` adds GPU
+// models to the built-in peaks.
 std::unique_ptr<LocalGpus> open_local_gpus(const std::string& peaks_file, std::string* why_none);
 
 }  // namespace gpuscale::health

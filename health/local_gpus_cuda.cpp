@@ -33,13 +33,13 @@ class CudaGpus final : public LocalGpus {
 }  // namespace
 
 std::unique_ptr<LocalGpus> open_local_gpus(const std::string& peaks_file, std::string* why_none) {
+  // No GPU visible still leaves the runtime's versions: a driver too old for the runtime is exactly
+  // the case where the CUDA runtime sees nothing (cudaErrorInsufficientDriver).
   std::string why;
-  if (cuda_device_count(&why) == 0) {
-    *why_none = "the CUDA runtime sees no GPU: " + why;
-    return nullptr;
-  }
+  const bool any = cuda_device_count(&why) > 0;
+  if (!any) *why_none = "the CUDA runtime sees no GPU: " + why;
   // A malformed --peaks file is bad input (thrown), not a missing GPU.
-  return std::make_unique<CudaGpus>(cuda_device_uuids(), peaks_file);
+  return std::make_unique<CudaGpus>(any ? cuda_device_uuids() : std::vector<std::string>{}, peaks_file);
 }
 
 }  // namespace gpuscale::health

@@ -18,18 +18,6 @@ void keep_max(std::optional<T>& slot, const std::optional<T>& v) {
   if (v && (!slot || *v > *slot)) slot = v;
 }
 
-template <typename T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-// Increase of an optional counter between two readings (nullopt when either is missing).
-template <typename T>
-std::optional<std::int64_t> delta(const std::optional<T>& a, const std::optional<T>& b) {
-  if (!a || !b) return std::nullopt;
-  return static_cast<std::int64_t>(*b) - static_cast<std::int64_t>(*a);
-}
-
 }  // namespace
 
 void Observation::add(const GpuSample& s) {
@@ -95,9 +83,9 @@ std::vector<std::string> throttle_reasons(std::uint64_t bits, const Thresholds& 
 nlohmann::json point_summary(const Observation& o, const Thresholds& t) {
   const auto throttles = throttle_reasons(o.clock_events(), t);
   nlohmann::json j = {{"samples", o.samples()},
-                      {"sm_clock_mhz", {{"min", opt(o.sm_clock_min())}, {"max", opt(o.sm_clock_max())}}},
-                      {"temperature_max_c", opt(o.temperature_max())},
-                      {"power_max_w", opt(o.power_max())},
+                      {"sm_clock_mhz", {{"min", json_or_null(o.sm_clock_min())}, {"max", json_or_null(o.sm_clock_max())}}},
+                      {"temperature_max_c", json_or_null(o.temperature_max())},
+                      {"power_max_w", json_or_null(o.power_max())},
                       {"clock_events", clock_event_names(o.clock_events())},
                       {"throttled", !throttles.empty()}};
   if (!throttles.empty()) j["throttle_reasons"] = throttles;
@@ -107,9 +95,9 @@ nlohmann::json point_summary(const Observation& o, const Thresholds& t) {
     j["xid"] = codes;
   }
   if (o.first() && o.last()) {
-    if (auto d = delta(o.first()->ecc_uncorrected_volatile, o.last()->ecc_uncorrected_volatile); d && *d > 0)
+    if (auto d = counter_increase(o.first()->ecc_uncorrected_volatile, o.last()->ecc_uncorrected_volatile); d && *d > 0)
       j["ecc_uncorrected_increase"] = *d;
-    if (auto d = delta(o.first()->ecc_corrected_volatile, o.last()->ecc_corrected_volatile); d && *d > 0)
+    if (auto d = counter_increase(o.first()->ecc_corrected_volatile, o.last()->ecc_corrected_volatile); d && *d > 0)
       j["ecc_corrected_increase"] = *d;
   }
   if (o.gpu_lost()) j["gpu_lost"] = true;

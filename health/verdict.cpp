@@ -13,17 +13,6 @@
 namespace gpuscale::health {
 namespace {
 
-template <typename T>
-std::optional<std::int64_t> delta(const std::optional<T>& a, const std::optional<T>& b) {
-  if (!a || !b) return std::nullopt;
-  return static_cast<std::int64_t>(*b) - static_cast<std::int64_t>(*a);
-}
-
-template <typename T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 std::string why_missing(const GpuIdentity& g, const std::string& field) {
   if (auto it = g.unsupported.find(field); it != g.unsupported.end()) return "unsupported: " + it->second;
   if (auto it = g.errors.find(field); it != g.errors.end()) return "error: " + it->second;
@@ -43,7 +32,7 @@ void judge_memory(const GpuIdentity& g, const Observation& o, const Thresholds& 
   if (!b->ecc_uncorrected_volatile) {
     v.note(g.ecc_enabled == false ? "ECC not judged: ECC is disabled" : "ECC not judged: " + why_missing(g, "ecc_counts"));
   } else {
-    const auto unc = delta(a->ecc_uncorrected_volatile, b->ecc_uncorrected_volatile);
+    const auto unc = counter_increase(a->ecc_uncorrected_volatile, b->ecc_uncorrected_volatile);
     if (unc && *unc > 0)
       v.add("ecc", t.ecc_uncorrected_increase,
             fmt::format("uncorrected ECC errors +{} (volatile count {} -> {})", *unc, *a->ecc_uncorrected_volatile,
@@ -51,7 +40,7 @@ void judge_memory(const GpuIdentity& g, const Observation& o, const Thresholds& 
     else if (static_cast<double>(*b->ecc_uncorrected_volatile) > t.ecc_uncorrected_since_boot.above)
       v.add("ecc", t.ecc_uncorrected_since_boot.severity,
             fmt::format("{} uncorrected ECC errors since the driver loaded", *b->ecc_uncorrected_volatile));
-    const auto corr = delta(a->ecc_corrected_volatile, b->ecc_corrected_volatile);
+    const auto corr = counter_increase(a->ecc_corrected_volatile, b->ecc_corrected_volatile);
     if (corr && static_cast<double>(*corr) > t.ecc_corrected_increase.above)
       v.add("ecc", t.ecc_corrected_increase.severity, fmt::format("corrected ECC errors +{}", *corr));
   }
@@ -99,7 +88,7 @@ void judge_links(const GpuIdentity& g, const Observation& o, const Thresholds& t
   const auto& a = o.first();
   const auto& b = o.last();
   if (a && b) {
-    if (auto d = delta(a->pcie_replays, b->pcie_replays); d && static_cast<double>(*d) > t.pcie_replay_increase.above)
+    if (auto d = counter_increase(a->pcie_replays, b->pcie_replays); d && static_cast<double>(*d) > t.pcie_replay_increase.above)
       v.add("pcie", t.pcie_replay_increase.severity, fmt::format("PCIe replays +{}", *d));
     // A link that is down now, or went down, while others are up (all down: the GPU has no NVLink in use).
     std::vector<std::string> down;
@@ -288,18 +277,18 @@ nlohmann::json to_json(const PerfResult& p) {
   std::optional<double> frac;
   if (p.value && p.peak && *p.peak > 0) frac = *p.value / *p.peak;
   return {{"check", p.check},     {"what", p.what},          {"unit", p.unit},
-          {"ran", p.ran},         {"valid", p.valid},        {"value", opt(p.value)},
-          {"expected_peak", opt(p.peak)}, {"peak_source", p.peak_source}, {"fraction_of_peak", opt(frac)},
+          {"ran", p.ran},         {"valid", p.valid},        {"value", json_or_null(p.value)},
+          {"expected_peak", json_or_null(p.peak)}, {"peak_source", p.peak_source}, {"fraction_of_peak", json_or_null(frac)},
           {"error", p.error}};
 }
 
 nlohmann::json to_json(const SoftwareVersions& v) {
   auto cuda = [](const std::optional<int>& x) { return x ? nlohmann::json(cuda_version_text(*x)) : nlohmann::json(nullptr); };
-  return {{"driver", opt(v.driver)},
+  return {{"driver", json_or_null(v.driver)},
           {"driver_cuda", cuda(v.driver_cuda)},
           {"libcuda_cuda", cuda(v.libcuda_cuda)},
           {"runtime_cuda", cuda(v.runtime_cuda)},
-          {"nccl", opt(v.nccl)}};
+          {"nccl", json_or_null(v.nccl)}};
 }
 
 }  // namespace gpuscale::health

@@ -214,6 +214,22 @@ TEST_F(FakeNvml, NodeCheckRunsPerfOnMatchedGpusAndJudgesVersions) {
   EXPECT_EQ(doc["lines"].size(), 2u);
 }
 
+TEST_F(FakeNvml, ARuntimeThatSeesNoGpuStillChecksTheDriverVersion) {
+  // The CUDA runtime answers cudaErrorInsufficientDriver and sees no GPU: NVML's GPUs are checked, the
+  // perf checks say why they did not run, and the driver (CUDA 12.4) is too old for the runtime (12.8).
+  use("healthy");
+  HealthOptions o;
+  o.telemetry.nvml_library = FAKE_NVML_LIBRARY;
+  CpuAsGpus none({});
+  const auto r = run_health_check(o, &none, "the CUDA runtime sees no GPU: cudaErrorInsufficientDriver");
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_EQ(r.exit_code, kHealthFail);
+  EXPECT_FALSE(r.gpus[0].perf[0].ran);
+  EXPECT_NE(r.gpus[0].verdict.line().find("driver 550.54.15 supports CUDA 12.4, older than the CUDA runtime 12.8"),
+            std::string::npos)
+      << r.gpus[0].verdict.line();
+}
+
 TEST_F(FakeNvml, NoGpuIsItsOwnExitCode) {
   use("driver_not_loaded");
   HealthOptions o;
