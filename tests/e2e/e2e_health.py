@@ -151,6 +151,22 @@ def case_health():
             fail(f"{label}: Xid events not watched: {node['nvml']['xid_events']}")
         print(f"ok: {label}: exit {code}")
 
+    # A driver too old for the CUDA runtime: judged when this gpuscale has the CUDA backend (a runtime to
+    # compare with), a note otherwise.
+    cuda = "cuda" in run([ARGS.gpuscale, "--version"]).stdout.split("backends:")[-1]
+    path = out_path("health-old-driver.json")
+    p = run([ARGS.gpuscale, "health", "--nvml-library", ARGS.fake_lib, "-o", path],
+            {"GPUSCALE_FAKE_NVML_SCENARIO": scenario("old_driver")})
+    node = load(path, ARGS.health_schema)["nodes"][0]
+    if cuda:
+        if p.returncode != 2 or "driver 535.104.05 supports CUDA 12.2, older than the CUDA runtime" not in p.stdout:
+            fail(f"old driver (CUDA build): exit {p.returncode}: {p.stdout}")
+        if node["software"]["runtime_cuda"] is None:
+            fail("old driver: the CUDA build reports no runtime version")
+    elif p.returncode != 0 or not any("not compared" in n for n in node["node"]["notes"]):
+        fail(f"old driver (no CUDA backend): exit {p.returncode}, notes {node['node']['notes']}")
+    print(f"ok: old driver ({'judged' if cuda else 'noted'})")
+
     # No NVML library at all and no GPU backend: its own exit code and one line saying why.
     path = out_path("health-nolib.json")
     p = run([ARGS.gpuscale, "health", "-o", path], {"GPUSCALE_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"})

@@ -8,6 +8,9 @@
 // each sample reads them once), so "from_read": 4 means "from the fourth reading on" whatever the
 // machine's speed. Xid events are delivered once the GPU has been read "at_read" times.
 //
+// The default driver is 999.99.99 supporting "CUDA 99.9", newer than any CUDA runtime gpuscale is built
+// with, so the GPU scenarios judge the GPUs and not the versions; old_driver.json sets a real, older one.
+//
 // Build variants leave symbols out (FAKE_NVML_OMIT_REMAPPED_ROWS, FAKE_NVML_OMIT_CLOCK_EVENTS) to test
 // a library that lacks them: the definition is then hidden, so the compiler still checks its
 // signature but the library does not export it.
@@ -188,17 +191,17 @@ FAKE_EXPORT nvmlReturn_t nvmlShutdown(void) {
 
 FAKE_EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   std::lock_guard<std::mutex> lock(fake().mu);
-  return copy_text(fake().scenario.value("driver_version", "550.54.15"), version, length);
+  return copy_text(fake().scenario.value("driver_version", "999.99.99"), version, length);
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length) {
   std::lock_guard<std::mutex> lock(fake().mu);
-  return copy_text(fake().scenario.value("nvml_version", "12.550.54.15"), version, length);
+  return copy_text(fake().scenario.value("nvml_version", "99.999.99.99"), version, length);
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* v) {
   std::lock_guard<std::mutex> lock(fake().mu);
-  *v = fake().scenario.value("cuda_driver_version", 12040);
+  *v = fake().scenario.value("cuda_driver_version", 99990);
   return NVML_SUCCESS;
 }
 

@@ -48,8 +48,8 @@ TEST_F(FakeNvml, HealthyGpuReadsBackEveryField) {
   EXPECT_TRUE(lib->missing_symbols().empty());
   const auto node = enumerate_gpus(lib);
   ASSERT_EQ(node.gpus.size(), 2u);
-  EXPECT_EQ(node.system.driver_version, "550.54.15");
-  EXPECT_EQ(node.system.cuda_driver_version, 12040);
+  EXPECT_EQ(node.system.driver_version, "999.99.99");
+  EXPECT_EQ(node.system.cuda_driver_version, 99990);
   const auto id = node.gpus[1].identity();
   EXPECT_EQ(id.name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(id.pci_bus_id, "00000000:28:00.0");
@@ -175,7 +175,8 @@ class CpuAsGpus final : public LocalGpus {
   std::vector<std::string> uuids() const override { return uuids_; }
   std::unique_ptr<Device> open(int) override { return make_cpu_device({1, 1}); }
   const PeakTable* peaks() const override { return &table_; }
-  nlohmann::json software() const override { return {{"driver", "12.4"}, {"cuda_runtime", "12.8"}, {"nccl", "2.21.5"}}; }
+  // the driver library matches old_driver.json's kernel driver (CUDA 12.2); the runtime is newer
+  nlohmann::json software() const override { return {{"driver", "12.2"}, {"cuda_runtime", "12.8"}, {"nccl", "2.21.5"}}; }
 
  private:
   // Peaks a CPU core cannot reach: the checks must come out as failures, not passes.
@@ -187,7 +188,7 @@ class CpuAsGpus final : public LocalGpus {
 };
 
 TEST_F(FakeNvml, NodeCheckRunsPerfOnMatchedGpusAndJudgesVersions) {
-  use("healthy");
+  use("old_driver");
   HealthOptions o;
   o.telemetry.nvml_library = FAKE_NVML_LIBRARY;
   o.perf_options.array_bytes = 1 << 20;
@@ -203,8 +204,10 @@ TEST_F(FakeNvml, NodeCheckRunsPerfOnMatchedGpusAndJudgesVersions) {
     EXPECT_TRUE(p.ran && p.valid && p.value && *p.value > 0) << p.what << ": " << p.error;
   }
   EXPECT_EQ(r.gpus[1].verdict.severity, Severity::fail);  // far below the (absurd) peaks
-  // driver 550 supports CUDA 12.4, the runtime is 12.8: every GPU fails on it
-  EXPECT_NE(r.gpus[0].verdict.line().find("older than the CUDA runtime 12.8"), std::string::npos) << r.gpus[0].verdict.line();
+  // driver 535 supports CUDA 12.2, the runtime is 12.8: every GPU fails on it
+  EXPECT_NE(r.gpus[0].verdict.line().find("driver 535.104.05 supports CUDA 12.2, older than the CUDA runtime 12.8"),
+            std::string::npos)
+      << r.gpus[0].verdict.line();
   EXPECT_EQ(r.exit_code, kHealthFail);
   bool noted = false;
   for (const auto& n : r.gpus[0].verdict.notes) noted |= n.find("the GPU backend cannot see this GPU") != std::string::npos;
@@ -216,8 +219,8 @@ TEST_F(FakeNvml, NodeCheckRunsPerfOnMatchedGpusAndJudgesVersions) {
 
 TEST_F(FakeNvml, ARuntimeThatSeesNoGpuStillChecksTheDriverVersion) {
   // The CUDA runtime answers cudaErrorInsufficientDriver and sees no GPU: NVML's GPUs are checked, the
-  // perf checks say why they did not run, and the driver (CUDA 12.4) is too old for the runtime (12.8).
-  use("healthy");
+  // perf checks say why they did not run, and the driver (CUDA 12.2) is too old for the runtime (12.8).
+  use("old_driver");
   HealthOptions o;
   o.telemetry.nvml_library = FAKE_NVML_LIBRARY;
   CpuAsGpus none({});
@@ -225,7 +228,7 @@ TEST_F(FakeNvml, ARuntimeThatSeesNoGpuStillChecksTheDriverVersion) {
   ASSERT_EQ(r.gpus.size(), 2u);
   EXPECT_EQ(r.exit_code, kHealthFail);
   EXPECT_FALSE(r.gpus[0].perf[0].ran);
-  EXPECT_NE(r.gpus[0].verdict.line().find("driver 550.54.15 supports CUDA 12.4, older than the CUDA runtime 12.8"),
+  EXPECT_NE(r.gpus[0].verdict.line().find("driver 535.104.05 supports CUDA 12.2, older than the CUDA runtime 12.8"),
             std::string::npos)
       << r.gpus[0].verdict.line();
 }

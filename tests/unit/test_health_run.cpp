@@ -25,7 +25,7 @@ DeviceInfo cuda_device(nlohmann::json details) {
 }
 
 std::unique_ptr<RunTelemetry> open_with(const std::string& scenario, const DeviceInfo& device,
-                                        const nlohmann::json& software = {{"driver", "12.4"}, {"cuda_runtime", "12.4"}}) {
+                                        const nlohmann::json& software = {{"cuda_runtime", "12.4"}}) {
   setenv("GPUSCALE_FAKE_NVML_SCENARIO", (std::string(FAKE_NVML_SCENARIOS) + "/" + scenario + ".json").c_str(), 1);
   TelemetryOptions o;
   o.nvml_library = FAKE_NVML_LIBRARY;
@@ -41,7 +41,7 @@ TEST(HealthRunHook, FindsTheRanksGpuByUuidOrBusId) {
     EXPECT_EQ(id["gpu"]["index"], 1);
     EXPECT_EQ(id["matched_by"], "uuid GPU-00000000-0000-4000-8000-000000000011");
     EXPECT_EQ(id["software"]["runtime_cuda"], "12.4");
-    EXPECT_EQ(id["software"]["driver"], "550.54.15");
+    EXPECT_EQ(id["software"]["driver"], "999.99.99");
   }
   {
     auto t = open_with("healthy", cuda_device({{"uuid", "GPU-ffffffff"}, {"pci_bus_id", "0000:18:00.0"}}));
@@ -78,8 +78,7 @@ TEST(HealthRunHook, AMigRankWatchesItsGpuAndSaysWhichPeaksApply) {
 
 TEST(HealthRunHook, WindowsFeedRowsAndTheRunsVerdict) {
   // thermal_midrun: GPU 0 throttles from its 4th reading (1: identity, 2-3: first window).
-  auto t = open_with("thermal_midrun", cuda_device({{"uuid", "GPU-00000000-0000-4000-8000-000000000010"}}),
-                     {{"driver", "12.4"}, {"cuda_runtime", "12.8"}});
+  auto t = open_with("thermal_midrun", cuda_device({{"uuid", "GPU-00000000-0000-4000-8000-000000000010"}}));
   ASSERT_TRUE(t->available());
   nlohmann::json first, second, failed;
   {
@@ -106,10 +105,27 @@ TEST(HealthRunHook, WindowsFeedRowsAndTheRunsVerdict) {
   const auto& g = health["gpus"][0];
   EXPECT_EQ(g["verdict"], "FAIL");
   EXPECT_EQ(g["summary"]["samples"], 6);  // the third window counts for the run too
-  // the runtime (12.8) is newer than the driver's CUDA (12.4): the software check is part of the verdict
-  EXPECT_NE(g["line"].get<std::string>().find("older than the CUDA runtime 12.8"), std::string::npos) << g["line"];
+  EXPECT_NE(g["line"].get<std::string>().find("HW_THERMAL clock event"), std::string::npos) << g["line"];
+  EXPECT_EQ(g["line"].get<std::string>().find("CUDA runtime"), std::string::npos) << g["line"];
   EXPECT_EQ(health["telemetry"], "available");
   EXPECT_EQ(health["verdict"], "FAIL");
+  unsetenv("GPUSCALE_FAKE_NVML_SCENARIO");
+}
+
+TEST(HealthRunHook, ARuntimeNewerThanTheDriverFailsTheRanksGpu) {
+  // driver 535 supports CUDA 12.2; the backend's runtime is 12.4: the software check joins the verdict
+  auto t = open_with("old_driver", cuda_device({{"uuid", "GPU-00000000-0000-4000-8000-000000000010"}}),
+                     {{"driver", "12.2"}, {"cuda_runtime", "12.4"}});
+  ASSERT_TRUE(t->available());
+  nlohmann::json ranks = nlohmann::json::array({{{"rank", 0}, {"host", world().host()}, {"device", {{"name", "x"}}},
+                                                 {"telemetry", t->identity()}}});
+  const auto health = t->finish(world(), ranks);
+  ASSERT_EQ(health["gpus"].size(), 1u);
+  EXPECT_EQ(health["gpus"][0]["verdict"], "FAIL");
+  EXPECT_NE(health["gpus"][0]["line"].get<std::string>().find(
+                "driver 535.104.05 supports CUDA 12.2, older than the CUDA runtime 12.4"),
+            std::string::npos)
+      << health["gpus"][0]["line"];
   unsetenv("GPUSCALE_FAKE_NVML_SCENARIO");
 }
 
