@@ -1,5 +1,8 @@
 #include "health/telemetry.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 namespace gpuscale::health {
 
 TelemetrySession::TelemetrySession(std::shared_ptr<const NvmlLibrary> lib, std::vector<NvmlGpu> gpus,
@@ -53,6 +56,11 @@ void TelemetrySession::sample_all() {
 }
 
 void TelemetrySession::loop() {
+  // The sampler runs only on otherwise idle CPU time (SCHED_IDLE): on a node whose cores are all busy
+  // (the CPU backend, spinning MPI progress) it waits rather than preempting the benchmark's threads,
+  // and a late sample is skipped below. Failing to switch (not Linux) leaves it at normal priority.
+  sched_param idle{};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
   std::unique_lock<std::mutex> lock(mu_);
   auto next = std::chrono::steady_clock::now() + interval_;
   while (!stop_) {

@@ -319,12 +319,15 @@ def case_run_thermal():
 
 
 def case_run_sampling():
-    # The sampler runs during each point at the chosen period; a steady GPU passes.
-    doc, _ = run_doc("run-sampling.json", 2, ["--benchmarks", "stream.triad", "--array-size", "64M", "--reps", "10",
-                                              "--telemetry-interval", "10ms"], fake_env("healthy"))
+    # The sampler runs during each point at the chosen period; a steady GPU passes. It runs on idle CPU
+    # time only (SCHED_IDLE), so the benchmark leaves a core free here: one rank, one thread.
+    doc, _ = run_doc("run-sampling.json", 1, ["--benchmarks", "stream.triad", "--array-size", "64M", "--reps", "20",
+                                              "--threads", "1", "--telemetry-interval", "10ms"], fake_env("healthy"))
     samples = [rv["metrics"]["telemetry"]["samples"] for row in doc["results"] for rv in row["ranks"]]
     if max(samples) <= 2:
         fail(f"no sample between the snapshots at 10 ms: {samples}")
+    if doc["health"]["gpus"][0]["sampler"]["ticks"] != max(samples) - 2:
+        fail(f"sampler ticks {doc['health']['gpus'][0]['sampler']} for samples {samples}")
     h = doc["health"]
     if h["verdict"] != "PASS" or h["interval_ms"] != 10 or h["consistency"]:
         fail(f"health {h['verdict']} interval {h['interval_ms']} consistency {h['consistency']}")
