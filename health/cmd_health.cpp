@@ -115,7 +115,7 @@ void add_health_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "health",
       "check this node's GPUs (NVML, short bandwidth and GEMM runs): exit 0 healthy, 1 warnings, 2 failures, "
-      "3 no GPU, 4 could not check");
+      "3 no GPU, 5 could not check");
   cmd->add_option("-o,--output", flags->output, "write the report as JSON to this file");
   cmd->add_flag("--drain-command", flags->drain,
                 "for a failing node, also print the scontrol line that drains it (never run by gpuscale)");

@@ -187,7 +187,7 @@ std::string drain_command(const HealthReport& r) {
 }
 
 nlohmann::json report_json(const HealthReport& r) {
-  static const char* kVerdicts[] = {"PASS", "WARN", "FAIL", "NO_GPU", "NOT_CHECKED"};
+  static const char* kVerdicts[] = {"PASS", "WARN", "FAIL", "NO_GPU", "NOT_CHECKED"};  // 5: NOT_CHECKED
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : r.gpus) {
     nlohmann::json j = to_json(g.verdict);

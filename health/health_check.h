@@ -4,8 +4,9 @@
 // check (health/perf_probe.h) when a GPU backend can open it, the node's driver and CUDA versions,
 // and GPUs of the node that differ from the rest. One process per node, no MPI.
 //
-// Exit codes (docs/health.md): 0 every GPU PASS, 1 a WARN, 2 a FAIL, 3 no GPU to check, 4 the check
-// could not run (bad flags, unreadable thresholds file or output path, internal error).
+// Exit codes (docs/health.md): 0 every GPU PASS, 1 a WARN, 2 a FAIL, 3 no GPU to check, 5 the check
+// could not run (bad flags, unreadable thresholds file or output path, internal error). Not 4: that is
+// gpuscale's "interrupted by a signal" (core/error.h).
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ enum HealthExit : int {
   kHealthWarn = 1,
   kHealthFail = 2,
   kHealthNoGpu = 3,
-  kHealthCannotCheck = 4,
+  kHealthCannotCheck = 5,
 };
 
 struct HealthOptions {

@@ -18,7 +18,7 @@ int rank_of(int code) {  // higher is worse
     case 1: return 1;  // WARN
     case 3: return 2;  // no GPU
     case 2: return 3;  // FAIL
-    default: return 4;  // could not check
+    default: return 4;  // could not check (5), or anything unexpected
   }
 }
 
@@ -76,7 +76,7 @@ int worst_exit_code(const std::vector<int>& codes) {
 nlohmann::json failed_node_report(const std::string& host, const std::string& error) {
   return {{"host", host},
           {"node_name", host.substr(0, host.find('.'))},
-          {"exit_code", 4},
+          {"exit_code", 5},
           {"verdict", "NOT_CHECKED"},
           {"reason", "the check could not run: " + error},
           {"gpus", nlohmann::json::array()},
@@ -90,7 +90,7 @@ JobHealth combine_node_reports(const std::vector<nlohmann::json>& nodes, const T
   std::vector<int> codes;
   const bool many = nodes.size() > 1;
   for (const auto& n : nodes) {
-    codes.push_back(n.value("exit_code", 4));
+    codes.push_back(n.value("exit_code", 5));
     for (const auto& line : n.value("lines", nlohmann::json::array()))
       job.lines.push_back(many ? fmt::format("{}: {}", n.value("host", std::string("?")), line.get<std::string>())
                                : line.get<std::string>());

@@ -20,7 +20,7 @@ struct JobHealth {
   int exit_code = 0;
 };
 
-// The job's code from its nodes': 4 (a node could not check) before 2 (FAIL) before 3 (no GPU)
+// The job's code from its nodes': 5 (a node could not check) before 2 (FAIL) before 3 (no GPU)
 // before 1 (WARN) before 0 (PASS).
 int worst_exit_code(const std::vector<int>& codes);
 

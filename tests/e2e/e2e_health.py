@@ -3,7 +3,7 @@
 
 `--case health`: `gpuscale health` on every scripted scenario: exit code, one line per GPU with its
 verdict, the drain line for a failing node, and the -o JSON (validated against its schema).
-`--case health_bad_input`, `health_launch`: bad flags exit 4 with one line; under mpirun one task per
+`--case health_bad_input`, `health_launch`: bad flags exit 5 with one line; under mpirun one task per
 node checks it. `--case run_*`: CPU-backend `gpuscale run`s whose ranks are mapped to the fake GPUs by
 local rank (GPUSCALE_TEST_FAULT=telemetry:by-index): per-row telemetry, throttled flags, verdicts,
 consistency warnings; and the CPU backend's own answer, telemetry unavailable.
@@ -218,12 +218,12 @@ def case_health_bad_input():
     for args, needle in cases:
         p = run([ARGS.gpuscale] + args, {"GPUSCALE_NVML_LIBRARY": ARGS.fake_lib})
         ours = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
-        want = 4 if args[0] == "health" else 2
+        want = 5 if args[0] == "health" else 2
         if p.returncode != want or len(ours) != 1 or needle not in ours[0] or p.stdout.strip():
             fail(f"{args}: exit {p.returncode} (want {want}), stdout {p.stdout!r}, stderr {p.stderr!r}")
     if os.path.exists(missing):
         fail("a health report appeared in a missing directory")
-    print(f"ok: {len(cases)} bad inputs, one line each, exit 4 (health) / 2 (run)")
+    print(f"ok: {len(cases)} bad inputs, one line each, exit 5 (health) / 2 (run)")
 
 
 def case_health_launch():

@@ -159,7 +159,7 @@ TEST(HealthJob, WorstCodeOrder) {
   EXPECT_EQ(worst_exit_code({0, 1, 0}), 1);
   EXPECT_EQ(worst_exit_code({1, 3}), 3);
   EXPECT_EQ(worst_exit_code({3, 2, 1}), 2);
-  EXPECT_EQ(worst_exit_code({2, 4}), 4);
+  EXPECT_EQ(worst_exit_code({2, 5}), 5);
 }
 
 TEST(HealthJob, NodesCombineWithTheirLinesDrainsAndDifferences) {
@@ -185,7 +185,7 @@ TEST(HealthJob, NodesCombineWithTheirLinesDrainsAndDifferences) {
                                            builtin_thresholds());
   EXPECT_EQ(differ.exit_code, 1);
   const auto failed = failed_node_report("n4.cluster", "cannot read --health-thresholds file 'x'");
-  EXPECT_EQ(failed["exit_code"], 4);
+  EXPECT_EQ(failed["exit_code"], 5);
   EXPECT_EQ(failed["node_name"], "n4");
 }
 
