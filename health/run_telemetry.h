@@ -78,7 +78,7 @@ void flag_throttled(ResultRow& row);
 
 // The run summary's health part: verdicts that are not PASS, measurements taken while a GPU was
 // throttled, and consistency warnings; one line when telemetry was unavailable.
-// `label` names a row's parameters (harness/summary.h's params_label).
+// `label` names a row's parameters (analysis/row_text.h's params_label).
 std::string format_run_health(const nlohmann::json& health, const std::vector<ResultRow>& rows,
                               const std::function<std::string(const nlohmann::json&)>& label);
 
