@@ -8,21 +8,17 @@ node checks it. `--case run_*`: CPU-backend `gpuscale run`s whose ranks are mapp
 local rank (GPUSCALE_TEST_FAULT=telemetry:by-index): per-row telemetry, throttled flags, verdicts,
 consistency warnings; and the CPU backend's own answer, telemetry unavailable.
 """
-import argparse
 import json
 import os
 import subprocess
-import sys
 
 import jsonschema
 
+import e2e_common
+from e2e_common import fail
+
 ARGS = None
 BY_INDEX = "telemetry:by-index"
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
 
 
 def run(cmd, env_extra=None, timeout=240):
@@ -46,11 +42,7 @@ def scenario(name):
 
 
 def out_path(name):
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    path = os.path.join(ARGS.workdir, name)
-    if os.path.exists(path):
-        os.remove(path)
-    return path
+    return e2e_common.out_path(ARGS.workdir, name)
 
 
 def load(path, schema):
@@ -253,11 +245,7 @@ def run_doc(name, np, args, env):
     p = mpirun(np, ["run", "--backend", "cpu", "--quick", "-o", path] + args, env)
     if p.returncode != 0:
         fail(f"{name}: exit {p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}")
-    doc = load(path, ARGS.result_schema)
-    v = run([ARGS.gpuscale, "validate", path])
-    if v.returncode != 0:
-        fail(f"gpuscale validate rejected {path}: {v.stderr}")
-    return doc, p
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale), p
 
 
 def case_run_cpu_unavailable():
@@ -399,9 +387,8 @@ def case_slurm_healthcheck():
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    for a in ("--gpuscale", "--mpiexec", "--fake-lib", "--fake-missing-lib", "--scenarios", "--health-schema",
-              "--result-schema", "--workdir", "--source", "--case"):
+    ap = e2e_common.parser()  # --gpuscale, --schema (the result schema), --workdir, --case
+    for a in ("--mpiexec", "--fake-lib", "--fake-missing-lib", "--scenarios", "--health-schema", "--source"):
         ap.add_argument(a, required=True)
     ARGS = ap.parse_args()
     cases = {"health": case_health, "health_bad_input": case_health_bad_input, "health_launch": case_health_launch,
