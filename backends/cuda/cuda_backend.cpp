@@ -69,7 +69,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   Device& device() override { return *device_; }
   std::unique_ptr<Communicator> make_communicator(const Group& group) override {
-    return std::make_unique<CudaCollectives>(group.comm(), nccl_, mpi_memory_);
+    return std::make_unique<CudaCollectives>(group.comm(), nccl_, nccl_buffers_, mpi_memory_);
   }
   std::vector<std::string> collective_transports() const override {
     if (mpi_memory_->mpi_reads_device()) return {"nccl", "mpi"};
@@ -109,6 +109,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<GpuPeakTable> peaks_;
   std::shared_ptr<MpiDeviceMemory> mpi_memory_;
   nccl::CommOptions nccl_;
+  std::shared_ptr<nccl::BufferPool> nccl_buffers_ = nccl::make_buffer_pool();
 };
 
 }  // namespace

@@ -8,8 +8,8 @@
 namespace gpuscale {
 
 CudaCollectives::CudaCollectives(MPI_Comm group, const nccl::CommOptions& nccl,
-                                 std::shared_ptr<MpiDeviceMemory> mpi_memory)
-    : group_(group), nccl_opts_(nccl), mpi_memory_(std::move(mpi_memory)) {
+                                 std::shared_ptr<nccl::BufferPool> buffers, std::shared_ptr<MpiDeviceMemory> mpi_memory)
+    : group_(group), nccl_opts_(nccl), buffers_(std::move(buffers)), mpi_memory_(std::move(mpi_memory)) {
   MPI_Comm_rank(group, &rank_);
   MPI_Comm_size(group, &size_);
   cuda::check(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, nccl.ordinal),
@@ -28,7 +28,7 @@ std::unique_ptr<CollectiveRunner> CudaCollectives::prepare(const CollectiveCase&
 }
 
 nccl::NcclCommunicator& CudaCollectives::nccl() {
-  if (!nccl_) nccl_ = nccl::make_nccl_communicator(group_, nccl_opts_);
+  if (!nccl_) nccl_ = nccl::make_nccl_communicator(group_, nccl_opts_, buffers_);
   return *nccl_;
 }
 

@@ -12,7 +12,8 @@ namespace gpuscale {
 
 class CudaCollectives final : public Communicator {
  public:
-  CudaCollectives(MPI_Comm group, const nccl::CommOptions& nccl, std::shared_ptr<MpiDeviceMemory> mpi_memory);
+  CudaCollectives(MPI_Comm group, const nccl::CommOptions& nccl, std::shared_ptr<nccl::BufferPool> buffers,
+                  std::shared_ptr<MpiDeviceMemory> mpi_memory);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -28,6 +29,7 @@ class CudaCollectives final : public Communicator {
 
   MPI_Comm group_;
   nccl::CommOptions nccl_opts_;
+  std::shared_ptr<nccl::BufferPool> buffers_;
   std::shared_ptr<MpiDeviceMemory> mpi_memory_;
   std::unique_ptr<nccl::NcclCommunicator> nccl_;
   std::unique_ptr<Communicator> mpi_;

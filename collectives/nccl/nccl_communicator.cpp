@@ -41,9 +41,11 @@ std::map<std::string, std::string> nccl_environment() {
   return env;
 }
 
-// Send and receive buffers shared by the cases of one communicator, grown to the largest span asked
-// for and zeroed once when (re)allocated.
-struct Buffers {
+}  // namespace
+
+// Zeroed once when (re)allocated.
+class BufferPool {
+ public:
   cuda::DeviceMemory send, recv;
   void reserve(int ordinal, std::uint64_t bytes, cudaStream_t s) {
     if (send.get() != nullptr && send.bytes() >= bytes) return;
@@ -64,9 +66,13 @@ struct Buffers {
   }
 };
 
+std::shared_ptr<BufferPool> make_buffer_pool() { return std::make_shared<BufferPool>(); }
+
+namespace {
+
 class NcclRunner final : public CollectiveRunner {
  public:
-  NcclRunner(Comm& comm, Buffers& buffers, cudaStream_t stream, unsigned long long* wrong_counter,
+  NcclRunner(Comm& comm, BufferPool& buffers, cudaStream_t stream, unsigned long long* wrong_counter,
              const CollectiveCase& c)
       : comm_(comm), buf_(buffers), stream_(stream), wrong_(wrong_counter), c_(c) {
     const auto& spec = collective_spec(c.coll);
@@ -197,7 +203,7 @@ class NcclRunner final : public CollectiveRunner {
   }
 
   Comm& comm_;
-  Buffers& buf_;
+  BufferPool& buf_;
   cudaStream_t stream_;
   unsigned long long* wrong_;
   CollectiveCase c_;
@@ -213,7 +219,8 @@ class NcclRunner final : public CollectiveRunner {
 
 class NcclCollectives final : public NcclCommunicator {
  public:
-  NcclCollectives(MPI_Comm group, const CommOptions& opts) : comm_(group, opts), wrong_(opts.ordinal, sizeof(unsigned long long)) {}
+  NcclCollectives(MPI_Comm group, const CommOptions& opts, std::shared_ptr<BufferPool> buffers)
+      : comm_(group, opts), wrong_(opts.ordinal, sizeof(unsigned long long)), buffers_(std::move(buffers)) {}
 
   int rank() const override { return comm_.rank(); }
   int size() const override { return comm_.size(); }
@@ -227,21 +234,22 @@ class NcclCollectives final : public NcclCommunicator {
   std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) override {
     if (auto why = unsupported(c)) throw Error(*why, kExitInvalidResult);
     cuda::ScopedDevice on(comm_.ordinal());
-    return std::make_unique<NcclRunner>(comm_, buffers_, stream_.get(), wrong_.as<unsigned long long>(), c);
+    return std::make_unique<NcclRunner>(comm_, *buffers_, stream_.get(), wrong_.as<unsigned long long>(), c);
   }
 
  private:
   Comm comm_;
   cuda::Stream stream_;
   cuda::DeviceMemory wrong_;
-  Buffers buffers_;
+  std::shared_ptr<BufferPool> buffers_;
 };
 
 }  // namespace
 
-std::unique_ptr<NcclCommunicator> make_nccl_communicator(MPI_Comm group, const CommOptions& opts) {
+std::unique_ptr<NcclCommunicator> make_nccl_communicator(MPI_Comm group, const CommOptions& opts,
+                                                         std::shared_ptr<BufferPool> buffers) {
   cuda::ScopedDevice on(opts.ordinal);
-  return std::make_unique<NcclCollectives>(group, opts);
+  return std::make_unique<NcclCollectives>(group, opts, std::move(buffers));
 }
 
 }  // namespace gpuscale::nccl

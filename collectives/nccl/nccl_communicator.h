@@ -21,7 +21,14 @@ class NcclCommunicator : public Communicator {
   virtual Comm& comm() = 0;  // the NCCL communicator itself, for other workloads (dp-step)
 };
 
+// Send and receive buffers shared by every NCCL communicator of a rank (one per GPU count), grown to
+// the largest span asked for: the rank runs one case at a time, and GPU memory holds one pair, not one
+// per GPU count.
+class BufferPool;
+std::shared_ptr<BufferPool> make_buffer_pool();
+
 // Collective over the members of `group`.
-std::unique_ptr<NcclCommunicator> make_nccl_communicator(MPI_Comm group, const CommOptions& opts);
+std::unique_ptr<NcclCommunicator> make_nccl_communicator(MPI_Comm group, const CommOptions& opts,
+                                                         std::shared_ptr<BufferPool> buffers);
 
 }  // namespace gpuscale::nccl
