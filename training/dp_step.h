@@ -143,6 +143,10 @@ CheckResult dp_check_gemms(const DpPlan& plan, const std::vector<DpGemmSample>& 
 CheckResult dp_check_all_reduce(DType dtype, int nranks, const std::vector<double>& local,
                                 const std::vector<double>& reduced);
 
+// Both checks of a verified step, merged (the first failure's detail is kept).
+CheckResult dp_check_step(const DpPlan& plan, const std::vector<DpGemmSample>& samples, int nranks,
+                          const std::vector<double>& local, const std::vector<double>& reduced);
+
 // ---- the interface the backends implement ----------------------------------------------------------
 
 class DpStep {

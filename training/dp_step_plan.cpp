@@ -147,4 +147,15 @@ CheckResult dp_check_all_reduce(DType dtype, int nranks, const std::vector<doubl
   return r;
 }
 
+CheckResult dp_check_step(const DpPlan& plan, const std::vector<DpGemmSample>& samples, int nranks,
+                          const std::vector<double>& local, const std::vector<double>& reduced) {
+  auto result = dp_check_gemms(plan, samples);
+  const auto reduce = dp_check_all_reduce(plan.config.dtype, nranks, local, reduced);
+  result.checked += reduce.checked;
+  result.max_error = std::max(result.max_error, reduce.max_error);
+  if (result.wrong == 0) result.detail = reduce.detail;
+  result.wrong += reduce.wrong;
+  return result;
+}
+
 }  // namespace gpuscale

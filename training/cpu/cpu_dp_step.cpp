@@ -72,13 +72,7 @@ class CpuDpStep final : public DpStep {
     mpi_check(MPI_Allgather(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(),
                             static_cast<int>(local.size()), MPI_DOUBLE, comm_),
               "MPI_Allgather");
-    auto result = dp_check_gemms(plan_, samples);
-    const auto reduce = dp_check_all_reduce(plan_.config.dtype, size_, all, reduced);
-    result.checked += reduce.checked;
-    result.max_error = std::max(result.max_error, reduce.max_error);
-    if (result.wrong == 0) result.detail = reduce.detail;
-    result.wrong += reduce.wrong;
-    return result;
+    return dp_check_step(plan_, samples, size_, all, reduced);
   }
 
   nlohmann::json details() const override {

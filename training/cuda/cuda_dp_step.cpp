@@ -128,13 +128,7 @@ class CudaDpStep final : public DpStep {
     MPI_Iallgather(local.data(), static_cast<int>(local.size()), MPI_DOUBLE, all.data(), static_cast<int>(local.size()),
                    MPI_DOUBLE, comm_.mpi(), &req);
     comm_.wait_mpi(req, "exchanging the dp-step's gradient samples");
-    auto result = dp_check_gemms(plan_, samples);
-    const auto reduce = dp_check_all_reduce(plan_.config.dtype, comm_.size(), all, reduced);
-    result.checked += reduce.checked;
-    result.max_error = std::max(result.max_error, reduce.max_error);
-    if (result.wrong == 0) result.detail = reduce.detail;
-    result.wrong += reduce.wrong;
-    return result;
+    return dp_check_step(plan_, samples, comm_.size(), all, reduced);
   }
 
   nlohmann::json details() const override {
