@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -37,7 +38,7 @@ struct PlannedPoint {
 // Rank 0 plans; every rank receives the same plan (points and seed).
 nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& world) {
   const auto benches = registry().select(opts.benchmarks, backend.name(), &backend.device());
-  PlanContext ctx{opts, backend.device(), backend.name(), world.size()};
+  PlanContext ctx{opts, backend.device(), backend.name(), world.size(), backend.collective_transports()};
   nlohmann::json plan = {{"points", nlohmann::json::array()}};
   for (const Benchmark* b : benches)
     for (auto& p : b->cases(ctx)) plan["points"].push_back({{"benchmark", b->key()}, {"params", std::move(p)}});
@@ -79,6 +80,12 @@ nlohmann::json options_json(const RunOptions& o) {
           {"peaks_file", o.peaks_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.peaks_file)},
           {"threads", o.threads},
           {"time_reduce", o.time_reduce},
+          {"timeout_s", o.timeout_s},
+          {"transports", o.transports},
+          {"dp_width", opt(o.dp_width)},
+          {"dp_depth", opt(o.dp_depth)},
+          {"dp_batch", opt(o.dp_batch)},
+          {"dp_bucket", opt(o.dp_bucket)},
           {"telemetry", {{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}}}};
 }
 
@@ -143,24 +150,29 @@ class Run {
     int stop = 0;
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     std::optional<StopAnnouncement> announce(std::in_place, world_.rank() == 0);
-    for (const auto& point : plan["points"]) {
-      const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
-      std::optional<double> single;
-      for (std::size_t ki = 0; ki < counts.size(); ++ki) {
-        const int k = counts[ki];
-        auto row = measure(*b, point["params"], ki, k, seed, single);
-        if (world_.rank() == 0) {
-          if (k == 1 && row.status == RowStatus::ok && !row.ranks.empty()) single = row.ranks.front().value;
-          progress.step(fmt::format("{} {} on {} GPU(s)", b->key(), params_label(point["params"], false), k));
-          doc_["results"].push_back(row);
-          rows_.push_back(std::move(row));
+    try {
+      for (const auto& point : plan["points"]) {
+        const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
+        std::optional<double> single;
+        for (std::size_t ki = 0; ki < counts.size(); ++ki) {
+          const int k = counts[ki];
+          auto row = measure(*b, point["params"], ki, k, seed, single);
+          if (world_.rank() == 0) {
+            // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
+            if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
+            progress.step(fmt::format("{} {} on {} GPU(s)", b->key(), params_label(point["params"], false), k));
+            doc_["results"].push_back(row);
+            rows_.push_back(std::move(row));
+          }
+          ++done;
+          // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
+          if ((stop = world_.max(stop_requested())) != 0) break;
         }
-        ++done;
-        // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
-        if ((stop = world_.max(stop_requested())) != 0) break;
+        if (world_.rank() == 0) write();
+        if (stop) break;
       }
-      if (world_.rank() == 0) write();
-      if (stop) break;
+    } catch (const CommunicatorAborted& e) {
+      end_aborted(e);
     }
     announce.reset();
     int code = 0;
@@ -180,6 +192,17 @@ class Run {
   }
 
  private:
+  // A transport aborted its communicator (a peer never arrived, or the transport failed): no rank can
+  // measure with that group again, and a peer may be hung for good, so the job ends here. Rank 0 keeps
+  // the rows measured so far (the file stays incomplete); one rank says what happened.
+  [[noreturn]] void end_aborted(const CommunicatorAborted& e) {
+    if (world_.rank() == 0 && !path_.empty()) write();
+    if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(5));  // the reporting rank speaks first
+    fmt::print(stderr, "gpuscale: {}\n", e.what());
+    std::fflush(stderr);
+    world_.abort(e.exit_code());
+  }
+
   ResultRow measure(const Benchmark& b, const nlohmann::json& params, std::size_t ki, int k, std::uint64_t seed,
                     const std::optional<double>& single) {
     Group& group = *groups_[ki];
@@ -192,9 +215,11 @@ class Run {
           if (!comms_[ki]) comms_[ki] = backend_->make_communicator(group);
           comm = comms_[ki].get();
         }
-        RunContext ctx{backend_->device(), comm, group, opts_, seed};
+        RunContext ctx{backend_->device(), comm, group, opts_, seed, backend_.get()};
         if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
         m = b.run(params, ctx);
+      } catch (const CommunicatorAborted&) {
+        throw;  // the group cannot measure again: end_aborted() ends the run
       } catch (const std::exception& e) {
         m = RankMeasurement{};
         m.failed = true;
@@ -213,6 +238,7 @@ class Run {
     in.nodes = nodes_spanned(topo_, k);
     in.topology = topology_label(topo_, k);
     in.single_rank_value = single;
+    in.efficiency = b.efficiency();
     for (std::size_t r = 0; r < gathered.size(); ++r) {
       if (gathered[r].empty()) continue;
       const auto& id = doc_["ranks"][r];
