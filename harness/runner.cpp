@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "core/fault.h"
 #include "gpuscale_version.h"
+#include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
 #include "harness/agree.h"
@@ -182,7 +183,7 @@ class Run {
       doc_["health"] = health;
       code = finish(Clock::now());
       fmt::print("{}", format_summary(rows_));
-      fmt::print("{}", health::format_run_health(health, rows_, [](const nlohmann::json& p) { return params_label(p, false); }));
+      fmt::print("{}", format_health(health, rows_));
       fmt::print("\nresults: {}\n", path_);
       if (!interrupted_.empty())
         fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done, total, path_);

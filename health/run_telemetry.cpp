@@ -177,42 +177,4 @@ void flag_throttled(ResultRow& row) {
   row.metrics["throttled_ranks"] = ranks;
 }
 
-std::string format_run_health(const nlohmann::json& health, const std::vector<ResultRow>& rows,
-                              const std::function<std::string(const nlohmann::json&)>& label) {
-  if (!health.is_object()) return "";
-  std::string out;
-  if (health["telemetry"] == "unavailable")
-    return fmt::format("\nGPU telemetry: unavailable ({})\n", health["reason"].is_string() ? health["reason"].get<std::string>() : "");
-  const auto& c = health["counts"];
-  out += fmt::format("\nGPU health ({}; rules: {}): {} FAIL, {} WARN, {} PASS\n", health["telemetry"].get<std::string>(),
-                     health["thresholds"].get<std::string>(), c["FAIL"].get<int>(), c["WARN"].get<int>(),
-                     c["PASS"].get<int>());
-  if (health["reason"].is_string()) out += fmt::format("  telemetry missing on some ranks: {}\n", health["reason"].get<std::string>());
-  for (const auto& g : health["gpus"])
-    if (g["verdict"] != "PASS")
-      out += fmt::format("  rank {} ({}) GPU {} {}: {}\n", g["rank"].get<int>(), g["host"].get<std::string>(),
-                         g["gpu"]["index"].get<int>(),
-                         g["gpu"]["pci_bus_id"].is_string() ? g["gpu"]["pci_bus_id"].get<std::string>() : "",
-                         g["line"].get<std::string>());
-  std::vector<std::string> throttled;
-  for (const auto& r : rows)
-    if (r.metrics.value("throttled", false)) {
-      std::vector<std::string> who;
-      for (const auto& rv : r.ranks)
-        if (rv.metrics.contains("telemetry") && rv.metrics["telemetry"].value("throttled", false)) {
-          const auto reasons = rv.metrics["telemetry"].value("throttle_reasons", std::vector<std::string>{});
-          who.push_back(fmt::format("rank {} ({})", rv.rank, fmt::join(reasons, ", ")));
-        }
-      throttled.push_back(fmt::format("  {} {} at {} GPU(s): {}\n", r.benchmark, label(r.params), r.gpu_count,
-                                      fmt::join(who, "; ")));
-    }
-  if (!throttled.empty()) {
-    out += fmt::format("{} measurement(s) taken while a GPU was throttled (\"throttled\" in the JSON):\n",
-                       throttled.size());
-    for (const auto& t : throttled) out += t;
-  }
-  for (const auto& inc : health["consistency"]) out += fmt::format("  {}: {}\n", inc["severity"].get<std::string>(), inc["message"].get<std::string>());
-  return out;
-}
-
 }  // namespace gpuscale::health

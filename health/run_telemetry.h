@@ -6,7 +6,6 @@
 //   finish():   every rank's verdict, gathered on rank 0 with the cross-rank consistency warnings
 // The CPU backend has no GPU: its telemetry is "unavailable". Tests map CPU ranks to the fake NVML's
 // GPUs by local rank with GPUSCALE_TEST_FAULT=telemetry:by-index (recorded in the file's test_fault).
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,11 +74,5 @@ class RunTelemetry {
 // Sets row.metrics["throttled"] (and "throttled_ranks") from the ranks' telemetry summaries; leaves
 // rows without telemetry as they are.
 void flag_throttled(ResultRow& row);
-
-// The run summary's health part: verdicts that are not PASS, measurements taken while a GPU was
-// throttled, and consistency warnings; one line when telemetry was unavailable.
-// `label` names a row's parameters (analysis/row_text.h's params_label).
-std::string format_run_health(const nlohmann::json& health, const std::vector<ResultRow>& rows,
-                              const std::function<std::string(const nlohmann::json&)>& label);
 
 }  // namespace gpuscale::health

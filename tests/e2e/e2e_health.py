@@ -41,6 +41,10 @@ def scenario(name):
     return os.path.join(ARGS.scenarios, name + ".json")
 
 
+def out_path_kept(name):
+    return os.path.join(ARGS.workdir, name)
+
+
 def out_path(name):
     return e2e_common.out_path(ARGS.workdir, name)
 
@@ -300,6 +304,10 @@ def case_run_thermal():
     if f"{len(flagged)} measurement(s) taken while a GPU was throttled" not in p.stdout \
             or "GPU health (available; rules: built-in): 1 FAIL, 0 WARN, 1 PASS" not in p.stdout:
         fail(f"summary:\n{p.stdout}")
+    health_part = p.stdout[p.stdout.index("\nGPU health"):p.stdout.index("\nresults:")]
+    rep = run([ARGS.gpuscale, "report", out_path_kept("run-thermal.json")])
+    if rep.returncode != 0 or health_part not in rep.stdout:
+        fail(f"gpuscale report does not show the run's health part:\n{health_part}\nreport:\n{rep.stdout}")
     for r in doc["ranks"]:
         if r["telemetry"]["status"] != "available" or r["telemetry"]["gpu"]["index"] != r["rank"]:
             fail(f"rank {r['rank']} telemetry identity {r['telemetry'].get('gpu', {}).get('index')}")
