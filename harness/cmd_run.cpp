@@ -20,6 +20,7 @@ struct RunFlags {
   std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
               ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak,
               timeout, transports, dp_width, dp_depth, dp_batch, dp_bucket;
+  health::TelemetryFlags telemetry;
   RunOptions opts;
 };
 
@@ -98,6 +99,7 @@ RunOptions resolve(RunFlags& f) {
   if (!f.dp_depth.empty()) o.dp_depth = parse_positive_int(f.dp_depth, "--dp-depth");
   if (!f.dp_batch.empty()) o.dp_batch = static_cast<std::uint64_t>(parse_positive_int(f.dp_batch, "--dp-batch"));
   if (!f.dp_bucket.empty()) o.dp_bucket = parse_size(f.dp_bucket, "--dp-bucket");
+  o.telemetry = health::resolve_telemetry_flags(f.telemetry);
   return o;
 }
 
@@ -139,6 +141,7 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("--dp-depth", flags->dp_depth, "dp-step: layers (default 4)");
   cmd->add_option("--dp-batch", flags->dp_batch, "dp-step: samples per rank per step (default 8192 on CUDA, 256 on the CPU)");
   cmd->add_option("--dp-bucket", flags->dp_bucket, "dp-step: gradient bucket cap (default 25M, DDP's)");
+  health::add_telemetry_flags(cmd, flags->telemetry, true);
   cmd->callback([&action, flags] {
     action = [flags]() -> int {
       install_stop_handlers();  // before MPI starts: an early signal is not fatal

@@ -8,6 +8,7 @@
 
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
+#include "health/telemetry_options.h"
 #include "kernels/gemm_spec.h"
 
 namespace gpuscale {
@@ -37,6 +38,7 @@ struct RunOptions {
   std::string time_reduce = "avg";              // collectives: avg | min | max | rank0 (nccl-tests -a)
   std::optional<double> link_peak;              // GB/s, intra-node link peak override
   std::optional<double> net_peak;               // GB/s, inter-node link peak override
+  health::TelemetryOptions telemetry;           // NVML sampling and GPU verdicts (health/)
   double timeout_s = 300;                       // NCCL waits: abort after this long (-T; 0 = never)
   std::vector<std::string> transports;          // collective transports to compare (CUDA: nccl, mpi); empty = default
   std::optional<std::uint64_t> dp_width;        // dp-step: layer width

@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "core/fault.h"
 #include "gpuscale_version.h"
+#include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
 #include "harness/agree.h"
@@ -22,6 +23,7 @@
 #include "harness/row_builder.h"
 #include "harness/run_metadata.h"
 #include "harness/stop_signal.h"
+#include "health/run_telemetry.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -84,7 +86,8 @@ nlohmann::json options_json(const RunOptions& o) {
           {"dp_width", opt(o.dp_width)},
           {"dp_depth", opt(o.dp_depth)},
           {"dp_batch", opt(o.dp_batch)},
-          {"dp_bucket", opt(o.dp_bucket)}};
+          {"dp_bucket", opt(o.dp_bucket)},
+          {"telemetry", {{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}}}};
 }
 
 class Run {
@@ -117,10 +120,13 @@ class Run {
     plan = nlohmann::json::parse(world_.broadcast_from_root(world_.rank() == 0 ? plan.dump() : ""));
     const std::uint64_t seed = plan["seed"].get<std::uint64_t>();
     links_ = backend_->link_peaks(world_, opts_);
+    agree(world_, [&] { telemetry_ = health::RunTelemetry::open(opts_.telemetry, world_, backend_->device().info(), backend_->software()); });
 
     topo_ = make_topology(world_.hosts(), world_.local_ranks());
     const auto counts = gpu_counts(world_.size());
-    const auto identities = world_.gather_to_root(rank_identity(world_, *backend_).dump());
+    auto identity = rank_identity(world_, *backend_);
+    identity["telemetry"] = telemetry_->identity();
+    const auto identities = world_.gather_to_root(identity.dump());
 
     if (world_.rank() == 0) {
       doc_ = header(started, cluster, slurm, env, plan, counts, seed);
@@ -171,10 +177,13 @@ class Run {
     }
     announce.reset();
     int code = 0;
+    const auto health = telemetry_->finish(world_, doc_["ranks"]);  // every rank: GPU verdicts to rank 0
     if (world_.rank() == 0) {
       if (stop && done < total) interrupted_ = stop_reason(stop);
+      doc_["health"] = health;
       code = finish(Clock::now());
       fmt::print("{}", format_summary(rows_));
+      fmt::print("{}", format_health(health, rows_));
       fmt::print("\nresults: {}\n", path_);
       if (!interrupted_.empty())
         fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done, total, path_);
@@ -200,6 +209,7 @@ class Run {
     Group& group = *groups_[ki];
     RankMeasurement m;
     if (group.member()) {
+      auto window = telemetry_->watch();  // NVML samples this rank's GPU while it measures
       try {
         Communicator* comm = nullptr;
         if (b.scope() == Scope::collective) {
@@ -216,6 +226,7 @@ class Run {
         m.failed = true;
         m.message = e.what();
       }
+      telemetry_->attach(window, m.metrics);
     }
     const auto gathered = world_.gather_to_root(group.member() ? measurement_to_json(m).dump() : std::string());
     if (world_.rank() != 0) return {};
@@ -237,7 +248,9 @@ class Run {
     }
     const DeviceInfo& dev = backend_->device().info();
     in.peak = b.expected_peak(params, PeakContext{dev, backend_->peaks(), links_}, in.topology);
-    return build_row(in);
+    auto row = build_row(in);
+    health::flag_throttled(row);  // measurements taken while a GPU was throttled say so
+    return row;
   }
 
   nlohmann::json header(Clock::time_point started, const ClusterName& cluster, const nlohmann::json& slurm,
@@ -329,6 +342,7 @@ class Run {
   const RunOptions& opts_;
   World& world_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<health::RunTelemetry> telemetry_;
   LinkPeaks links_;
   Topology topo_;
   std::vector<std::unique_ptr<Group>> groups_;
