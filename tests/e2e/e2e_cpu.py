@@ -231,9 +231,7 @@ def case_bad_input():
                 fail(f"{args} ({launcher}) printed to stdout: {p.stdout!r}")
     if os.path.exists(missing_dir):
         fail("a result file appeared in a missing directory")
-    p = run([ARGS.gpuscale, "run", "--backend", "cuda", "--quick", "-o", out_path("nocuda.json")])
-    if p.returncode != 3 or "no CUDA device" not in p.stderr:
-        fail(f"--backend cuda without a GPU: exit {p.returncode}, {p.stderr!r}")
+    # `--backend cuda` without a GPU (exit 3) is e2e_cuda_no_device's, which knows whether this machine has one.
 
 
 def case_list_version():
