@@ -40,6 +40,12 @@ double bucketed_allreduce_us(const AlphaBetaFit& fit, int n, double gradient_byt
   return full * model_time_us(fit, n, bucket_bytes) + (rest > 0 ? model_time_us(fit, n, rest) : 0);
 }
 
+// Rows of the transport the projection models: NCCL on the CUDA backend (MPI rows there are a
+// comparison, params.transport = "mpi"), the only one elsewhere (no transport parameter).
+bool modelled_transport(const ResultRow& r) {
+  return !r.params.contains("transport") || r.params["transport"] == "nccl";
+}
+
 }  // namespace
 
 int latency_steps(const std::string& collective, int n) {
@@ -134,7 +140,9 @@ Projection project(const LoadedResult& run) {
   std::map<std::pair<std::string, std::string>, std::vector<FitPoint>> pts;
   std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : run.rows) {
-    if (r.scope != "collective" || r.status != RowStatus::ok || r.gpu_count < 2 || !parse_collective(r.benchmark)) continue;
+    if (r.scope != "collective" || r.status != RowStatus::ok || r.gpu_count < 2 || !parse_collective(r.benchmark) ||
+        !modelled_transport(r))
+      continue;
     const auto t = number_metric(r.metrics, "time_us");
     const auto bytes = op_bytes(r);
     if (!t || !bytes) continue;
@@ -160,14 +168,14 @@ Projection project(const LoadedResult& run) {
     CollectiveProjection cp;
     cp.collective = c;
     for (const auto& r : run.rows)
-      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count >= 2 && r.params.contains("size_bytes") &&
-          r.params["size_bytes"].is_number()) {
+      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count >= 2 && modelled_transport(r) &&
+          r.params.contains("size_bytes") && r.params["size_bytes"].is_number()) {
         if (r.gpu_count > cp.measured_n) cp.measured_n = r.gpu_count, cp.topology = r.topology;
         cp.size_bytes = std::max(cp.size_bytes, r.params["size_bytes"].get<double>());
       }
     std::vector<double> measured, peaks;
     for (const auto& r : run.rows)
-      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count == cp.measured_n &&
+      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count == cp.measured_n && modelled_transport(r) &&
           r.params.contains("size_bytes") && r.params["size_bytes"].is_number() &&
           r.params["size_bytes"].get<double>() == cp.size_bytes) {
         if (r.aggregate) measured.push_back(*r.aggregate);

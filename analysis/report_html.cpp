@@ -10,6 +10,7 @@
 #include "analysis/report.h"
 #include "analysis/row_text.h"
 #include "analysis/svg_chart.h"
+#include "collectives/collective_table.h"
 #include "core/stats.h"
 #include "core/units.h"
 #include "gpuscale_version.h"
@@ -80,7 +81,8 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
         if (r->scaling_efficiency) cs.points.emplace_back(r->gpu_count, *r->scaling_efficiency);
       sc.series.push_back(std::move(cs));
     }
-    if (g.scope == "collective") sc.note = "collectives: busbw / link peak at the largest size";
+    if (parse_collective(g.benchmark)) sc.note = "collectives: busbw / link peak at the largest size";
+    if (g.benchmark == "dp-step") sc.note = "weak scaling: throughput / (GPUs x throughput at 1 GPU)";
     scaling += render_line_chart(sc);
 
     // % of peak at the largest GPU count, one bar per series.
@@ -137,7 +139,7 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
           if (rv.value) vals.push_back(*rv.value);
         }
         if (!vals.empty()) b.reference = median_of(vals);
-        b.note = g.scope == "collective" ? "collective: per-rank busbw from each rank's own time (stragglers are not named from these)"
+        b.note = g.scope == "collective" ? "collective: per-rank figure from each rank's own time (stragglers are not named from these)"
                                          : fmt::format("red: more than {:.0f}% below the median", f.straggler_threshold * 100);
         pergpu += render_bar_chart(b);
       }

@@ -3,6 +3,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/report.h"
+#include "analysis/health_text.h"
 #include "analysis/row_text.h"
 
 namespace gpuscale {
@@ -67,6 +68,7 @@ std::string report_text(const FileReport& r) {
   std::string out = fmt::format("== {} ==\n", term_text(r.run.path));
   for (const auto& [k, v] : environment_summary(r.run)) out += fmt::format("  {:<16} {}\n", k, term_text(v));
   out += format_summary(r.run.rows);
+  out += format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows);
   out += fmt::format("\nstragglers (independent work, more than {:.0f}% below the median of the ranks): ",
                      r.straggler_threshold * 100);
   if (r.stragglers.empty()) {

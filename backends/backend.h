@@ -13,6 +13,7 @@
 #include "harness/peaks.h"
 #include "harness/world.h"
 #include "kernels/device.h"
+#include "training/dp_step.h"
 
 namespace gpuscale {
 
@@ -23,6 +24,13 @@ class Backend {
   virtual Device& device() = 0;
   // A communicator over the members of `group` (called by members only, all together).
   virtual std::unique_ptr<Communicator> make_communicator(const Group& group) = 0;
+  // The collective transports a default plan compares, as the "transport" parameter of collective
+  // rows (CUDA: "nccl", plus "mpi" when MPI is CUDA-aware). Empty: one transport, no such parameter.
+  virtual std::vector<std::string> collective_transports() const { return {}; }
+  // The data-parallel training step over `group`, communicating through `comm` (made by
+  // make_communicator for the same group); called by members only, all together.
+  virtual std::unique_ptr<DpStep> make_dp_step(const DpStepConfig& config, const Group& group, Communicator& comm,
+                                               std::uint64_t seed) = 0;
   // Library versions: BLAS, driver, CUDA runtime, NCCL ... (null where not applicable).
   virtual nlohmann::json software() const = 0;
   // Expected per-device peaks (null when the backend has no table).

@@ -17,6 +17,17 @@ if(NOT GPUSCALE_CUDA STREQUAL "OFF")
     set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 flags for nvcc; kernels need only C++17
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
+    # NCCL, the CUDA backend's collective transport: in the CUDA toolkit's directories (NVIDIA's
+    # packages put it there) or NCCL_HOME.
+    find_path(GPUSCALE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
+    find_library(GPUSCALE_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
+    if(NOT GPUSCALE_NCCL_INCLUDE_DIR OR NOT GPUSCALE_NCCL_LIBRARY)
+      message(FATAL_ERROR "gpuscale: NCCL not found next to CUDA ${CUDAToolkit_VERSION}: install NVIDIA's "
+                          "'libnccl-dev' package (or set NCCL_HOME), or configure with -DGPUSCALE_CUDA=OFF")
+    endif()
+    add_library(gpuscale::nccl UNKNOWN IMPORTED)
+    set_target_properties(gpuscale::nccl PROPERTIES IMPORTED_LOCATION ${GPUSCALE_NCCL_LIBRARY}
+                          INTERFACE_INCLUDE_DIRECTORIES ${GPUSCALE_NCCL_INCLUDE_DIR})
     set(GPUSCALE_HAVE_CUDA ON)
     message(STATUS "gpuscale: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, archs ${GPUSCALE_CUDA_ARCHS})")
   elseif(GPUSCALE_CUDA STREQUAL "ON")

@@ -3,10 +3,24 @@
 // a function of (seed, rank, index), so any rank can compute what it must receive without talking to
 // the others. Inputs are small random integers whose range depends on the dtype, the op and the rank
 // count, chosen so that every sum, product, min and max is exactly representable: any difference is a
-// wrong value, not rounding. Only avg allows rounding (2 units in the last place, as nccl-tests).
+// wrong value, not rounding.
+//
+// Two reductions round by design, and their tolerance follows how NCCL computes them:
+//  - float avg: NCCL multiplies every input by 1/n rounded to the type, then sums (PreMulSum; its
+//    symmetric kernels sum first, then scale). With cancellation the result can be far from |expected|
+//    in ulps, so the bound is on the inputs' magnitudes: with u the unit roundoff, A = sum_r |x_r|,
+//    e_s = max(u/n, s_min/2) the error of the rounded scalar (s_min: the smallest subnormal) and
+//    g(k) = k u / (1 - k u):  |got - sum_r x_r / n| <= A e_s + A (1/n + e_s) g(n+1) + (n+1) s_min.
+//    Any summation order is covered: each input meets at most n-1 additions, one product, one scalar.
+//  - float sums over more ranks than the type can keep exact (the input range is already 1): the
+//    rounding of n terms is allowed.
+// Integer avg is exact: NCCL sums in the type (wrapping) and then divides toward zero (SumPostDiv).
+//
+// The core is plain data and inline functions (GPUSCALE_HD) so the CUDA backend checks on the device
+// with the very code the host uses.
 #include <cstdint>
 
-#include "collectives/collective_table.h"
+#include "collectives/collective_types.h"
 #include "core/dtype.h"
 #include "core/random.h"
 
@@ -33,16 +47,103 @@ GPUSCALE_HD inline double collective_input(std::uint64_t seed, RedOp op, std::in
   return static_cast<double>(random_int(seed, stream, index, -range, range));
 }
 
-// What rank `rank` must hold at element `index` of its result (indexing the result region: the
-// receive buffer, or for reduce_scatter the rank's own block). Reductions follow the dtype's
-// arithmetic: integers wrap, floats are exact by the choice of range.
+// Everything one rank's check needs, as plain data (copied to the device as a kernel argument).
+struct CollCheckPlan {
+  Collective coll;
+  RedOp op;
+  int nranks;
+  int root;
+  int rank;
+  std::uint64_t per;   // counts.param: the per-rank block of all_gather, reduce_scatter, alltoall
+  std::uint64_t seed;
+  std::int64_t range;  // collective_input_range
+  int int_bits;        // 8 or 32: integer arithmetic wraps at this width; 0 for float types
+  double unit_roundoff;  // float types: dtype_epsilon
+  double min_subnormal;  // float types: dtype_min_subnormal
+  double sum_slack;      // float sums that cannot stay exact: the rounding allowed; 0 otherwise
+};
+
+struct CollExpected {
+  double value;
+  double tolerance;  // 0: exact
+};
+
+GPUSCALE_HD inline double coll_abs(double v) { return v < 0 ? -v : v; }
+
+// An exact integer result wrapped to the dtype's width, as integer collectives compute it.
+GPUSCALE_HD inline std::int64_t coll_wrap(int bits, std::int64_t v) {
+  if (bits == 8) return static_cast<std::int8_t>(static_cast<std::uint8_t>(v & 0xff));
+  if (bits == 32) return static_cast<std::int32_t>(static_cast<std::uint32_t>(v & 0xffffffffLL));
+  return v;
+}
+
+// The reduction over all ranks of element `index` of the send buffers.
+GPUSCALE_HD inline CollExpected coll_reduce(const CollCheckPlan& p, std::uint64_t index) {
+  std::int64_t acc = 0, magnitude = 0;
+  for (int r = 0; r < p.nranks; ++r) {
+    const auto v = static_cast<std::int64_t>(collective_input(p.seed, p.op, p.range, r, index));
+    magnitude += v < 0 ? -v : v;
+    if (r == 0) {
+      acc = v;
+      continue;
+    }
+    switch (p.op) {
+      case RedOp::sum:
+      case RedOp::avg: acc += v; break;
+      case RedOp::prod: acc *= v; break;
+      case RedOp::min: acc = v < acc ? v : acc; break;
+      case RedOp::max: acc = v > acc ? v : acc; break;
+    }
+  }
+  if (p.int_bits != 0) {
+    const std::int64_t wrapped = coll_wrap(p.int_bits, acc);
+    // avg: the wrapped sum divided toward zero (C++ division truncates, as NCCL's SumPostDiv).
+    return {static_cast<double>(p.op == RedOp::avg ? wrapped / p.nranks : wrapped), 0.0};
+  }
+  if (p.op == RedOp::avg) {
+    const double n = static_cast<double>(p.nranks), u = p.unit_roundoff, a = static_cast<double>(magnitude);
+    const double e_s = u / n > p.min_subnormal / 2 ? u / n : p.min_subnormal / 2;
+    const double k = n + 1;
+    const double gamma = k * u < 0.5 ? k * u / (1 - k * u) : 1.0;
+    return {static_cast<double>(acc) / n, a * e_s + a * (1 / n + e_s) * gamma + k * p.min_subnormal};
+  }
+  return {static_cast<double>(acc), p.op == RedOp::sum ? p.sum_slack : 0.0};
+}
+
+// What rank p.rank must hold at element `index` of its result (the receive buffer, or for
+// reduce_scatter the rank's own block).
+GPUSCALE_HD inline CollExpected coll_expected(const CollCheckPlan& p, std::uint64_t index) {
+  const std::uint64_t per = p.per;
+  const auto source = [&](int rank, std::uint64_t i) {
+    return CollExpected{collective_input(p.seed, p.op, p.range, rank, i), 0.0};
+  };
+  switch (p.coll) {
+    case Collective::all_reduce:
+    case Collective::reduce: return coll_reduce(p, index);
+    case Collective::reduce_scatter: return coll_reduce(p, static_cast<std::uint64_t>(p.rank) * per + index);
+    case Collective::broadcast: return source(p.root, index);
+    case Collective::all_gather: return source(static_cast<int>(index / per), index % per);
+    case Collective::alltoall:
+      // Block j of my receive buffer is block `rank` of rank j's send buffer.
+      return source(static_cast<int>(index / per), static_cast<std::uint64_t>(p.rank) * per + index % per);
+    case Collective::sendrecv: return source((p.rank - 1 + p.nranks) % p.nranks, index);
+  }
+  return {0.0, 0.0};
+}
+
+// NaN and infinities are never within a tolerance.
+GPUSCALE_HD inline bool coll_value_ok(double got, const CollExpected& e) {
+  return got == e.value || coll_abs(got - e.value) <= e.tolerance;
+}
+
+// The plan of rank `rank` for a case.
+CollCheckPlan collective_check_plan(const CollCheckCase& c, int rank);
+
+// Expected value (and tolerance) at element `index` of rank `rank`'s result.
 double collective_expected(const CollCheckCase& c, int rank, std::uint64_t index);
+bool collective_value_ok(const CollCheckCase& c, int rank, std::uint64_t index, double got);
 
 // Number of result elements rank `rank` checks (0 for non-root ranks of reduce).
 std::uint64_t collective_result_count(const CollCheckCase& c, int rank);
-
-// Does a received value match? Exact, except avg (2 ulp) and float sums whose range could not be
-// kept exact for this many ranks (then the rounding of n terms is allowed).
-bool collective_value_ok(const CollCheckCase& c, double got, double expected);
 
 }  // namespace gpuscale

@@ -10,22 +10,12 @@
 #include <span>
 #include <string_view>
 
-namespace gpuscale {
+#include "collectives/collective_types.h"
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
-enum class RedOp { sum, prod, min, max, avg };
+namespace gpuscale {
 
 std::string_view redop_name(RedOp op);
 std::optional<RedOp> parse_redop(std::string_view name);
-
-// Element counts of one operation, as nccl-tests' GetCollByteCount computes them.
-struct CollCounts {
-  std::uint64_t send = 0;   // elements in the send buffer
-  std::uint64_t recv = 0;   // elements in the receive buffer
-  std::uint64_t param = 0;  // the count passed to the collective call (per rank where that applies)
-  std::uint64_t send_inplace_offset = 0;  // in-place: where the send data lives inside the receive buffer
-  std::uint64_t recv_inplace_offset = 0;
-};
 
 struct CollectiveSpec {
   Collective id;

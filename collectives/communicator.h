@@ -7,8 +7,11 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace gpuscale {
 
@@ -20,6 +23,11 @@ struct CollectiveCase {
   bool in_place = false;
   std::uint64_t size_bytes = 0;  // requested; the counts round it as nccl-tests does
   std::uint64_t seed = 0;
+  // Bytes the buffers span (nccl-tests' -e: the sweep's largest size). Transports that follow
+  // nccl-tests' per-iteration offsets move each iteration through it; 0: the operation's own size.
+  std::uint64_t span_bytes = 0;
+  // Which transport of a backend that offers several ("nccl", "mpi"); empty: the backend's only one.
+  std::string transport;
 };
 
 class CollectiveRunner {
@@ -31,6 +39,22 @@ class CollectiveRunner {
   virtual double time(int iters) = 0;
   // Loads fresh check inputs, runs one operation and returns how many received values are wrong.
   virtual std::uint64_t check() = 0;
+  virtual std::string transport() const = 0;  // "mpi", "nccl", "mpi-cuda-aware", ...
+  // Figures the row records about how the transport ran (library version, algorithm, notes).
+  virtual nlohmann::json details() const { return nlohmann::json::object(); }
+};
+
+// A transport that had to abort its communicator (a peer never arrived within the timeout, or the
+// transport failed under a collective) throws this: the group cannot measure again, so the run ends
+// (the harness keeps what was measured and exits non-zero). `report` is false on ranks that leave the
+// one message to a lower rank that saw the same failure.
+class CommunicatorAborted : public Error {
+ public:
+  CommunicatorAborted(const std::string& what, bool report) : Error(what, kExitInvalidResult), report_(report) {}
+  bool report() const { return report_; }
+
+ private:
+  bool report_;
 };
 
 class Communicator {
@@ -42,10 +66,9 @@ class Communicator {
   // Why this communicator cannot run the case (an MPI reduction on bf16, say); nullopt when it can.
   virtual std::optional<std::string> unsupported(const CollectiveCase& c) const = 0;
   virtual std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) = 0;
-  // Called from another thread when the run ends abnormally (a watchdog expired, a rank was lost) while
-  // a collective may be blocked on this communicator: must return promptly (NCCL: ncclCommAbort).
-  // The default does nothing: MPI has no per-communicator abort, and the process exit ends it.
-  virtual void abort() {}
+  // The transport's own communicator when this one wraps it (the harness wraps every communicator to
+  // mark what each rank is doing, harness/run_guard.h): a backend that needs its own type asks for it.
+  virtual Communicator& unwrapped() { return *this; }
 };
 
 }  // namespace gpuscale

@@ -15,19 +15,20 @@ struct DTypeInfo {
   std::string_view name;
   std::size_t size;
   int significand_bits;  // including the implicit bit; 0 for integers
+  int subnormal_exponent;  // the smallest positive value is 2^this (floats; 0 for integers)
   std::string_view aliases[3];
 };
 
 constexpr std::array<DTypeInfo, 9> kTypes{{
-    {DType::fp64, "fp64", 8, 53, {"double", "float64", "f64"}},
-    {DType::fp32, "fp32", 4, 24, {"float", "float32", "f32"}},
-    {DType::tf32, "tf32", 4, 11, {}},
-    {DType::fp16, "fp16", 2, 11, {"half", "float16", "f16"}},
-    {DType::bf16, "bf16", 2, 8, {"bfloat16", "bfloat", {}}},
-    {DType::fp8_e4m3, "fp8_e4m3", 1, 4, {"fp8", "e4m3", {}}},
-    {DType::fp8_e5m2, "fp8_e5m2", 1, 3, {"e5m2", {}, {}}},
-    {DType::int32, "int32", 4, 0, {"int", "i32", {}}},
-    {DType::int8, "int8", 1, 0, {"char", "i8", {}}},
+    {DType::fp64, "fp64", 8, 53, -1074, {"double", "float64", "f64"}},
+    {DType::fp32, "fp32", 4, 24, -149, {"float", "float32", "f32"}},
+    {DType::tf32, "tf32", 4, 11, -149, {}},
+    {DType::fp16, "fp16", 2, 11, -24, {"half", "float16", "f16"}},
+    {DType::bf16, "bf16", 2, 8, -133, {"bfloat16", "bfloat", {}}},
+    {DType::fp8_e4m3, "fp8_e4m3", 1, 4, -9, {"fp8", "e4m3", {}}},
+    {DType::fp8_e5m2, "fp8_e5m2", 1, 3, -16, {"e5m2", {}, {}}},
+    {DType::int32, "int32", 4, 0, 0, {"int", "i32", {}}},
+    {DType::int8, "int8", 1, 0, 0, {"char", "i8", {}}},
 }};
 
 const DTypeInfo& info(DType t) {
@@ -77,6 +78,10 @@ bool dtype_is_float(DType t) { return info(t).significand_bits > 0; }
 double dtype_epsilon(DType t) {
   int p = info(t).significand_bits;
   return p > 0 ? std::ldexp(1.0, -p) : 0.0;
+}
+
+double dtype_min_subnormal(DType t) {
+  return dtype_is_float(t) ? std::ldexp(1.0, info(t).subnormal_exponent) : 0.0;
 }
 
 double dtype_exact_integer_limit(DType t) {

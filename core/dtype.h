@@ -20,6 +20,8 @@ std::size_t dtype_size(DType t);  // bytes per element in memory (tf32 is stored
 bool dtype_is_float(DType t);
 // Unit roundoff (2^-p for p significand bits including the implicit one); 0 for integer types.
 double dtype_epsilon(DType t);
+// Smallest positive (subnormal) value of a float type: the spacing of results near zero; 0 for integers.
+double dtype_min_subnormal(DType t);
 // Largest integer n such that every integer in [-n, n] is exactly representable.
 double dtype_exact_integer_limit(DType t);
 

@@ -25,6 +25,13 @@ enum class Scope {
   collective,   // the k ranks work together on one communicator
 };
 
+// How a row's scaling efficiency is set.
+enum class Efficiency {
+  per_device,    // independent work: aggregate(k) / (k x the 1-GPU value of the same point)
+  link_peak,     // collectives: busbw / the expected peak of the slowest link crossed
+  weak_scaling,  // a group's throughput(k) / (k x throughput(1)) of the same point (dp-step)
+};
+
 struct ParamDoc {
   std::string name;
   std::string description;
@@ -37,7 +44,10 @@ struct PlanContext {
   const Device& device;
   std::string backend;
   int world_size = 1;
+  std::vector<std::string> transports = {};  // Backend::collective_transports()
 };
+
+class Backend;
 
 struct RunContext {
   Device& device;
@@ -45,6 +55,7 @@ struct RunContext {
   const Group& group;  // the ranks measuring at this GPU count
   const RunOptions& opts;
   std::uint64_t seed;
+  Backend* backend = nullptr;  // workloads the backend builds from device and communicator (dp-step)
 };
 
 // One rank's measurement of one point.
@@ -74,6 +85,9 @@ struct PointDemand {
   std::string memory_what;         // what the bytes are: "3 arrays of 4.00 GiB"
   double bytes = 0;                // bytes read, written or sent per rank over the whole point
   double flops = 0;                // operations per rank over the whole point
+  // The transport's own timeout (NCCL's -T), when it has one: the watchdog lets it act first, since it
+  // aborts the communicator and names the peers that never arrived (harness/watchdog.h).
+  double transport_timeout_s = 0;
 };
 
 struct PeakContext {
@@ -90,6 +104,9 @@ class Benchmark {
   virtual std::string description() const = 0;
   virtual std::string unit() const = 0;         // "GB/s", "TFLOP/s"
   virtual Scope scope() const = 0;
+  virtual Efficiency efficiency() const {
+    return scope() == Scope::independent ? Efficiency::per_device : Efficiency::link_peak;
+  }
   virtual std::vector<ParamDoc> parameters() const = 0;
   virtual std::vector<std::string> backends() const = 0;  // backends it runs on
   // Whether it runs on this device at all (e.g. a STREAM kernel the backend lacks).

@@ -20,7 +20,8 @@ namespace {
 struct RunFlags {
   std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
               ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak,
-              watchdog;
+              timeout, transports, dp_width, dp_depth, dp_batch, dp_bucket, watchdog;
+  health::TelemetryFlags telemetry;
   RunOptions opts;
 };
 
@@ -89,6 +90,17 @@ RunOptions resolve(RunFlags& f) {
                             f.time_reduce));
   if (!f.link_peak.empty()) o.link_peak = parse_rate(f.link_peak, "--link-peak");
   if (!f.net_peak.empty()) o.net_peak = parse_rate(f.net_peak, "--net-peak");
+  if (!f.timeout.empty()) o.timeout_s = f.timeout == "0" ? 0.0 : static_cast<double>(parse_positive(f.timeout, "-T/--timeout"));
+  if (!f.transports.empty())
+    for (const auto& t : split_list(f.transports, "--transports")) {
+      if (t != "nccl" && t != "mpi") throw Error(fmt::format("invalid --transports '{}': use nccl and/or mpi", t));
+      o.transports.push_back(t);
+    }
+  if (!f.dp_width.empty()) o.dp_width = static_cast<std::uint64_t>(parse_positive_int(f.dp_width, "--dp-width"));
+  if (!f.dp_depth.empty()) o.dp_depth = parse_positive_int(f.dp_depth, "--dp-depth");
+  if (!f.dp_batch.empty()) o.dp_batch = static_cast<std::uint64_t>(parse_positive_int(f.dp_batch, "--dp-batch"));
+  if (!f.dp_bucket.empty()) o.dp_bucket = parse_size(f.dp_bucket, "--dp-bucket");
+  o.telemetry = health::resolve_telemetry_flags(f.telemetry);
   if (!f.watchdog.empty())
     o.watchdog_s = f.watchdog == "0" ? 0.0 : static_cast<double>(parse_positive(f.watchdog, "--watchdog"));
   return o;
@@ -124,6 +136,15 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("-a,--time-reduce", flags->time_reduce, "collectives: how ranks' times combine: avg, min, max, rank0");
   cmd->add_option("--link-peak", flags->link_peak, "GB/s: expected intra-node link peak for collectives");
   cmd->add_option("--net-peak", flags->net_peak, "GB/s: expected inter-node link peak for collectives");
+  cmd->add_option("-T,--timeout", flags->timeout,
+                  "NCCL: seconds a collective may wait before its communicator is aborted (default 300, 0 = never)");
+  cmd->add_option("--transports", flags->transports,
+                  "CUDA collectives: nccl and/or mpi (MPI on GPU buffers; default nccl, plus mpi when CUDA-aware)");
+  cmd->add_option("--dp-width", flags->dp_width, "dp-step: layer width (default 8192 on CUDA, 1024 on the CPU)");
+  cmd->add_option("--dp-depth", flags->dp_depth, "dp-step: layers (default 4)");
+  cmd->add_option("--dp-batch", flags->dp_batch, "dp-step: samples per rank per step (default 8192 on CUDA, 256 on the CPU)");
+  cmd->add_option("--dp-bucket", flags->dp_bucket, "dp-step: gradient bucket cap (default 25M, DDP's)");
+  health::add_telemetry_flags(cmd, flags->telemetry, true);
   cmd->add_option("--resume", flags->opts.resume,
                   "continue the interrupted run in FILE: measure the points it lacks, into FILE (or -o)");
   cmd->add_flag("--force", flags->opts.force, "replace an existing -o file (without it gpuscale refuses)");

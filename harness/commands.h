@@ -19,5 +19,10 @@ void add_report_command(CLI::App& app, Action& action);
 void add_compare_command(CLI::App& app, Action& action);
 void add_check_command(CLI::App& app, Action& action);
 void add_reference_command(CLI::App& app, Action& action);
+void add_health_command(CLI::App& app, Action& action);  // health/cmd_health.cpp
+
+// The exit code for a command line that does not parse: kExitUsage, except for `gpuscale health`,
+// whose 1 and 2 are verdicts (its bad input exits 5; docs/health.md).
+int usage_exit_code(int argc, char** argv);
 
 }  // namespace gpuscale

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add_compare_command(app, action);
   add_check_command(app, action);
   add_reference_command(app, action);
+  add_health_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Every rank of a launch parses the same command line: one of them says what is wrong.
     if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", e.what());
-    return kExitUsage;
+    return usage_exit_code(argc, argv);
   } catch (const Error& e) {
     if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
     return e.exit_code();

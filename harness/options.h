@@ -9,6 +9,7 @@
 
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
+#include "health/telemetry_options.h"
 #include "kernels/gemm_spec.h"
 
 namespace gpuscale {
@@ -38,6 +39,13 @@ struct RunOptions {
   std::string time_reduce = "avg";              // collectives: avg | min | max | rank0 (nccl-tests -a)
   std::optional<double> link_peak;              // GB/s, intra-node link peak override
   std::optional<double> net_peak;               // GB/s, inter-node link peak override
+  health::TelemetryOptions telemetry;           // NVML sampling and GPU verdicts (health/)
+  double timeout_s = 300;                       // NCCL waits: abort after this long (-T; 0 = never)
+  std::vector<std::string> transports;          // collective transports to compare (CUDA: nccl, mpi); empty = default
+  std::optional<std::uint64_t> dp_width;        // dp-step: layer width
+  std::optional<int> dp_depth;                  // dp-step: layers
+  std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
+  std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   std::vector<std::string> command_line;        // argv, recorded in the result file
   // Reliability (docs/reliability.md).
   std::string resume;                           // --resume FILE: continue the interrupted run in FILE

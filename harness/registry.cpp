@@ -78,6 +78,7 @@ const Registry& registry() {
     register_gemm_benchmarks(reg);
     register_copy_benchmarks(reg);
     register_collective_benchmarks(reg);
+    register_training_benchmarks(reg);
     return reg;
   }();
   return r;

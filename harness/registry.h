@@ -32,5 +32,6 @@ void register_stream_benchmarks(Registry& r);
 void register_gemm_benchmarks(Registry& r);
 void register_copy_benchmarks(Registry& r);
 void register_collective_benchmarks(Registry& r);
+void register_training_benchmarks(Registry& r);
 
 }  // namespace gpuscale

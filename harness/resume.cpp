@@ -157,12 +157,32 @@ const std::vector<OptionField>& option_table() {
          if (s != "avg" && s != "min" && s != "max" && s != "rank0") throw BadValue{"avg, min, max or rank0"};
          o.time_reduce = s;
        }},
+      {"transports", "--transports", true, [](const RunOptions& o) { return json(o.transports); },
+       [](RunOptions& o, const json& j) {
+         o.transports = strings(j);
+         for (const auto& t : o.transports)
+           if (t != "nccl" && t != "mpi") throw BadValue{"nccl and/or mpi"};
+       }},
+      {"dp_width", "--dp-width", true, [](const RunOptions& o) { return opt_json(o.dp_width); },
+       [](RunOptions& o, const json& j) { o.dp_width = positive_u64_or_null(j); }},
+      {"dp_depth", "--dp-depth", true, [](const RunOptions& o) { return opt_json(o.dp_depth); },
+       [](RunOptions& o, const json& j) { o.dp_depth = int_or_null(j, 1); }},
+      {"dp_batch", "--dp-batch", true, [](const RunOptions& o) { return opt_json(o.dp_batch); },
+       [](RunOptions& o, const json& j) { o.dp_batch = positive_u64_or_null(j); }},
+      {"dp_bucket", "--dp-bucket", true, [](const RunOptions& o) { return opt_json(o.dp_bucket); },
+       [](RunOptions& o, const json& j) { o.dp_bucket = positive_u64_or_null(j); }},
       // Labels only: a resumed run may set them anew.
       {"peaks_file", "--peaks", false,
        [](const RunOptions& o) { return o.peaks_file.empty() ? json(nullptr) : json(o.peaks_file); }, no_set},
       {"link_peak", "--link-peak", false, [](const RunOptions& o) { return opt_json(o.link_peak); }, no_set},
       {"net_peak", "--net-peak", false, [](const RunOptions& o) { return opt_json(o.net_peak); }, no_set},
       {"watchdog_s", "--watchdog", false, [](const RunOptions& o) { return opt_json(o.watchdog_s); }, no_set},
+      {"timeout_s", "--timeout", false, [](const RunOptions& o) { return json(o.timeout_s); }, no_set},
+      {"telemetry", "--no-telemetry", false,
+       [](const RunOptions& o) {
+         return json{{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}};
+       },
+       no_set},
   };
   return table;
 }

@@ -61,21 +61,14 @@ ResultRow build_row(const RowInputs& in) {
     row.efficiency_basis = fmt::format("none: the measurement is {}", row_status_name(row.status));
     return row;
   }
-  const bool independent = in.scope == Scope::independent;
-  if (independent)
+  const Efficiency rule =
+      in.efficiency.value_or(in.scope == Scope::independent ? Efficiency::per_device : Efficiency::link_peak);
+  if (in.scope == Scope::independent)
     row.aggregate = all_measured ? std::optional<double>(sum) : std::nullopt;
   else if (!in.ranks.empty())
     row.aggregate = in.ranks.front().m.aggregate;
 
-  if (independent) {
-    // At 1 GPU the point is its own reference.
-    const auto single = in.gpu_count == 1 ? row.aggregate : in.single_rank_value;
-    row.scaling_efficiency = independent_efficiency(row.aggregate, in.gpu_count, single);
-    row.efficiency_basis = row.scaling_efficiency ? "aggregate / (gpu_count x value at 1 GPU)"
-                                                  : "none: no valid 1-GPU value for this point";
-    if (row.aggregate && in.peak.value && *in.peak.value > 0)
-      row.fraction_of_peak = *row.aggregate / (in.gpu_count * *in.peak.value);
-  } else {
+  if (rule == Efficiency::link_peak) {
     if (row.aggregate && in.peak.value && *in.peak.value > 0) {
       row.fraction_of_peak = *row.aggregate / *in.peak.value;
       row.scaling_efficiency = row.fraction_of_peak;
@@ -83,7 +76,17 @@ ResultRow build_row(const RowInputs& in) {
     } else {
       row.efficiency_basis = fmt::format("none: {}", in.peak.source);
     }
+    return row;
   }
+  // Per device and weak scaling: against k x the same point at 1 GPU (at 1 GPU, its own reference).
+  const auto single = in.gpu_count == 1 ? row.aggregate : in.single_rank_value;
+  row.scaling_efficiency = independent_efficiency(row.aggregate, in.gpu_count, single);
+  const char* basis = rule == Efficiency::weak_scaling
+                          ? "weak scaling: throughput / (gpu_count x throughput at 1 GPU)"
+                          : "aggregate / (gpu_count x value at 1 GPU)";
+  row.efficiency_basis = row.scaling_efficiency ? basis : "none: no valid 1-GPU value for this point";
+  if (row.aggregate && in.peak.value && *in.peak.value > 0)
+    row.fraction_of_peak = *row.aggregate / (in.gpu_count * *in.peak.value);
   return row;
 }
 

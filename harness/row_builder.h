@@ -28,7 +28,8 @@ struct RowInputs {
   std::string topology;
   std::vector<RankEntry> ranks;             // the participating ranks, in rank order
   std::optional<double> single_rank_value;  // independent: the value of the same point at 1 GPU (if valid)
-  ExpectedPeak peak;                        // per device (independent) or per link (collective)
+  ExpectedPeak peak;                        // per device (independent, weak scaling) or per link (collective)
+  std::optional<Efficiency> efficiency;     // unset: per_device for independent work, link_peak for collectives
 };
 
 ResultRow build_row(const RowInputs& in);

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <future>
 #include <thread>
 
 #include <fmt/format.h>
@@ -24,8 +23,6 @@ using nlohmann::json;
 constexpr double kFallbackSeconds = 60;
 // How long rank 0 waits for the ranks' answers, and for them to exit once told.
 constexpr double kAskSeconds = 5, kExitWaitSeconds = 5;
-// How long an abort of the communicator (ncclCommAbort) may take before the process exits anyway.
-constexpr auto kAbortWait = std::chrono::seconds(10);
 
 // One line on stderr without stdio: the main thread may hold stdio's lock, blocked where it stalled.
 void say(const std::string& line) {
@@ -39,6 +36,8 @@ class WatchedRunner final : public CollectiveRunner {
  public:
   WatchedRunner(std::unique_ptr<CollectiveRunner> inner, std::string what) : inner_(std::move(inner)), what_(std::move(what)) {}
   const CollCounts& counts() const override { return inner_->counts(); }
+  std::string transport() const override { return inner_->transport(); }
+  nlohmann::json details() const override { return inner_->details(); }
   double time(int iters) override {
     ActivityScope in(Phase::collective, what_);
     return inner_->time(iters);
@@ -65,7 +64,7 @@ class WatchedCommunicator final : public Communicator {
     ActivityScope in(Phase::collective, what + " (setup)");  // transports may synchronise here
     return std::make_unique<WatchedRunner>(inner_->prepare(c), what);
   }
-  void abort() override { inner_->abort(); }
+  Communicator& unwrapped() override { return inner_->unwrapped(); }
 
  private:
   std::unique_ptr<Communicator> inner_;
@@ -128,14 +127,14 @@ void RunGuard::end_point() {
   point_.reset();
 }
 
-void RunGuard::use_communicator(Communicator* comm) {
-  std::lock_guard lock(mutex_);
-  comm_ = comm;
-}
-
 void RunGuard::finish() {
   if (watchdog_) watchdog_->disarm();
   if (sentinel_) sentinel_->finish();
+}
+
+void RunGuard::stand_down() {
+  claim_ending();
+  if (watchdog_) watchdog_->disarm();
 }
 
 bool RunGuard::claim_ending() { return !ending_.exchange(true); }
@@ -145,23 +144,11 @@ std::string RunGuard::point_now() {
   return point_ ? point_->label : std::string("between benchmark points");
 }
 
-void RunGuard::end_process(int code) {
-  Communicator* comm = nullptr;
-  {
-    std::lock_guard lock(mutex_);
-    comm = comm_;
-  }
-  if (comm) {  // NCCL: ncclCommAbort, so the GPU work stops; bounded, since it may hang itself
-    auto done = std::make_shared<std::promise<void>>();
-    auto finished = done->get_future();
-    std::thread([comm, done] {
-      comm->abort();
-      done->set_value();
-    }).detach();
-    finished.wait_for(kAbortWait);
-  }
-  ::_exit(code);
-}
+// The process ends here, on the guard's thread, while the main thread may be blocked in a collective
+// or a kernel: _exit, so nothing touches what that thread holds. The kernel closes the sockets and
+// MPI's connections, the CUDA driver tears down the context (which stops its kernels); NCCL's own
+// abort (ncclCommAbort) is for its -T timeout, on the thread that waits (collectives/nccl/nccl_comm.h).
+void RunGuard::end_process(int code) { ::_exit(code); }
 
 namespace {
 

@@ -2,11 +2,10 @@
 // The run's guard against hangs and lost ranks (docs/reliability.md): the watchdog over every benchmark
 // point, the sentinel that connects every rank to rank 0, and the abnormal endings they lead to. Each
 // ending reports once, leaves rank 0's result file sealed (every point finished before, and a summary
-// saying what happened), aborts the communicator in use and ends every rank with its exit code:
+// saying what happened) and ends every rank with its exit code:
 //   a point outlives its budget      -> kExitWatchdog (5), naming the stalled rank and those waiting
 //   a rank's process or node is lost -> kExitRankLost (6), naming the rank, host and pid
-// The run loop tells the guard which point it measures and which communicator is in use; the rest
-// happens on the guard's threads.
+// The run loop tells the guard which point it measures; the rest happens on the guard's threads.
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -40,11 +39,12 @@ class RunGuard {
   // The point being measured (its budget in point.budget_s; <= 0: no watchdog) and its end.
   void begin_point(const StalledPoint& point);
   void end_point();
-  // The communicator a collective point uses (nullptr: none), aborted when the run ends abnormally.
-  void use_communicator(Communicator* comm);
 
   // After the run's last collective, every rank: goodbye to the sentinel, watchdog off.
   void finish();
+  // Another ending has taken over (a transport aborted its communicator and MPI_Abort follows): the
+  // watchdog is off and the ranks that end now are not reported as lost.
+  void stand_down();
 
  private:
   bool claim_ending();
@@ -61,7 +61,6 @@ class RunGuard {
   std::atomic<bool> ending_{false};
   std::mutex mutex_;
   std::optional<StalledPoint> point_;
-  Communicator* comm_ = nullptr;
 };
 
 // A communicator whose operations mark this rank as "in collective" (harness/activity.h), so a stall

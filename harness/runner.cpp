@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "backends/backend.h"
 #include "core/fault.h"
 #include "gpuscale_version.h"
+#include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
 #include "harness/activity.h"
@@ -28,6 +30,7 @@
 #include "harness/run_guard.h"
 #include "harness/run_metadata.h"
 #include "harness/stop_signal.h"
+#include "health/run_telemetry.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -43,7 +46,7 @@ struct PlannedPoint {
 // Rank 0 plans; every rank receives the same plan (points and seed).
 nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& world) {
   const auto benches = registry().select(opts.benchmarks, backend.name(), &backend.device());
-  PlanContext ctx{opts, backend.device(), backend.name(), world.size()};
+  PlanContext ctx{opts, backend.device(), backend.name(), world.size(), backend.collective_transports()};
   nlohmann::json plan = {{"points", nlohmann::json::array()}};
   for (const Benchmark* b : benches)
     for (auto& p : b->cases(ctx)) plan["points"].push_back({{"benchmark", b->key()}, {"params", std::move(p)}});
@@ -119,7 +122,10 @@ class Run {
     std::string why;
     agree(world_, [&] { backend_ = open_backend(opts_.backend, world_, opts_, &why); });
     if (world_.rank() == 0) fmt::print(stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
-    const auto identities = world_.gather_to_root(rank_identity(world_, *backend_).dump());
+    agree(world_, [&] { telemetry_ = health::RunTelemetry::open(opts_.telemetry, world_, backend_->device().info(), backend_->software()); });
+    auto identity = rank_identity(world_, *backend_);
+    identity["telemetry"] = telemetry_->identity();
+    const auto identities = world_.gather_to_root(identity.dump());
     nlohmann::json plan;
     std::optional<ResumePlan> resume;
     agree(world_, [&] {
@@ -184,43 +190,51 @@ class Run {
     int stop = 0;
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     std::optional<StopAnnouncement> announce(std::in_place, world_.rank() == 0);
-    for (std::size_t pi = 0; pi < plan["points"].size(); ++pi) {
-      if (kept[pi]) continue;  // measured and valid in the resumed file
-      const auto& point = plan["points"][pi];
-      const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
-      const std::string label = fmt::format("{} {}", b->key(), params_label(point["params"], false));
-      const double budget = watchdog_budget(b->demand(point["params"], demand_ctx), backend_->name(), opts_.watchdog_s);
-      std::optional<double> single;
-      for (std::size_t ki = 0; ki < counts.size(); ++ki) {
-        const int k = counts[ki];
-        guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), budget});
-        auto row = measure(*b, point["params"], ki, k, seed, single);
-        if (world_.rank() == 0) {
-          if (k == 1 && row.status == RowStatus::ok && !row.ranks.empty()) single = row.ranks.front().value;
-          progress.step(fmt::format("{} on {} GPU(s)", label, k));
-          doc_["results"].push_back(row);
-          doc_["results"].back()["attempt"] = attempt_;
-          rows_.push_back(std::move(row));
+    try {
+      for (std::size_t pi = 0; pi < plan["points"].size(); ++pi) {
+        if (kept[pi]) continue;  // measured and valid in the resumed file
+        const auto& point = plan["points"][pi];
+        const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
+        const std::string label = fmt::format("{} {}", b->key(), params_label(point["params"], false));
+        const double budget = watchdog_budget(b->demand(point["params"], demand_ctx), backend_->name(), opts_.watchdog_s);
+        std::optional<double> single;
+        for (std::size_t ki = 0; ki < counts.size(); ++ki) {
+          const int k = counts[ki];
+          guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), budget});
+          auto row = measure(*b, point["params"], ki, k, seed, single);
+          if (world_.rank() == 0) {
+            // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
+            if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
+            progress.step(fmt::format("{} on {} GPU(s)", label, k));
+            doc_["results"].push_back(row);
+            doc_["results"].back()["attempt"] = attempt_;
+            rows_.push_back(std::move(row));
+          }
+          ++done;
+          // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
+          stop = world_.max(stop_requested());
+          if (stop != 0) break;
         }
-        ++done;
-        // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
-        stop = world_.max(stop_requested());
-        if (stop != 0) break;
+        // The file after every point, under the watchdog of its last row (a hung file system is caught).
+        if (world_.rank() == 0) {
+          ActivityScope writing(Phase::computing, "writing the result file");
+          write();
+        }
+        guard_->end_point();
+        if (stop) break;
       }
-      // The file after every point, under the watchdog of its last row (a hung file system is caught).
-      if (world_.rank() == 0) {
-        ActivityScope writing(Phase::computing, "writing the result file");
-        write();
-      }
-      guard_->end_point();
-      if (stop) break;
+    } catch (const CommunicatorAborted& e) {
+      end_aborted(e);
     }
     announce.reset();
     int code = 0;
+    const auto health = telemetry_->finish(world_, doc_["ranks"]);  // every rank: GPU verdicts to rank 0
     if (world_.rank() == 0) {
       if (stop && done < total) interrupted_ = stop_reason(stop);
+      doc_["health"] = health;
       code = finish(Clock::now());
       fmt::print("{}", format_summary(rows_));
+      fmt::print("{}", format_health(health, rows_));
       fmt::print("\nresults: {}\n", path_());
       if (!interrupted_.empty())
         fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done, total, path_());
@@ -248,11 +262,25 @@ class Run {
     point_list_ = doc_["plan"]["point_list"];
   }
 
+  // A transport aborted its communicator (a peer never arrived, or the transport failed): no rank can
+  // measure with that group again, and a peer may be hung for good, so the job ends here. Rank 0 keeps
+  // the rows measured so far (the file stays incomplete); one rank says what happened. The guard
+  // stands down first, so the sentinel does not take the ranks that MPI_Abort ends for lost ranks.
+  [[noreturn]] void end_aborted(const CommunicatorAborted& e) {
+    guard_->stand_down();
+    if (world_.rank() == 0 && !path_().empty()) write();
+    if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(5));  // the reporting rank speaks first
+    fmt::print(stderr, "gpuscale: {}\n", e.what());
+    std::fflush(stderr);
+    world_.abort(e.exit_code());
+  }
+
   ResultRow measure(const Benchmark& b, const nlohmann::json& params, std::size_t ki, int k, std::uint64_t seed,
                     const std::optional<double>& single) {
     Group& group = *groups_[ki];
     RankMeasurement m;
     if (group.member()) {
+      auto window = telemetry_->watch();  // NVML samples this rank's GPU while it measures
       try {
         Communicator* comm = nullptr;
         if (b.scope() == Scope::collective) {
@@ -262,8 +290,7 @@ class Run {
           }
           comm = comms_[ki].get();
         }
-        guard_->use_communicator(comm);
-        RunContext ctx{backend_->device(), comm, group, opts_, seed};
+        RunContext ctx{backend_->device(), comm, group, opts_, seed, backend_.get()};
         ActivityScope working(Phase::computing, b.key());
         if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
         if (fault_injected(fmt::format("stall:{}@{}", b.key(), world_.rank()))) {
@@ -271,12 +298,14 @@ class Run {
           stall_for_test();
         }
         m = b.run(params, ctx);
+      } catch (const CommunicatorAborted&) {
+        throw;  // the group cannot measure again: end_aborted() ends the run
       } catch (const std::exception& e) {
         m = RankMeasurement{};
         m.failed = true;
         m.message = e.what();
       }
-      guard_->use_communicator(nullptr);
+      telemetry_->attach(window, m.metrics);
     }
     const auto gathered = world_.gather_to_root(group.member() ? measurement_to_json(m).dump() : std::string());
     if (world_.rank() != 0) return {};
@@ -289,6 +318,7 @@ class Run {
     in.nodes = nodes_spanned(topo_, k);
     in.topology = topology_label(topo_, k);
     in.single_rank_value = single;
+    in.efficiency = b.efficiency();
     for (std::size_t r = 0; r < gathered.size(); ++r) {
       if (gathered[r].empty()) continue;
       const auto& id = doc_["ranks"][r];
@@ -297,7 +327,9 @@ class Run {
     }
     const DeviceInfo& dev = backend_->device().info();
     in.peak = b.expected_peak(params, PeakContext{dev, backend_->peaks(), links_}, in.topology);
-    return build_row(in);
+    auto row = build_row(in);
+    health::flag_throttled(row);  // measurements taken while a GPU was throttled say so
+    return row;
   }
 
   nlohmann::json header(Clock::time_point started, const ClusterName& cluster, const nlohmann::json& slurm,
@@ -393,6 +425,7 @@ class Run {
   RunOptions opts_;  // as given, or with the recorded options of a resumed file
   World& world_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<health::RunTelemetry> telemetry_;
   LinkPeaks links_;
   Topology topo_;
   std::vector<std::unique_ptr<Group>> groups_;

@@ -18,7 +18,8 @@ double watchdog_budget(const PointDemand& demand, const std::string& backend, st
   if (override_s) return *override_s;
   const auto r = watchdog_rates(backend);
   const double expected = demand.bytes / r.bytes_per_s + demand.flops / r.flops_per_s;
-  return std::max(kWatchdogFloorSeconds, kWatchdogMultiple * expected);
+  const double transport = demand.transport_timeout_s > 0 ? demand.transport_timeout_s + kWatchdogTransportGrace : 0;
+  return std::max({kWatchdogFloorSeconds, kWatchdogMultiple * expected, transport});
 }
 
 namespace {

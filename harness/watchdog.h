@@ -25,6 +25,8 @@ namespace gpuscale {
 
 inline constexpr double kWatchdogFloorSeconds = 120;  // never less: start-up, communicators, a loaded node
 inline constexpr double kWatchdogMultiple = 10;       // times the point's expected duration
+// Past a transport's own timeout: its hang report (up to 10 s of listening) and the abort it makes.
+inline constexpr double kWatchdogTransportGrace = 60;
 
 // Rates a slow device of the backend still reaches (a tenth or less of a typical one), per rank.
 struct WatchdogRates {
@@ -33,8 +35,9 @@ struct WatchdogRates {
 };
 WatchdogRates watchdog_rates(const std::string& backend);
 
-// Seconds one point may take: `override_s` when given (0 = no watchdog), else the larger of the floor
-// and kWatchdogMultiple x the point's work at the backend's slow rates.
+// Seconds one point may take: `override_s` when given (0 = no watchdog), else the largest of the floor,
+// kWatchdogMultiple x the point's work at the backend's slow rates and, when the point's transport has
+// its own timeout (NCCL's -T), that timeout plus kWatchdogTransportGrace: the transport acts first.
 double watchdog_budget(const PointDemand& demand, const std::string& backend, std::optional<double> override_s);
 
 // ---- report ----------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -130,6 +132,11 @@ int World::max(int mine) const {
   int out = 0;
   check(MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
   return out;
+}
+
+void World::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; if it did, the process still ends
 }
 
 Group::Group(const World& world, bool member, int key) {

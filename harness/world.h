@@ -35,6 +35,8 @@ class World {
   // Logical OR / max over all ranks.
   bool any(bool mine) const;
   int max(int mine) const;
+  // Ends every rank of the job now (MPI_Abort): for a failure no collective can recover from.
+  [[noreturn]] void abort(int code) const;
 
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

@@ -27,11 +27,59 @@ def fmt(v, unit):
     return "-" if v is None else f"{v:,.1f} {unit}"
 
 
+def coll_summary(path):
+    """Collective rows of one run on one GPU: counts by status, the transports, and the largest size's
+    time per collective (at one rank busbw is 0 for all_reduce by nccl-tests' definition)."""
+    doc = load(path)
+    if not doc:
+        print(f"\ncollectives: no result at {path}")
+        return
+    rows = doc["results"]
+    by = {}
+    for r in rows:
+        by[r["status"]] = by.get(r["status"], 0) + 1
+    print(f"\ncollectives ({path.rsplit('/', 1)[-1]}): {len(rows)} rows {by}, NCCL {doc['software'].get('nccl')}")
+    largest = {}
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        key = (r["benchmark"], r["params"].get("transport"), r["params"]["dtype"], r["params"]["placement"])
+        if key not in largest or r["params"]["size_bytes"] > largest[key]["params"]["size_bytes"]:
+            largest[key] = r
+    for key, r in sorted(largest.items(), key=lambda kv: str(kv[0])):
+        if key[2] == "fp32":
+            m = r["metrics"]
+            print(f"  {key[0]:<15} {key[1] or '':<5} {key[3]:<13} {m['size_bytes']:>12} B  {m['time_us']:>10.1f} us  "
+                  f"algbw {m['algbw']:8.1f} GB/s")
+    for r in rows:
+        if r["status"] in ("invalid", "failed"):
+            print(f"  {r['status']}: {r['benchmark']} {r['params']}: {'; '.join(r['errors'])}")
+
+
+def dp_summary(path):
+    doc = load(path)
+    if not doc:
+        print(f"\ndp-step: no result at {path}")
+        return
+    print("\ndp-step on one GPU:")
+    for r in doc["results"]:
+        m, p = r["metrics"], r["params"]
+        if r["status"] != "ok":
+            print(f"  {p['dtype']}: {r['status']} {'; '.join(r['errors'])}")
+            continue
+        mfu = r["fraction_of_peak"]
+        print(f"  {p['dtype']:<5} width {p['width']} depth {p['depth']} batch {p['batch']}: {r['aggregate']:,.0f} samples/s, "
+              f"{m['tflops']:.1f} TFLOP/s, MFU {'-' if mfu is None else f'{100 * mfu:.1f}%'}, step {m['step_time_us']:.0f} us "
+              f"(compute {m['compute_time_us']:.0f}, comm {m['comm_time_us']:.0f}, exposed {m['exposed_comm_us']:.0f})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--result", required=True)
     ap.add_argument("--torch")
     ap.add_argument("--kernels")
+    ap.add_argument("--collectives", nargs="*", default=[])
+    ap.add_argument("--dp-step")
     args = ap.parse_args()
     doc, torch = load(args.result), load(args.torch) if args.torch else None
     if not doc:
@@ -91,6 +139,10 @@ def main():
     for r in doc["results"]:
         if r["status"] in ("invalid", "failed"):
             print(f"  {r['status']}: {r['benchmark']} {r['params']}: {'; '.join(r['errors'])}")
+    for path in args.collectives:
+        coll_summary(path)
+    if args.dp_step:
+        dp_summary(args.dp_step)
     kern = load(args.kernels) if args.kernels else None
     if kern:
         errs = [b["name"] for b in kern.get("benchmarks", []) if b.get("error_occurred")]

@@ -10,6 +10,7 @@
 #include "backends/cpu/link_probe.h"
 #include "collectives/mpi/mpi_communicator.h"
 #include "kernels/cpu/cpu_device.h"
+#include "training/cpu/cpu_dp_step.h"
 
 namespace gpuscale {
 namespace {
@@ -23,6 +24,10 @@ class CpuBackend final : public Backend {
   Device& device() override { return *device_; }
   std::unique_ptr<Communicator> make_communicator(const Group& group) override {
     return make_mpi_communicator(group.comm());
+  }
+  std::unique_ptr<DpStep> make_dp_step(const DpStepConfig& config, const Group& group, Communicator&,
+                                       std::uint64_t seed) override {
+    return make_cpu_dp_step(config, group.comm(), seed);
   }
   nlohmann::json software() const override {
     return {{"blas", blas_description()}, {"driver", nullptr}, {"cuda_runtime", nullptr}, {"nccl", nullptr}};

@@ -1,6 +1,7 @@
 // The CUDA backend: one GPU per rank (backends/cuda/device_binding.h decides which), the CUDA device of
-// kernels/cuda, expected peaks from the GPU peak table (harness/gpu_peaks.h), and collectives through
-// MPI over GPU buffers (CUDA-aware MPI, or host-staged copies); NCCL becomes the default transport later.
+// kernels/cuda, expected peaks from the GPU peak table (harness/gpu_peaks.h), collectives through NCCL
+// and, for comparison, MPI over GPU buffers (CUDA-aware MPI; host-staged copies when asked for), and
+// the dp-step on cuBLASLt + NCCL.
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -8,11 +9,14 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/link_probe.h"
+#include "backends/cuda/cuda_collectives.h"
 #include "backends/cuda/cuda_mpi_memory.h"
+#include "collectives/nccl/nccl_plan.h"
 #include "backends/cuda/device_binding.h"
 #include "core/error.h"
 #include "harness/gpu_peaks.h"
 #include "kernels/cuda/cuda_device.h"
+#include "training/cuda/cuda_dp_step.h"
 
 namespace gpuscale {
 namespace {
@@ -57,17 +61,35 @@ class CudaBackend final : public Backend {
     device_ = make_cuda_device({assignment.ordinal, assignment.rule});
     peaks_ = make_gpu_peak_table(opts.peaks_file);
     mpi_memory_ = make_cuda_mpi_memory(assignment.ordinal, mpi_is_cuda_aware());
+    nccl_.ordinal = assignment.ordinal;
+    nccl_.timeout_s = opts.timeout_s;
+    nccl_.world_hosts = world.hosts();
   }
 
   std::string name() const override { return "cuda"; }
   Device& device() override { return *device_; }
   std::unique_ptr<Communicator> make_communicator(const Group& group) override {
-    return make_mpi_communicator(group.comm(), mpi_memory_);
+    return std::make_unique<CudaCollectives>(group.comm(), nccl_, nccl_buffers_, mpi_memory_);
+  }
+  std::vector<std::string> collective_transports() const override {
+    if (mpi_memory_->mpi_reads_device()) return {"nccl", "mpi"};
+    return {"nccl"};
+  }
+  std::unique_ptr<DpStep> make_dp_step(const DpStepConfig& config, const Group&, Communicator& comm,
+                                       std::uint64_t seed) override {
+    auto* collectives = dynamic_cast<CudaCollectives*>(&comm.unwrapped());
+    if (collectives == nullptr) throw Error("dp-step needs the CUDA backend's communicator", kExitInvalidResult);
+    return make_cuda_dp_step(config, collectives->nccl_comm(), seed);
   }
   nlohmann::json software() const override {
     const auto v = cuda_versions();
-    return {{"driver", v.driver},     {"cuda_runtime", v.runtime}, {"cublaslt", v.cublaslt},
-            {"nccl", nullptr},        {"blas", nullptr},           {"collective_transport", mpi_memory_->transport()}};
+    return {{"driver", v.driver},
+            {"cuda_runtime", v.runtime},
+            {"cublaslt", v.cublaslt},
+            {"nccl", nccl::version_text(nccl::runtime_version())},
+            {"blas", nullptr},
+            {"collective_transport", "nccl"},
+            {"mpi_gpu_buffers", mpi_memory_->transport()}};
   }
   const PeakTable* peaks() const override { return peaks_.get(); }
   LinkPeaks link_peaks(const World& world, const RunOptions& opts) override {
@@ -77,8 +99,7 @@ class CudaBackend final : public Backend {
       p.intra_node = {*opts.link_peak, "--link-peak"};
     } else {
       p.intra_node = peaks_->link_bandwidth(device_->info(), LinkKind::peer);
-      p.intra_node.source = fmt::format("the GPUs' peer link ({}); collectives run over {}", p.intra_node.source,
-                                        mpi_memory_->transport());
+      p.intra_node.source = fmt::format("the GPUs' peer link, per direction ({})", p.intra_node.source);
     }
     return p;
   }
@@ -87,6 +108,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Device> device_;
   std::unique_ptr<GpuPeakTable> peaks_;
   std::shared_ptr<MpiDeviceMemory> mpi_memory_;
+  nccl::CommOptions nccl_;
+  std::shared_ptr<nccl::BufferPool> nccl_buffers_ = nccl::make_buffer_pool();
 };
 
 }  // namespace

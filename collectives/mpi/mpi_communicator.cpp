@@ -85,6 +85,7 @@ class MpiRunner final : public CollectiveRunner {
   }
 
   const CollCounts& counts() const override { return counts_; }
+  std::string transport() const override { return device_ ? device_->transport() : "mpi"; }
 
   double time(int iters) override {
     mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
@@ -110,11 +111,10 @@ class MpiRunner final : public CollectiveRunner {
     // out-of-place broadcast root keeps its data in its send buffer (MPI_Bcast has one buffer).
     const bool root_keeps = c_.coll == Collective::broadcast && !c_.in_place && rank_ == c_.root;
     const std::byte* result = root_keeps ? send_.data() : recv_.data();
+    const CollCheckPlan plan = collective_check_plan(check_case_, rank_);
     std::uint64_t wrong = 0;
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const double got = load_element(c_.dtype, result, i);
-      if (!collective_value_ok(check_case_, got, collective_expected(check_case_, rank_, i))) ++wrong;
-    }
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (!coll_value_ok(load_element(c_.dtype, result, i), coll_expected(plan, i))) ++wrong;
     return wrong;
   }
 
@@ -225,17 +225,7 @@ class MpiCommunicator final : public Communicator {
   int size() const override { return size_; }
   std::string transport() const override { return device_ ? device_->transport() : "mpi"; }
 
-  std::optional<std::string> unsupported(const CollectiveCase& c) const override {
-    const auto& spec = collective_spec(c.coll);
-    if (!mpi_type(c.dtype, spec.reduces))
-      return fmt::format("MPI has no {} for {}", spec.reduces ? "reduction" : "datatype", dtype_name(c.dtype));
-    if (spec.reduces && !mpi_op(c.op)) return fmt::format("MPI has no '{}' reduction", redop_name(c.op));
-    if (c.in_place && !spec.in_place) return fmt::format("{} has no in-place variant", spec.name);
-    const auto counts = collective_counts(spec, c.size_bytes, dtype_size(c.dtype), size_);
-    if (std::max(counts.send, counts.recv) > static_cast<std::uint64_t>(INT32_MAX))
-      return fmt::format("{} elements exceed MPI's int count", std::max(counts.send, counts.recv));
-    return std::nullopt;
-  }
+  std::optional<std::string> unsupported(const CollectiveCase& c) const override { return mpi_unsupported(c, size_); }
 
   std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) override {
     if (auto why = unsupported(c)) throw Error(*why);
@@ -249,6 +239,19 @@ class MpiCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+std::optional<std::string> mpi_unsupported(const CollectiveCase& c, int nranks) {
+  const auto& spec = collective_spec(c.coll);
+  if (!mpi_type(c.dtype, spec.reduces))
+    return fmt::format("MPI has no {} for {}", spec.reduces ? "reduction" : "datatype", dtype_name(c.dtype));
+  if (spec.reduces && !mpi_op(c.op)) return fmt::format("MPI has no '{}' reduction", redop_name(c.op));
+  if (c.in_place && !spec.in_place) return fmt::format("{} has no in-place variant", spec.name);
+  const auto counts = collective_counts(spec, c.size_bytes, dtype_size(c.dtype), nranks);
+  if (std::max(counts.send, counts.recv) > static_cast<std::uint64_t>(INT32_MAX))
+    return fmt::format("{} elements exceed MPI's int count", std::max(counts.send, counts.recv));
+  return std::nullopt;
+}
+
 
 std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm group, std::shared_ptr<MpiDeviceMemory> device) {
   return std::make_unique<MpiCommunicator>(group, std::move(device));

@@ -26,6 +26,10 @@ class MpiDeviceMemory {
   virtual void download(void* host, const void* device, std::uint64_t bytes) = 0;
 };
 
+// Why MPI cannot run the case on `nranks` ranks (a reduction on a type MPI has no arithmetic for, avg,
+// counts beyond MPI's int); nullopt when it can.
+std::optional<std::string> mpi_unsupported(const CollectiveCase& c, int nranks);
+
 // Duplicates `group` so collective traffic never mixes with the harness's control messages. With
 // `device`, the buffers live in its memory (see above); without, on the host.
 std::unique_ptr<Communicator> make_mpi_communicator(MPI_Comm group, std::shared_ptr<MpiDeviceMemory> device = nullptr);

@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/registry.h"
 
@@ -16,13 +18,8 @@ namespace {
 constexpr DType kCollectiveTypes[] = {DType::fp64, DType::fp32, DType::fp16, DType::bf16,
                                       DType::int32, DType::int8, DType::fp8_e4m3, DType::fp8_e5m2};
 
-std::vector<std::uint64_t> sizes_for(const PlanContext& ctx) {
-  const auto& o = ctx.opts;
-  const bool cpu = ctx.backend == "cpu";
-  const std::uint64_t lo = o.min_bytes.value_or(o.quick ? 1024 : (cpu ? 1024 : 8));
-  const std::uint64_t hi = o.max_bytes.value_or(o.quick ? (1ULL << 20) : (cpu ? (64ULL << 20) : (8ULL << 30)));
-  const std::uint64_t factor = o.step_bytes ? 0 : o.step_factor.value_or(o.quick ? 32 : (cpu ? 4 : 2));
-  return size_sweep(lo, hi, factor, o.step_bytes.value_or(0));
+int ranks_sharing_memory(const DeviceInfo& d) {
+  return d.backend == "cpu" ? d.details.value("ranks_on_node", 1) : 1;
 }
 
 // nccl-tests -a: how the ranks' times become the reported time.
@@ -49,7 +46,8 @@ class CollectiveBenchmark final : public Benchmark {
     std::vector<ParamDoc> p = {
         {"dtype", "fp32 by default (--dtypes; nccl-tests names float, half, bfloat16, double accepted)"},
         {"size_bytes", "requested message size (-b/-e/-f or -i); counts round as nccl-tests"},
-        {"placement", "out-of-place, in-place (--placement)"}};
+        {"placement", "out-of-place, in-place (--placement)"},
+        {"transport", "CUDA backend: nccl, or mpi on GPU buffers (--transports; mpi by default when CUDA-aware)"}};
     if (spec_.reduces) p.push_back({"op", "sum by default (--ops sum,prod,min,max,avg)"});
     if (spec_.rooted) p.push_back({"root", "rank 0"});
     return p;
@@ -65,18 +63,28 @@ class CollectiveBenchmark final : public Benchmark {
     if (spec_.reduces && !ctx.opts.ops.empty()) ops = ctx.opts.ops;
     std::vector<bool> placements = ctx.opts.in_place.empty() ? std::vector<bool>{false, true} : ctx.opts.in_place;
     if (!spec_.in_place) placements.erase(std::remove(placements.begin(), placements.end(), true), placements.end());
+    const auto sizes = collective_sizes(ctx.opts, ctx.backend);
+    const auto& dev = ctx.device.info();
+    if (!sizes.empty())  // refused up front, before anything is allocated
+      if (auto why = collective_memory_refusal(sizes.back(), dev.free_memory_bytes, ranks_sharing_memory(dev),
+                                               fmt::format("the {} device ({})", dev.backend, dev.name)))
+        throw Error(*why);
+    auto transports = collective_transports(ctx.opts, ctx.backend, ctx.transports);
+    if (transports.empty()) transports.push_back("");  // the backend's only transport: no parameter
     std::vector<nlohmann::json> out;
-    for (DType t : types)
-      for (RedOp op : ops)
-        for (bool in_place : placements)
-          for (auto size : sizes_for(ctx)) {
-            nlohmann::json p = {{"dtype", dtype_name(t)},
-                                {"size_bytes", size},
-                                {"placement", in_place ? "in-place" : "out-of-place"}};
-            if (spec_.reduces) p["op"] = redop_name(op);
-            if (spec_.rooted) p["root"] = 0;
-            out.push_back(std::move(p));
-          }
+    for (const auto& transport : transports)
+      for (DType t : types)
+        for (RedOp op : ops)
+          for (bool in_place : placements)
+            for (auto size : sizes) {
+              nlohmann::json p = {{"dtype", dtype_name(t)},
+                                  {"size_bytes", size},
+                                  {"placement", in_place ? "in-place" : "out-of-place"}};
+              if (spec_.reduces) p["op"] = redop_name(op);
+              if (spec_.rooted) p["root"] = 0;
+              if (!transport.empty()) p["transport"] = transport;
+              out.push_back(std::move(p));
+            }
     return out;
   }
 
@@ -89,6 +97,9 @@ class CollectiveBenchmark final : public Benchmark {
     c.in_place = params.at("placement").get<std::string>() == "in-place";
     c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
     c.seed = ctx.seed;
+    c.transport = params.value("transport", std::string());
+    const auto sizes = collective_sizes(ctx.opts, ctx.device.info().backend);
+    c.span_bytes = sizes.empty() ? 0 : sizes.back();  // nccl-tests' -e: the buffers its iterations move through
     RankMeasurement out;
     if (auto why = ctx.comm->unsupported(c)) {  // decided from the case alone: identical on every rank
       out.skipped = true;
@@ -121,8 +132,11 @@ class CollectiveBenchmark final : public Benchmark {
     const double t_med = median_of(reduced_t);
     const auto bw = collective_bandwidth(spec_, counts, es, n, t_med);
     out.aggregate = median_of(reduced_bw);
-    out.row_metrics = {{"size_bytes", collective_size_bytes(counts, es)},
+    const std::uint64_t size = collective_size_bytes(counts, es);
+    out.row_metrics = {{"size_bytes", size},
                        {"count", counts.param},
+                       {"requested_bytes", c.size_bytes},
+                       {"rounded", size != c.size_bytes},
                        {"time_us", t_med * 1e6},
                        {"algbw", bw.algbw},
                        {"busbw", *out.aggregate},
@@ -130,7 +144,8 @@ class CollectiveBenchmark final : public Benchmark {
                        {"wrong", wrong_total},
                        {"iters", m.iters},
                        {"time_reduce", ctx.opts.time_reduce},
-                       {"transport", ctx.comm->transport()}};
+                       {"transport", runner->transport()}};
+    out.row_metrics.update(runner->details());
     if (wrong_total > 0) {
       out.valid = false;
       out.message = fmt::format("{} wrong values across {} ranks ({} here)", wrong_total, n, wrong_mine);
@@ -153,15 +168,13 @@ class CollectiveBenchmark final : public Benchmark {
     d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ctx.ranks)
                              : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ctx.ranks);
     d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
+    if (params.value("transport", std::string()) == "nccl") d.transport_timeout_s = ctx.opts.timeout_s;
     return d;
   }
 
   ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
                              const std::string& topology) const override {
-    if (topology == "single") return {std::nullopt, "one rank: no link is crossed"};
-    if (topology == "inter-node") return ctx.links.inter_node;
-    if (ctx.links.intra_node_at) return ctx.links.intra_node_at(params.at("size_bytes").get<std::uint64_t>());
-    return ctx.links.intra_node;
+    return collective_link_peak(topology, ctx.links, params.at("size_bytes").get<std::uint64_t>());
   }
 
  private:

@@ -11,105 +11,11 @@
 #include "core/stats.h"
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_internal.h"
+#include "kernels/cuda/cuda_lt.h"
 #include "kernels/cuda/gemm_kernels.cuh"
 
 namespace gpuscale::cuda {
 namespace {
-
-struct LtTypes {
-  cudaDataType_t ab, c, scale;
-  cublasComputeType_t compute;
-  const char* compute_name;
-};
-
-LtTypes lt_types(DType t) {
-  switch (t) {
-    case DType::fp64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, "CUBLAS_COMPUTE_64F"};
-    case DType::fp32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::tf32:
-      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32"};
-    case DType::bf16: return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::fp16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::fp8_e4m3: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::int8: return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, "CUBLAS_COMPUTE_32I"};
-    default: throw Error(fmt::format("the CUDA backend has no GEMM for {}", dtype_name(t)), kExitInvalidResult);
-  }
-}
-
-// The operation and matrix layouts cuBLASLt needs, owned together. Column-major like cuBLAS: A is
-// m x k (k x m when transposed), B is k x n (n x k when transposed), C = D is m x n.
-class LtProblem {
- public:
-  LtProblem(DType type, const GemmShape& s) : types_(lt_types(type)) {
-    check(cublasLtMatmulDescCreate(&op_, types_.compute, types_.scale), "cublasLtMatmulDescCreate");
-    const cublasOperation_t ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute");
-    check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute");
-    const std::uint64_t ar = s.trans_a ? s.k : s.m, ac = s.trans_a ? s.m : s.k;
-    const std::uint64_t br = s.trans_b ? s.n : s.k, bc = s.trans_b ? s.k : s.n;
-    check(cublasLtMatrixLayoutCreate(&a_, types_.ab, ar, ac, static_cast<std::int64_t>(ar)), "cublasLtMatrixLayoutCreate");
-    check(cublasLtMatrixLayoutCreate(&b_, types_.ab, br, bc, static_cast<std::int64_t>(br)), "cublasLtMatrixLayoutCreate");
-    check(cublasLtMatrixLayoutCreate(&c_, types_.c, s.m, s.n, static_cast<std::int64_t>(s.m)), "cublasLtMatrixLayoutCreate");
-    check(cublasLtMatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
-    const std::uint64_t ws = kGemmWorkspaceBytes;
-    check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
-          "cublasLtMatmulPreferenceSetAttribute");
-  }
-  LtProblem(const LtProblem&) = delete;
-  LtProblem& operator=(const LtProblem&) = delete;
-  ~LtProblem() {
-    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
-    if (c_) cublasLtMatrixLayoutDestroy(c_);
-    if (b_) cublasLtMatrixLayoutDestroy(b_);
-    if (a_) cublasLtMatrixLayoutDestroy(a_);
-    if (op_) cublasLtMatmulDescDestroy(op_);
-  }
-
-  // The heuristic's top-K algorithms; empty when it has none (a status of NOT_SUPPORTED included).
-  std::vector<cublasLtMatmulHeuristicResult_t> heuristic(cublasLtHandle_t lt) const {
-    std::vector<cublasLtMatmulHeuristicResult_t> res(kGemmCandidates);
-    int found = 0;
-    const auto rc = cublasLtMatmulAlgoGetHeuristic(lt, op_, a_, b_, c_, c_, pref_, kGemmCandidates, res.data(), &found);
-    if (rc == CUBLAS_STATUS_NOT_SUPPORTED) return {};
-    check(rc, "cublasLtMatmulAlgoGetHeuristic");
-    res.resize(static_cast<std::size_t>(std::max(found, 0)));
-    std::erase_if(res, [](const auto& r) { return r.state != CUBLAS_STATUS_SUCCESS; });
-    return res;
-  }
-
-  const LtTypes& types() const { return types_; }
-  cublasLtMatmulDesc_t op() const { return op_; }
-  cublasLtMatrixLayout_t a() const { return a_; }
-  cublasLtMatrixLayout_t b() const { return b_; }
-  cublasLtMatrixLayout_t c() const { return c_; }
-
- private:
-  LtTypes types_;
-  cublasLtMatmulDesc_t op_ = nullptr;
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
-  cublasLtMatmulPreference_t pref_ = nullptr;
-};
-
-nlohmann::json algo_config(const cublasLtMatmulAlgo_t& algo) {
-  nlohmann::json j = nlohmann::json::object();
-  const std::pair<cublasLtMatmulAlgoConfigAttributes_t, const char*> attrs[] = {
-      {CUBLASLT_ALGO_CONFIG_ID, "algo_id"},
-      {CUBLASLT_ALGO_CONFIG_TILE_ID, "tile_id"},
-      {CUBLASLT_ALGO_CONFIG_STAGES_ID, "stages_id"},
-      {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, "splitk"},
-      {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, "reduction_scheme"},
-      {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, "cta_swizzling"},
-      {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, "custom_option"},
-  };
-  for (const auto& [attr, name] : attrs) {
-    std::int32_t v = 0;
-    std::size_t written = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS &&
-        written == sizeof v)
-      j[name] = v;
-  }
-  return j;
-}
 
 class CudaGemm final : public GemmProblem {
  public:
@@ -204,19 +110,8 @@ class CudaGemm final : public GemmProblem {
 
  private:
   void matmul(const cublasLtMatmulAlgo_t& algo) {
-    static const double one_d = 1, zero_d = 0;
-    static const float one_f = 1, zero_f = 0;
-    static const std::int32_t one_i = 1, zero_i = 0;
-    const auto scale = lt_.types().scale;
-    const void* alpha = scale == CUDA_R_64F ? static_cast<const void*>(&one_d)
-                        : scale == CUDA_R_32I ? static_cast<const void*>(&one_i)
-                                              : static_cast<const void*>(&one_f);
-    const void* beta = scale == CUDA_R_64F ? static_cast<const void*>(&zero_d)
-                       : scale == CUDA_R_32I ? static_cast<const void*>(&zero_i)
-                                             : static_cast<const void*>(&zero_f);
-    check(cublasLtMatmul(ctx_.lt, lt_.op(), alpha, a_.get(), lt_.a(), b_.get(), lt_.b(), beta, c_.get(), lt_.c(),
-                         c_.get(), lt_.c(), &algo, workspace_.get(), kGemmWorkspaceBytes, ctx_.stream.get()),
-          "cublasLtMatmul");
+    lt_matmul(ctx_.lt, lt_, algo, a_.get(), b_.get(), c_.get(), workspace_.get(), kGemmWorkspaceBytes,
+              ctx_.stream.get());
   }
 
   // Times each of the heuristic's top-K algorithms (one warm-up, then the median of 3 products) and

@@ -1,46 +1,9 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
-
 #include "kernels/cuda/gemm_kernels.cuh"
+
+#include "kernels/cuda/device_types.cuh"
 
 namespace gpuscale::cuda {
 namespace {
-
-// Conversions from double into each storage type (round to nearest) and back.
-template <typename T>
-__device__ T from_double(double v) {
-  return static_cast<T>(v);
-}
-template <>
-__device__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
-  return __double2bfloat16(v);
-}
-template <>
-__device__ __half from_double<__half>(double v) {
-  return __double2half(v);
-}
-template <>
-__device__ __nv_fp8_e4m3 from_double<__nv_fp8_e4m3>(double v) {
-  return __nv_fp8_e4m3(v);
-}
-
-template <typename T>
-__device__ double to_double(T v) {
-  return static_cast<double>(v);
-}
-template <>
-__device__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) {
-  return static_cast<double>(__bfloat162float(v));
-}
-template <>
-__device__ double to_double<__half>(__half v) {
-  return static_cast<double>(__half2float(v));
-}
-template <>
-__device__ double to_double<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
-  return static_cast<double>(static_cast<float>(v));
-}
 
 template <typename T>
 __global__ void fill_kernel(T* p, std::uint64_t n, std::uint64_t seed, GemmMatrix which, bool integer) {

@@ -2,6 +2,7 @@
 and reading a result file that must pass both the JSON Schema (Python's jsonschema) and gpuscale validate."""
 import argparse
 import json
+import os
 import subprocess
 import sys
 
@@ -21,6 +22,15 @@ def parser():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--case", required=True)
     return ap
+
+
+def out_path(workdir, name):
+    """A fresh path for an output file in `workdir` (created; a leftover file of that name removed)."""
+    os.makedirs(workdir, exist_ok=True)
+    path = os.path.join(workdir, name)
+    if os.path.exists(path):
+        os.remove(path)
+    return path
 
 
 def load_valid(path, schema, gpuscale, env=None):

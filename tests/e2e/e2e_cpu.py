@@ -66,7 +66,9 @@ def check_complete_run(doc, nranks):
             if not rv["valid"] or rv["value"] is None or rv["stats"]["n"] < 1:
                 fail(f"{r['benchmark']} rank {rv['rank']} not valid/measured")
         eff = r["scaling_efficiency"]
-        if r["scope"] == "independent":
+        if r["benchmark"] == "dp-step":
+            check_dp_step_row(r)
+        elif r["scope"] == "independent":
             if eff is None or not eff > 0:
                 fail(f"{r['benchmark']} k={r['gpu_count']} has no scaling efficiency")
             if r["gpu_count"] == 1 and abs(eff - 1.0) > 1e-12:
@@ -92,6 +94,31 @@ def check_complete_run(doc, nranks):
     return rows
 
 
+def check_dp_step_row(r):
+    """dp-step: weak-scaling efficiency at every GPU count (exactly 1 at one GPU), zero wrong values, and
+    times that add up: exposed communication = step - compute-only (at least 0)."""
+    k, m, eff = r["gpu_count"], r["metrics"], r["scaling_efficiency"]
+    if r["unit"] != "samples/s" or r["scope"] != "collective":
+        fail(f"dp-step row unit/scope {r['unit']}/{r['scope']}")
+    if eff is None or not eff > 0 or "weak scaling" not in r["efficiency_basis"]:
+        fail(f"dp-step k={k} has no weak-scaling efficiency: {r['efficiency_basis']}")
+    if k == 1 and abs(eff - 1.0) > 1e-12:
+        fail(f"dp-step efficiency at 1 GPU is {eff}, not 1")
+    if m["wrong"] != 0 or any(rv["metrics"]["checked"] < 1 for rv in r["ranks"]):
+        fail(f"dp-step k={k}: wrong values or nothing checked: {m['wrong']}")
+    if abs(m["samples_per_s"] - r["aggregate"]) > 1e-9 * r["aggregate"]:
+        fail("dp-step aggregate is not the group's samples/s")
+    expect_exposed = max(0.0, m["step_time_us"] - m["compute_time_us"])
+    if abs(m["exposed_comm_us"] - expect_exposed) > 1e-6 * max(1.0, expect_exposed) or not 0 <= m["overlap"] <= 1:
+        fail(f"dp-step exposed communication {m['exposed_comm_us']} vs step - compute {expect_exposed}")
+    p = r["params"]
+    want_grad = p["width"] ** 2 * p["depth"] * (8 if p["dtype"] == "fp64" else 4)
+    if m["gradient_bytes"] != want_grad or sum(m["bucket_bytes_each"]) != want_grad:
+        fail(f"dp-step gradient bytes {m['gradient_bytes']} / buckets {m['bucket_bytes_each']}, expected {want_grad}")
+    if k > 1 and m["comm_time_us"] <= 0:
+        fail("dp-step measured no communication at k > 1")
+
+
 def case_npN(n):
     path = out_path(f"np{n}.json")
     p = mpirun(n, ["run", "--backend", "cpu", "--quick", "-o", path])
@@ -103,7 +130,7 @@ def case_npN(n):
     rows = check_complete_run(doc, n)
     benches = {r["benchmark"] for r in rows}
     for b in ["stream.copy", "stream.scale", "stream.add", "stream.triad", "stream.dot", "gemm", "all_reduce",
-              "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"]:
+              "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "dp-step"]:
         if b not in benches:
             fail(f"{b} missing from the default quick plan")
     if doc["backend"] != "cpu" or doc["ranks"][0]["device"]["details"]["threads"] < 1:
@@ -124,15 +151,16 @@ def case_singleton():
 
 def case_wrong_result():
     path = out_path("wrong.json")
-    p = mpirun(2, ["run", "--quick", "--benchmarks", "stream.copy,stream.triad,all_reduce", "-o", path],
-               {"GPUSCALE_TEST_FAULT": "wrong:stream.triad,wrong:all_reduce"})
+    fault = "wrong:stream.triad,wrong:all_reduce,wrong:dp-step"
+    p = mpirun(2, ["run", "--quick", "--benchmarks", "stream.copy,stream.triad,all_reduce,dp-step", "-o", path],
+               {"GPUSCALE_TEST_FAULT": fault})
     if p.returncode == 0:
         fail("a wrong kernel result exited 0")
     doc = load_valid(path)
-    if doc["test_fault"] != "wrong:stream.triad,wrong:all_reduce":
+    if doc["test_fault"] != fault:
         fail("the injected fault is not recorded in the result file")
     for r in doc["results"]:
-        bad = r["benchmark"] in ("stream.triad", "all_reduce")
+        bad = r["benchmark"] in ("stream.triad", "all_reduce", "dp-step")
         if bad and (r["status"] != "invalid" or r["aggregate"] is not None or r["scaling_efficiency"] is not None):
             fail(f"wrong result reported as {r['status']} with value {r['aggregate']}")
         if bad and not any("wrong" in e or "verification" in e for e in r["errors"]):
@@ -173,7 +201,24 @@ def case_bad_input():
         (["run", "--backend", "tpu"], "invalid --backend 'tpu'"),
         (["run", "--quick", "-o", missing_dir], "does not exist"),
         (["run", "--no-such-flag"], "--no-such-flag"),
+        (["run", "--transports", "shm"], "invalid --transports 'shm'"),
+        (["run", "-T", "-5"], "invalid -T/--timeout '-5'"),
+        (["run", "--dp-width", "0"], "invalid --dp-width '0'"),
+        (["run", "--dp-bucket", "0"], "invalid --dp-bucket '0'"),
     ]
+    # Refused when the plan is made, after the line naming the backend: still one error line, exit 2.
+    plan_cases = [
+        (["run", "--quick", "--transports", "nccl"], "the cpu backend's collectives run over MPI only"),
+        (["run", "--benchmarks", "all_reduce", "-b", "1T", "-e", "1T"], "does not fit"),
+        (["run", "--benchmarks", "dp-step", "--dp-width", "2000000", "--dp-batch", "2000000"], "bytes per rank"),
+    ]
+    for i, (args, needle) in enumerate(plan_cases):
+        for launcher in ("plain", "mpirun") if i == 0 else ("plain",):
+            p = run([ARGS.gpuscale] + args) if launcher == "plain" else mpirun(2, args)
+            ours = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:") and "backend (" not in l]
+            if p.returncode != 2 or len(ours) != 1 or needle not in ours[0]:
+                fail(f"{args} ({launcher}): expected exit 2 and one line containing {needle!r}, got "
+                     f"{p.returncode} {p.stderr!r}")
     for args, needle in cases:
         for launcher in ("plain", "mpirun"):
             p = run([ARGS.gpuscale] + args) if launcher == "plain" else mpirun(2, args)
@@ -186,16 +231,15 @@ def case_bad_input():
                 fail(f"{args} ({launcher}) printed to stdout: {p.stdout!r}")
     if os.path.exists(missing_dir):
         fail("a result file appeared in a missing directory")
-    p = run([ARGS.gpuscale, "run", "--backend", "cuda", "--quick", "-o", out_path("nocuda.json")])
-    if p.returncode != 3 or "no CUDA device" not in p.stderr:
-        fail(f"--backend cuda without a GPU: exit {p.returncode}, {p.stderr!r}")
+    # `--backend cuda` without a GPU (exit 3) is e2e_cuda_no_device's, which knows whether this machine has one.
 
 
 def case_list_version():
     p = run([ARGS.gpuscale, "list"])
     if p.returncode != 0:
         fail("list failed")
-    for key in ["stream.triad", "gemm", "all_reduce", "alltoall", "sendrecv", "GB/s", "TFLOP/s"]:
+    for key in ["stream.triad", "gemm", "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                "alltoall", "sendrecv", "dp-step", "[training]", "samples/s", "GB/s", "TFLOP/s"]:
         if key not in p.stdout:
             fail(f"list does not show {key}")
     p = run([ARGS.gpuscale, "list", "--json"])
@@ -205,6 +249,34 @@ def case_list_version():
     p = run([ARGS.gpuscale, "--version"])
     if p.returncode != 0 or not p.stdout.startswith("gpuscale ") or "commit" not in p.stdout:
         fail(f"--version: {p.stdout!r}")
+
+
+def case_rounding():
+    """3 ranks, a 1000-byte request: per-rank counts round down to 16 bytes as nccl-tests does, and the rows
+    say so (requested vs measured size); busbw uses n = 3."""
+    path = out_path("rounding.json")
+    p = mpirun(3, ["run", "--backend", "cpu", "--quick", "--benchmarks", "all_gather,reduce_scatter,alltoall,all_reduce",
+                   "-b", "1000", "-e", "1000", "-o", path])
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stderr}")
+    doc = load_valid(path)
+    seen = set()
+    for r in doc["results"]:
+        m, n = r["metrics"], r["gpu_count"]
+        if m["requested_bytes"] != 1000:
+            fail(f"{r['benchmark']} requested {m['requested_bytes']}")
+        if r["benchmark"] == "all_reduce":
+            want = 1000  # 250 floats: no rounding
+        else:
+            per = (250 // n) // 4 * 4  # fp32: multiples of 4 elements (16 bytes)
+            want = per * n * 4
+        if m["size_bytes"] != want or m["rounded"] != (want != 1000):
+            fail(f"{r['benchmark']} n={n}: size {m['size_bytes']} rounded={m['rounded']}, expected {want}")
+        if m["wrong"] != 0 or r["status"] != "ok":
+            fail(f"{r['benchmark']} n={n}: {r['status']} {r['errors']}")
+        seen.add((r["benchmark"], n))
+    if ("all_gather", 3) not in seen:
+        fail("no 3-rank all_gather row")
 
 
 def main():
@@ -223,6 +295,7 @@ def main():
         "failed_benchmark": case_failed_benchmark,
         "bad_input": case_bad_input,
         "list_version": case_list_version,
+        "rounding": case_rounding,
     }
     cases[ARGS.case]()
     print(f"PASS: {ARGS.case}")

@@ -75,6 +75,13 @@ def case_list():
             fail(f"{key} does not list the cuda backend")
     if "fp8_e4m3" not in " ".join(p["description"] for p in listed["gemm"]["parameters"]):
         fail("gemm parameters do not mention fp8_e4m3")
+    for key in ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "dp-step"]:
+        if key not in listed or listed[key]["backends"] != ["cpu", "cuda"]:
+            fail(f"list --json: {key} missing or not on both backends: {listed.get(key)}")
+    if "transport" not in [p["name"] for p in listed["all_reduce"]["parameters"]]:
+        fail("all_reduce does not list its transport parameter")
+    if listed["dp-step"]["unit"] != "samples/s" or listed["dp-step"]["group"] != "training":
+        fail(f"dp-step listed as {listed['dp-step']}")
     p = run([ARGS.gpuscale, "list"])
     if "[copy]" not in p.stdout or "backends: cuda" not in p.stdout:
         fail(f"list (text) does not show the copy group with its backend:\n{p.stdout}")

@@ -254,8 +254,10 @@ def case_stall():
 
 def case_resume():
     path, rcdir = work("resume.json"), os.path.join(ARGS.workdir, "resume-rc")
-    plan = ["--backend", "cpu", "--benchmarks", "stream.copy,stream.triad,all_reduce", "--dtypes", "fp64",
-            "--array-size", "16M", "--reps", "12", "--threads", "1", "-e", "64K", "--seed", "4242"]
+    # dp-step too: its model options must come back from the file as the others do.
+    plan = ["--backend", "cpu", "--benchmarks", "stream.copy,stream.triad,all_reduce,dp-step", "--dtypes", "fp64",
+            "--array-size", "16M", "--reps", "12", "--threads", "1", "-e", "64K", "--seed", "4242",
+            "--dp-width", "128", "--dp-depth", "2", "--dp-batch", "32"]
     p = start_ranks(4, plan + ["-o", path], rcdir)
     before = wait_for_rows(p, path, 3)
     os.kill(before["ranks"][3]["pid"], signal.SIGKILL)
@@ -289,8 +291,11 @@ def case_resume():
     total = doc["plan"]["points"] * len(doc["plan"]["gpu_counts"])
     if not s["complete"] or not s["valid"] or s["rows"] != total or len(doc["results"]) != total:
         fail(f"the resumed run is not complete with {total} rows: {s}")
-    if doc["plan"]["seed"] != 4242 or doc["plan"]["options"]["reps"] != 12:
-        fail("the resumed run did not keep the original seed and options")
+    o = doc["plan"]["options"]
+    if doc["plan"]["seed"] != 4242 or o["reps"] != 12 or (o["dp_width"], o["dp_depth"], o["dp_batch"]) != (128, 2, 32):
+        fail(f"the resumed run did not keep the original seed and options: {doc['plan']['seed']} {o}")
+    if not any(r["benchmark"] == "dp-step" and r["attempt"] == 1 for r in doc["results"]):
+        fail("the resumed run did not measure dp-step")
     keys = [key(r) for r in doc["results"]]
     if len(set(keys)) != len(keys):
         fail("the resumed file holds a row twice")

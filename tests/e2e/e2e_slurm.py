@@ -255,19 +255,44 @@ def case_bad_input():
 
 def case_health():
     cwd = case_dir("health")
-    job = submit(cwd, ["--gpus-per-node=2", "--ntasks-per-node=2"], "health.sbatch",
-                 {"GPUSCALE_ARGS": "--backend cpu"})
+    p = run([ARGS.gpuscale, "--help"])
+    if re.search(r"^\s+health\b", p.stdout, re.M) is not None:
+        return health_jobs(cwd)
+    job = submit(cwd, ["--gpus-per-node=2", "--ntasks-per-node=2"], "health.sbatch", {"GPUSCALE_ARGS": ""})
     _, final, code = watch(job, limit=60)
     log = log_of(cwd, f"gpuscale-health-{job}.out")
-    p = run([ARGS.gpuscale, "--help"])
-    has_health = re.search(r"^\s+health\b", p.stdout, re.M) is not None
-    if has_health:
-        if final != "COMPLETED":
-            fail(f"this gpuscale has a health subcommand but the health job ended {final}:\n{log}")
-        return
     if final != "FAILED" or code != 2 or "has no 'health' subcommand: no health check was run" not in log:
         fail(f"health job without a health subcommand: {final} exit {code}, expected FAILED exit 2 and one line:\n{log}")
     print(f"ok: health job {job} FAILED, saying this gpuscale has no health subcommand")
+
+
+def health_jobs(cwd):
+    # The cluster's GPUs are fake: the node's NVML is the fake NVML of tests/fake_nvml, replaying a
+    # scenario. A healthy node completes; a GPU with a pending row remap ends the job FAILED with exit 2,
+    # naming the GPU and printing the line that would drain the node.
+    shape = ["--gpus-per-node=2", "--ntasks-per-node=2"]
+    fake = {"GPUSCALE_ARGS": "", "GPUSCALE_NVML_LIBRARY": ARGS.fake_nvml}
+    ok = submit(cwd, shape, "health.sbatch",
+                dict(fake, GPUSCALE_FAKE_NVML_SCENARIO=os.path.join(ARGS.scenarios, "healthy.json")))
+    bad = submit(cwd, shape, "health.sbatch",
+                 dict(fake, GPUSCALE_FAKE_NVML_SCENARIO=os.path.join(ARGS.scenarios, "remap_pending.json")))
+    for job, want_final, want_code, needles in [
+            (ok, "COMPLETED", 0, ["GPU 0 00000000:18:00.0", ": PASS", "done: every GPU PASS"]),
+            (bad, "FAILED", 2, ["GPU 0 00000000:18:00.0", "FAIL: row remapping pending",
+                                "scontrol update nodename=", "exit 2: a GPU failed its health check"])]:
+        _, final, code = watch(job, limit=90)
+        log = log_of(cwd, f"gpuscale-health-{job}.out")
+        if final != want_final or code != want_code or any(n not in log for n in needles):
+            fail(f"health job {job} ended {final} exit {code}, expected {want_final} exit {want_code} with {needles}:\n{log}")
+        # one report for the job (two tasks, one check), written by rank 0
+        reports = [os.path.join(d, f) for d, _, fs in os.walk(cwd) for f in fs if f.startswith("health-") and job in f]
+        if len(reports) != 1:
+            fail(f"health job {job}: reports {reports}")
+        with open(reports[0]) as f:
+            doc = json.load(f)
+        if doc["exit_code"] != want_code or len(doc["nodes"]) != 1 or len(doc["nodes"][0]["gpus"]) != 2:
+            fail(f"health job {job}: report exit {doc['exit_code']}, {len(doc['nodes'])} nodes")
+        print(f"ok: health job {job} {final} exit {code}")
 
 
 def case_time_limit():
@@ -401,6 +426,8 @@ def main():
     ap = e2e_common.parser()
     ap.add_argument("--source", required=True)
     ap.add_argument("--cluster-dir", required=True)
+    ap.add_argument("--fake-nvml", required=True)  # tests/fake_nvml: the health job's NVML
+    ap.add_argument("--scenarios", required=True)
     ARGS = ap.parse_args()
     fixtures = {"up-single": lambda: case_up("single"), "up-two": lambda: case_up("two"), "down": case_down}
     cases = {

@@ -129,6 +129,28 @@ TEST(Projection, PredictsBusbwAtTwiceAndFourTimesTheLargestCount) {
   EXPECT_TRUE(p.dp_steps.empty());
 }
 
+TEST(Projection, ComparisonTransportRowsStayOutOfTheModel) {
+  // CUDA files carry NCCL rows and, with CUDA-aware MPI, MPI rows of the same points: only NCCL is modelled.
+  std::vector<nlohmann::json> rows;
+  for (double s = 4096; s <= 16.0 * 1024 * 1024; s *= 4)
+    for (int n : {2, 4}) {
+      auto nccl = collective_row("all_reduce", n, s, 4, 300, "intra-node");
+      nccl["params"]["transport"] = "nccl";
+      auto mpi = collective_row("all_reduce", n, s, 40, 20, "intra-node");
+      mpi["params"]["transport"] = "mpi";
+      rows.push_back(nccl);
+      rows.push_back(mpi);
+    }
+  const auto p = project(loaded(rows));
+  ASSERT_EQ(p.collectives.size(), 1u);
+  const auto& c = p.collectives[0];
+  ASSERT_TRUE(c.fit.ok) << c.fit.why;
+  EXPECT_NEAR(c.fit.beta_gbps, 300, 1e-6);
+  EXPECT_EQ(c.fit.points, 14u);  // 7 sizes x 2 GPU counts, NCCL rows only
+  const double s = 16.0 * 1024 * 1024;
+  EXPECT_NEAR(*c.measured_busbw, 1.5 * s / true_time("all_reduce", 4, s, 4, 300) / 1e3, 1e-6);
+}
+
 TEST(Projection, DpStepModelRecoversComputeAndOverlap) {
   const double alpha = 6, beta = 80, compute = 10000, hidden = 800, grad = 64 << 20, bucket = 16 << 20;
   auto comm = [&](int n) { return 4 * true_time("all_reduce", n, bucket, alpha, beta); };

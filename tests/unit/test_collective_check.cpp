@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "collectives/collective_check.h"
+#include "collectives/collective_table.h"
 #include "core/element_codec.h"
 
 namespace gpuscale {
@@ -156,20 +158,108 @@ TEST(CollectiveCheck, ExpectedValuesMatchASimulationForEveryCase) {
             for (u64 i = 0; i < want.size(); ++i) {
               const double e = collective_expected(sim.c, r, i);
               ASSERT_EQ(e, want[i]) << "rank " << r << " index " << i;
-              ASSERT_TRUE(collective_value_ok(sim.c, e, e));
+              auto ok = [&](double got) { return collective_value_ok(sim.c, r, i, got); };
+              ASSERT_TRUE(ok(e));
               const double stored = in_type(t, e);  // what a correct collective leaves in the buffer
-              ASSERT_TRUE(collective_value_ok(sim.c, stored, e)) << stored << " vs " << e;
+              ASSERT_TRUE(ok(stored)) << stored << " vs " << e;
               if (op != RedOp::avg || !dtype_is_float(t)) {
-                ASSERT_FALSE(collective_value_ok(sim.c, e + 1, e));
-                ASSERT_FALSE(collective_value_ok(sim.c, std::nextafter(e, 1e300), e)) << "not exact";
+                ASSERT_FALSE(ok(e + 1));
+                ASSERT_FALSE(ok(std::nextafter(e, 1e300))) << "not exact";
               } else {
-                const double off = std::max(std::fabs(e), 1.0) * 16 * dtype_epsilon(t);
-                ASSERT_FALSE(collective_value_ok(sim.c, e + off, e)) << "avg beyond 2 ulp";
+                const double tol = coll_expected(collective_check_plan(sim.c, r), i).tolerance;
+                ASSERT_GT(tol, 0);
+                ASSERT_FALSE(ok(e + 2 * tol + std::fabs(e) * dtype_epsilon(t))) << "avg beyond its bound";
+                ASSERT_FALSE(ok(std::nan("")));
               }
             }
           }
         }
       }
+    }
+  }
+}
+
+// NCCL's float avg (PreMulSum): every input times 1/n rounded to the type, products and sums rounded
+// to the type, in the order the algorithm happens to use. The symmetric kernels sum in float first and
+// scale after. Every such result must pass, also with cancellation and n not a power of two, where a
+// tolerance relative to |expected| (the old 2 ulp) rejects correct results.
+double premulsum(DType t, const std::vector<double>& x, const std::vector<std::size_t>& order) {
+  const double s = in_type(t, 1.0 / static_cast<double>(x.size()));
+  double acc = 0;
+  bool first = true;
+  for (std::size_t j : order) {
+    const double term = in_type(t, x[j] * s);
+    acc = first ? term : in_type(t, acc + term);
+    first = false;
+  }
+  return acc;
+}
+
+double sum_then_scale(DType t, const std::vector<double>& x) {
+  // 16-bit types accumulate in float there; the others in their own type.
+  const bool narrow = t == DType::fp16 || t == DType::bf16;
+  const auto acc_type = [&](double v) { return narrow ? static_cast<double>(static_cast<float>(v)) : in_type(t, v); };
+  double acc = 0;
+  for (double v : x) acc = acc_type(acc + v);
+  return in_type(t, acc * acc_type(1.0 / static_cast<double>(x.size())));
+}
+
+TEST(CollectiveCheck, FloatAvgAcceptsNcclsRoundingAndNothingFar) {
+  std::mt19937_64 rng(7);
+  int beyond_two_ulp = 0;
+  for (DType t : {DType::fp16, DType::bf16, DType::fp32, DType::fp64}) {
+    for (int n : {2, 3, 5, 6, 7, 9, 12, 24}) {
+      const CollCheckCase c{Collective::all_reduce, t, RedOp::avg, n, 0, {512, 512, 512, 0, 0}, rng() >> 11};
+      const auto plan = collective_check_plan(c, 0);
+      std::vector<std::size_t> forward(static_cast<std::size_t>(n)), backward, shuffled;
+      for (int j = 0; j < n; ++j) forward[static_cast<std::size_t>(j)] = static_cast<std::size_t>(j);
+      backward.assign(forward.rbegin(), forward.rend());
+      for (u64 i = 0; i < 512; ++i) {
+        std::vector<double> x;
+        for (int r = 0; r < n; ++r) x.push_back(collective_input(c.seed, RedOp::avg, plan.range, r, i));
+        shuffled = forward;
+        std::shuffle(shuffled.begin(), shuffled.end(), rng);
+        const auto want = coll_expected(plan, i);
+        double exact = 0;
+        for (double v : x) exact += v;
+        ASSERT_EQ(want.value, exact / n);
+        for (double got : {premulsum(t, x, forward), premulsum(t, x, backward), premulsum(t, x, shuffled),
+                           sum_then_scale(t, x)}) {
+          ASSERT_TRUE(coll_value_ok(got, want)) << dtype_name(t) << " n=" << n << " got " << got << " want "
+                                                << want.value << " tol " << want.tolerance;
+          if (std::fabs(got - want.value) > 2 * 2 * dtype_epsilon(t) * std::fabs(want.value)) ++beyond_two_ulp;
+        }
+        // The bound stays tight: a few units of the inputs' rounding, far below the inputs themselves.
+        double magnitude = 0;
+        for (double v : x) magnitude += std::fabs(v);
+        EXPECT_LE(want.tolerance, (4.0 * n + 8) * dtype_epsilon(t) * std::max(magnitude / n, 1.0));
+        EXPECT_FALSE(coll_value_ok(want.value + 3 * want.tolerance + 1e-300, want));
+      }
+    }
+  }
+  EXPECT_GT(beyond_two_ulp, 0) << "the simulation should contain results a 2-ulp rule rejects";
+}
+
+TEST(CollectiveCheck, IntegerAvgWrapsThenDividesTowardZero) {
+  // NCCL's SumPostDiv: the sum in the type's wrapping arithmetic, then |x| / n with the sign restored.
+  for (DType t : {DType::int8, DType::int32}) {
+    for (int n : {3, 7, 300}) {
+      const CollCheckCase c{Collective::all_reduce, t, RedOp::avg, n, 0, {256, 256, 256, 0, 0}, 99};
+      const auto range = collective_input_range(t, RedOp::avg, n);
+      int negative = 0;
+      for (u64 i = 0; i < 256; ++i) {
+        std::int64_t acc = 0;
+        for (int r = 0; r < n; ++r) {
+          acc += static_cast<std::int64_t>(collective_input(99, RedOp::avg, range, r, i));
+          acc = t == DType::int8 ? static_cast<std::int8_t>(static_cast<std::uint8_t>(acc & 0xff))
+                                 : static_cast<std::int32_t>(static_cast<std::uint32_t>(acc & 0xffffffff));
+        }
+        const std::int64_t q = acc < 0 ? -((-acc) / n) : acc / n;
+        negative += acc < 0;
+        EXPECT_EQ(collective_expected(c, 0, i), static_cast<double>(q)) << dtype_name(t) << " n=" << n << " i=" << i;
+        EXPECT_FALSE(collective_value_ok(c, 0, i, static_cast<double>(q + 1)));
+      }
+      EXPECT_GT(negative, 0);
     }
   }
 }

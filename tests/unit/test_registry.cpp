@@ -82,10 +82,11 @@ TEST(Registry, EmptySelectionIsEveryCpuBenchmarkInRegistryOrder) {
   }
   const auto got = keys(registry().select({}, "cpu", nullptr));
   EXPECT_EQ(got, want);
-  // Stream kernels in table order, then GEMM, then the collectives in table order.
+  // Stream kernels in table order, then GEMM, then the collectives in table order, then dp-step.
   std::vector<std::string> expected = stream_keys();
   expected.push_back("gemm");
   for (const auto& k : collective_keys()) expected.push_back(k);
+  expected.push_back("dp-step");
   EXPECT_EQ(got, expected);
   EXPECT_EQ(keys(registry().select({"all"}, "cpu", nullptr)), expected);
 }
@@ -93,6 +94,7 @@ TEST(Registry, EmptySelectionIsEveryCpuBenchmarkInRegistryOrder) {
 TEST(Registry, GroupsExpandAndOrderIsTheRegistrys) {
   EXPECT_EQ(keys(registry().select({"stream"}, "cpu", nullptr)), stream_keys());
   EXPECT_EQ(keys(registry().select({"collective"}, "cpu", nullptr)), collective_keys());
+  EXPECT_EQ(keys(registry().select({"training"}, "cuda", nullptr)), (std::vector<std::string>{"dp-step"}));
   EXPECT_EQ(keys(registry().select({"gemm", "stream.copy"}, "cpu", nullptr)),
             (std::vector<std::string>{"stream.copy", "gemm"}));
   EXPECT_EQ(keys(registry().select({"sendrecv", "all_reduce", "stream.triad"}, "cpu", nullptr)),
@@ -134,7 +136,7 @@ TEST(Registry, BackendAndDeviceFilter) {
   const auto all = keys(registry().select({}, "cpu", &dev));
   EXPECT_EQ(std::count(all.begin(), all.end(), "stream.scale"), 0);
   EXPECT_EQ(std::count(all.begin(), all.end(), "gemm"), 1);
-  EXPECT_EQ(all.size(), 2 + 1 + collective_keys().size());
+  EXPECT_EQ(all.size(), 2 + 1 + collective_keys().size() + 1);  // + dp-step
   // A device without a copy engine (copies() is null) does not run the copy benchmarks.
   EXPECT_TRUE(registry().select({"copy"}, "cuda", &dev).empty());
 }

@@ -245,3 +245,58 @@ TEST(RowBuilder, AnInvalidRankIsNeverReportedAsAThroughput) {
 
 }  // namespace
 }  // namespace gpuscale
+
+namespace gpuscale {
+namespace {
+
+// dp-step: a collective whose efficiency is weak scaling, throughput(k) / (k x throughput(1)).
+RowInputs dp_inputs(int k, double group_rate, std::optional<double> single) {
+  RowInputs in;
+  in.benchmark = "dp-step";
+  in.scope = Scope::collective;
+  in.efficiency = Efficiency::weak_scaling;
+  in.unit = "samples/s";
+  in.params = {{"dtype", "bf16"}, {"width", 8192}};
+  in.gpu_count = k;
+  in.topology = k == 1 ? "single" : "intra-node";
+  in.single_rank_value = single;
+  in.peak = {1000.0, "dense bf16 peak / FLOP per sample"};
+  for (int r = 0; r < k; ++r) {
+    RankEntry e;
+    e.rank = r;
+    e.host = "nodeA";
+    e.m.reps = {group_rate / k * 0.99, group_rate / k, group_rate / k * 1.01};
+    e.m.aggregate = group_rate;
+    in.ranks.push_back(e);
+  }
+  return in;
+}
+
+TEST(RowBuilder, WeakScalingEfficiencyAgainstOneGpu) {
+  const auto one = build_row(dp_inputs(1, 800.0, std::nullopt));
+  ASSERT_EQ(one.status, RowStatus::ok);
+  EXPECT_EQ(one.aggregate, 800.0) << "the group's figure, not a sum of rank medians";
+  EXPECT_EQ(one.scaling_efficiency, 1.0);
+  EXPECT_NEAR(*one.fraction_of_peak, 0.8, 1e-12);
+  const auto four = build_row(dp_inputs(4, 2880.0, 800.0));
+  EXPECT_NEAR(*four.scaling_efficiency, 2880.0 / (4 * 800.0), 1e-12);
+  EXPECT_NEAR(*four.fraction_of_peak, 2880.0 / (4 * 1000.0), 1e-12) << "per device peak x k";
+  EXPECT_NE(four.efficiency_basis.find("weak scaling"), std::string::npos);
+  const auto orphan = build_row(dp_inputs(2, 1500.0, std::nullopt));
+  EXPECT_FALSE(orphan.scaling_efficiency) << "no 1-GPU row, no efficiency";
+  EXPECT_NE(orphan.efficiency_basis.find("no valid 1-GPU value"), std::string::npos);
+  auto bad = dp_inputs(2, 1500.0, 800.0);
+  bad.ranks[1].m.valid = false;
+  const auto invalid = build_row(bad);
+  EXPECT_EQ(invalid.status, RowStatus::invalid);
+  EXPECT_FALSE(invalid.aggregate);
+  EXPECT_FALSE(invalid.scaling_efficiency);
+  // Collectives keep the link-peak rule when no rule is given.
+  auto coll = dp_inputs(2, 100.0, 50.0);
+  coll.efficiency.reset();
+  coll.peak = {200.0, "NVLink"};
+  EXPECT_NEAR(*build_row(coll).scaling_efficiency, 0.5, 1e-12);
+}
+
+}  // namespace
+}  // namespace gpuscale

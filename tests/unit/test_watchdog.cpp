@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "harness/registry.h"
 #include "harness/watchdog.h"
 
 namespace gpuscale {
@@ -24,6 +25,34 @@ TEST(WatchdogBudget, FloorMultipleAndOverride) {
   EXPECT_EQ(watchdog_budget(gemm, "cuda", std::nullopt), kWatchdogFloorSeconds);  // 0.8 s on a slow GPU
   EXPECT_EQ(watchdog_budget(gemm, "cpu", 3.0), 3.0);
   EXPECT_EQ(watchdog_budget(gemm, "cpu", 0.0), 0.0);  // --watchdog 0: off
+  // An NCCL point: its own -T timeout (300 s) acts first, with time for its hang report and abort.
+  PointDemand nccl = small;
+  nccl.transport_timeout_s = 300;
+  EXPECT_EQ(watchdog_budget(nccl, "cuda", std::nullopt), 300 + kWatchdogTransportGrace);
+  nccl.transport_timeout_s = 0;  // -T 0: NCCL waits forever, the watchdog does not
+  EXPECT_EQ(watchdog_budget(nccl, "cuda", std::nullopt), kWatchdogFloorSeconds);
+  nccl.transport_timeout_s = 300;
+  EXPECT_EQ(watchdog_budget(nccl, "cuda", 30.0), 30.0);  // --watchdog wins
+}
+
+TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
+  RunOptions o;
+  o.timeout_s = 120;
+  const Benchmark* ar = registry().find("all_reduce");
+  ASSERT_NE(ar, nullptr);
+  const nlohmann::json p = {{"dtype", "fp32"}, {"size_bytes", 1024}, {"placement", "out-of-place"}, {"op", "sum"}};
+  EXPECT_EQ(ar->demand(p, {o, "cpu", 2}).transport_timeout_s, 0);  // MPI: no timeout of its own
+  auto nccl = p;
+  nccl["transport"] = "nccl";
+  EXPECT_EQ(ar->demand(nccl, {o, "cuda", 2}).transport_timeout_s, 120);
+  const Benchmark* dp = registry().find("dp-step");
+  ASSERT_NE(dp, nullptr);
+  const nlohmann::json q = {{"dtype", "fp32"}, {"width", 64}, {"depth", 2}, {"batch", 16}, {"bucket_bytes", 4096}};
+  EXPECT_EQ(dp->demand(q, {o, "cuda", 2}).transport_timeout_s, 120);
+  const auto cpu = dp->demand(q, {o, "cpu", 2});
+  EXPECT_EQ(cpu.transport_timeout_s, 0);
+  EXPECT_GT(cpu.memory_bytes, 2u * 2 * 64 * 64 * 4);  // weights and gradients at least
+  EXPECT_GT(cpu.flops, 0);
 }
 
 RankState state(int rank, Phase phase, std::string doing, bool answered = true) {

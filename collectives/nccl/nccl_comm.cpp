@@ -1,0 +1,154 @@
+#include "collectives/nccl/nccl_comm.h"
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "collectives/communicator.h"
+#include "collectives/nccl/nccl_plan.h"
+#include "kernels/cuda/cuda_util.h"
+
+namespace gpuscale::nccl {
+
+int runtime_version() {
+  int v = 0;
+  return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::fp64: return ncclFloat64;
+    case DType::fp32:
+    case DType::tf32: return ncclFloat32;
+    case DType::fp16: return ncclFloat16;
+    case DType::bf16: return ncclBfloat16;
+    case DType::int32: return ncclInt32;
+    case DType::int8: return ncclInt8;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case DType::fp8_e4m3: return ncclFloat8e4m3;
+    case DType::fp8_e5m2: return ncclFloat8e5m2;
+#endif
+    default: throw Error(fmt::format("NCCL has no {} type", dtype_name(t)), kExitInvalidResult);
+  }
+}
+
+Comm::Comm(MPI_Comm group, const CommOptions& o) : opts_(o) {
+  MPI_Comm_dup(group, &mpi_);
+  MPI_Comm_set_errhandler(mpi_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(mpi_, &rank_);
+  MPI_Comm_size(mpi_, &size_);
+  members_ = group_members(mpi_, o.world_hosts);
+  cuda::check(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, o.ordinal),
+              "cudaDeviceGetAttribute");
+  const std::string what = fmt::format("creating the NCCL communicator of {} ranks", size_);
+  ncclUniqueId id{};
+  if (rank_ == 0) call(ncclGetUniqueId(&id), "ncclGetUniqueId", what);
+  MPI_Request req;
+  MPI_Ibcast(&id, sizeof id, MPI_BYTE, 0, mpi_, &req);
+  wait_mpi(req, what);
+  cuda::ScopedDevice on(o.ordinal);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // returns at once; the watchdog below waits with a deadline
+  const ncclResult_t rc = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) give_up(false, rc, what);
+  watch(what, [] { return false; }, true);
+}
+
+Comm::~Comm() {
+  if (comm_ != nullptr) {
+    // Flush and release; a communicator that does not finish within the timeout is aborted instead.
+    const ncclResult_t rc = ncclCommFinalize(comm_);
+    bool clean = rc == ncclSuccess || rc == ncclInProgress;
+    const auto start = std::chrono::steady_clock::now();
+    ncclResult_t state = ncclInProgress;
+    while (clean && state == ncclInProgress) {
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) clean = false;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (opts_.timeout_s > 0 && s > opts_.timeout_s) clean = false;
+      if (state == ncclInProgress) std::this_thread::yield();
+    }
+    if (clean && state == ncclSuccess)
+      ncclCommDestroy(comm_);
+    else
+      ncclCommAbort(comm_);
+  }
+  if (mpi_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_);
+}
+
+void Comm::call(ncclResult_t rc, const char* call, const std::string& what) {
+  if (rc == ncclSuccess) return;
+  if (rc == ncclInProgress && comm_ != nullptr) {
+    watch(what, [] { return false; }, true);  // issued once NCCL's state turns to success
+    return;
+  }
+  give_up(false, rc, fmt::format("{} ({})", what, call));
+}
+
+void Comm::wait(cudaStream_t stream, const std::string& what) {
+  watch(what, [&] {
+    const cudaError_t rc = cudaStreamQuery(stream);
+    if (rc == cudaErrorNotReady) return false;
+    cuda::check(rc, "cudaStreamQuery");
+    return true;
+  });
+}
+
+void Comm::barrier(const std::string& what) {
+  MPI_Request req;
+  MPI_Ibarrier(mpi_, &req);
+  wait_mpi(req, fmt::format("the barrier before {}", what));
+}
+
+void Comm::wait_mpi(MPI_Request& req, const std::string& what) {
+  watch(what, [&] {
+    int done = 0;
+    if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      throw CommunicatorAborted(fmt::format("MPI failed while waiting for {}", what), true);
+    return done != 0;
+  });
+}
+
+void Comm::watch(const std::string& what, const std::function<bool()>& complete, bool init) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    ncclResult_t async = ncclSuccess;
+    if (comm_ != nullptr && ncclCommGetAsyncError(comm_, &async) != ncclSuccess) async = ncclInternalError;
+    bool done = false;
+    try {
+      done = init ? async == ncclSuccess : complete();
+    } catch (const Error& e) {  // a CUDA error under the collective: the communicator cannot go on
+      give_up(false, ncclUnhandledCudaError, fmt::format("{}: {}", what, e.what()));
+    }
+    const bool error = async != ncclSuccess && async != ncclInProgress;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    switch (wait_verdict(done, error, elapsed, opts_.timeout_s)) {
+      case WaitVerdict::done: return;
+      case WaitVerdict::wait: std::this_thread::yield(); break;
+      case WaitVerdict::failed: give_up(false, async, what);
+      case WaitVerdict::timed_out: give_up(true, ncclSuccess, what);
+    }
+  }
+}
+
+void Comm::give_up(bool timed_out, ncclResult_t error, const std::string& what) {
+  std::string detail;
+  if (comm_ != nullptr) {
+    if (!timed_out) {
+      const char* last = ncclGetLastError(comm_);
+      if (last != nullptr && *last != '\0') detail = fmt::format(": {}", last);
+    }
+    ncclCommAbort(comm_);  // frees the GPU from kernels waiting for a peer
+    comm_ = nullptr;
+  }
+  if (timed_out) {
+    const auto r = report_hang(mpi_, members_, what, opts_.timeout_s, hang_grace_seconds(opts_.timeout_s));
+    throw CommunicatorAborted(r.message, r.report);
+  }
+  const auto& me = members_.at(static_cast<std::size_t>(rank_));
+  throw CommunicatorAborted(fmt::format("{} failed on rank {} ({}): {}{}; the communicator was aborted", what,
+                                        me.world_rank, me.host, ncclGetErrorString(error), detail),
+                            true);
+}
+
+}  // namespace gpuscale::nccl

@@ -1,0 +1,87 @@
+#include "collectives/nccl/nccl_plan.h"
+
+#include <fmt/format.h>
+
+namespace gpuscale::nccl {
+namespace {
+
+std::optional<std::string> too_old(int code, int major, int minor, const char* what) {
+  if (code >= version_code(major, minor, 0)) return std::nullopt;
+  return fmt::format("NCCL {} has no {} (added in {}.{})", version_text(code), what, major, minor);
+}
+
+std::string env_or(const std::map<std::string, std::string>& env, const char* name, const char* fallback) {
+  auto it = env.find(name);
+  return it != env.end() && !it->second.empty() ? it->second : fallback;
+}
+
+}  // namespace
+
+int version_code(int major, int minor, int patch) {
+  return major <= 2 && minor <= 8 ? major * 1000 + minor * 100 + patch : major * 10000 + minor * 100 + patch;
+}
+
+std::string version_text(int code) {
+  if (code >= 10000) return fmt::format("{}.{}.{}", code / 10000, code % 10000 / 100, code % 100);
+  return fmt::format("{}.{}.{}", code / 1000, code % 1000 / 100, code % 100);
+}
+
+std::optional<std::string> unsupported(const CollectiveCase& c, int code, int cc_major) {
+  const auto& spec = collective_spec(c.coll);
+  switch (c.dtype) {
+    case DType::fp64:
+    case DType::fp32:
+    case DType::fp16:
+    case DType::int32:
+    case DType::int8: break;
+    case DType::bf16:
+      if (auto why = too_old(code, 2, 10, "bfloat16")) return why;
+      break;
+    case DType::fp8_e4m3:
+    case DType::fp8_e5m2:
+      if (auto why = too_old(code, 2, 24, "fp8 types")) return why;
+      if (spec.reduces && cc_major > 0 && cc_major < 9)
+        return fmt::format("NCCL has fp8 reductions only on compute capability 9.0 and newer (this GPU: {}.x)",
+                           cc_major);
+      break;
+    default: return fmt::format("NCCL has no {} type", dtype_name(c.dtype));
+  }
+  if (spec.reduces && c.op == RedOp::avg)
+    if (auto why = too_old(code, 2, 10, "avg reduction")) return why;
+  if (c.in_place && !spec.in_place) return fmt::format("{} has no in-place variant", spec.name);
+  if (c.in_place && c.coll == Collective::sendrecv)
+    return std::string("in-place sendrecv is not measured: nccl-tests runs it on one buffer for both directions "
+                       "and does not check it (the result is undefined)");
+  return std::nullopt;
+}
+
+bool native_alltoall(int compiled_code, int runtime_code) {
+  const int v = version_code(2, 28, 0);
+  return compiled_code >= v && runtime_code >= v;
+}
+
+std::uint64_t iteration_shift(std::uint64_t op_bytes, std::uint64_t span_bytes, std::uint64_t iter) {
+  if (op_bytes == 0 || span_bytes < op_bytes) return 0;
+  return op_bytes * (iter % (span_bytes / op_bytes));
+}
+
+WaitVerdict wait_verdict(bool complete, bool async_error, double elapsed_s, double timeout_s) {
+  if (async_error) return WaitVerdict::failed;
+  if (complete) return WaitVerdict::done;
+  if (timeout_s > 0 && elapsed_s > timeout_s) return WaitVerdict::timed_out;
+  return WaitVerdict::wait;
+}
+
+nlohmann::json row_details(const CollectiveSpec& spec, int nranks, int cc_major,
+                           const std::map<std::string, std::string>& env) {
+  const char* chosen = "chosen by NCCL per call (its API does not report it; NCCL_DEBUG=INFO logs it)";
+  nlohmann::json j = {{"nccl_algo", env_or(env, "NCCL_ALGO", chosen)}, {"nccl_proto", env_or(env, "NCCL_PROTO", chosen)}};
+  const bool nvls_off = env_or(env, "NCCL_NVLS_ENABLE", "") == "0";
+  if (spec.reduces && nranks > 1 && cc_major >= 9 && !nvls_off)
+    j["busbw_note"] =
+        "NCCL may reduce inside the NVSwitch (NVLS, NVLink SHARP) on this GPU: busbw then counts bytes the "
+        "links did not carry and can exceed the NVLink peak; NCCL_NVLS_ENABLE=0 gives the wire figure";
+  return j;
+}
+
+}  // namespace gpuscale::nccl

@@ -1,0 +1,51 @@
+#pragma once
+// The NCCL transport's host-side decisions, as pure functions (no NCCL or CUDA header here), so they
+// are unit-tested on machines without a GPU: version codes, which dtype/op pairs the linked NCCL runs,
+// which alltoall nccl-tests would call, where each timed iteration's buffers start, what the watchdog
+// does with what it sees, and what a row records about NCCL's algorithm choice.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/communicator.h"
+
+namespace gpuscale::nccl {
+
+// NCCL's version encoding (NCCL_VERSION(X, Y, Z) in nccl.h): X*1000 + Y*100 + Z up to 2.8,
+// X*10000 + Y*100 + Z from 2.9 on. ncclGetVersion returns the linked library's code.
+int version_code(int major, int minor, int patch);
+std::string version_text(int code);  // 22809 -> "2.28.9"
+
+// Why the linked NCCL (version `code`) on a GPU of compute capability major `cc_major` (0: unknown)
+// cannot run the case; nullopt when it can. bfloat16 and avg came with 2.10, fp8 with 2.24; NCCL builds
+// its fp8 reduction kernels for compute capability 9.0 and newer only. In-place sendrecv is refused:
+// nccl-tests runs it on one buffer for both directions and does not check it (the result is undefined),
+// and gpuscale times only what it checks.
+std::optional<std::string> unsupported(const CollectiveCase& c, int code, int cc_major);
+
+// nccl-tests (2.19) calls ncclAlltoAll when both the headers it was built with and the library it runs
+// with are 2.28 or newer, and grouped ncclSend/ncclRecv pairs otherwise; gpuscale does the same.
+bool native_alltoall(int compiled_code, int runtime_code);
+
+// Byte offset of iteration `iter` in buffers of `span_bytes`: each iteration moves on by the
+// operation's size (nccl-tests' -e sets the span), so caches do not carry data between iterations.
+std::uint64_t iteration_shift(std::uint64_t op_bytes, std::uint64_t span_bytes, std::uint64_t iter);
+
+// What the watchdog does after one look at the work it waits for (a stream, a communicator's init).
+enum class WaitVerdict { done, wait, failed, timed_out };
+// `complete`: the work finished; `async_error`: NCCL reports an error (neither success nor in
+// progress). An error wins over completion (the results cannot be trusted); timeout_s <= 0 never
+// times out (nccl-tests' -T 0).
+WaitVerdict wait_verdict(bool complete, bool async_error, double elapsed_s, double timeout_s);
+
+// What a row records about NCCL's choices: the algorithm and protocol (NCCL's API does not say which
+// it picked; NCCL_ALGO / NCCL_PROTO when the user fixed them) and, for reductions across ranks on
+// GPUs where NCCL may use NVLink SHARP (NVLS, compute capability 9.0+), that busbw is then not a wire
+// figure. `env`: the NCCL_* environment.
+nlohmann::json row_details(const CollectiveSpec& spec, int nranks, int cc_major,
+                           const std::map<std::string, std::string>& env);
+
+}  // namespace gpuscale::nccl

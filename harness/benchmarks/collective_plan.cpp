@@ -1,0 +1,50 @@
+#include "harness/benchmarks/collective_plan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace gpuscale {
+
+std::vector<std::uint64_t> collective_sizes(const RunOptions& o, const std::string& backend) {
+  const bool cpu = backend == "cpu";
+  const std::uint64_t lo = o.min_bytes.value_or(o.quick ? 1024 : (cpu ? 1024 : 8));
+  const std::uint64_t hi = o.max_bytes.value_or(o.quick ? (1ULL << 20) : (cpu ? (64ULL << 20) : (8ULL << 30)));
+  const std::uint64_t factor = o.step_bytes ? 0 : o.step_factor.value_or(o.quick ? 32 : (cpu ? 4 : 2));
+  return size_sweep(lo, hi, factor, o.step_bytes.value_or(0));
+}
+
+std::vector<std::string> collective_transports(const RunOptions& o, const std::string& backend,
+                                               const std::vector<std::string>& offered) {
+  if (offered.empty()) {
+    for (const auto& t : o.transports)
+      if (t != "mpi")
+        throw Error(fmt::format("--transports {}: the {} backend's collectives run over MPI only", t, backend));
+    return {};
+  }
+  if (o.transports.empty()) return offered;
+  return o.transports;
+}
+
+std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, std::uint64_t free_bytes, int sharers,
+                                                     const std::string& device) {
+  const std::uint64_t share = free_bytes / static_cast<std::uint64_t>(std::max(sharers, 1));
+  if (max_bytes <= share / 2) return std::nullopt;
+  const std::uint64_t need = max_bytes > UINT64_MAX / 2 ? UINT64_MAX : 2 * max_bytes;
+  return fmt::format("collective message size {} ({} bytes) does not fit: a send and a receive buffer need {} "
+                     "bytes per rank, but {} has {} bytes free{} (lower -e/--maxbytes)",
+                     format_size(max_bytes), max_bytes, need, device, free_bytes,
+                     sharers > 1 ? fmt::format(", {} bytes for each of its {} ranks", share, sharers) : "");
+}
+
+ExpectedPeak collective_link_peak(const std::string& topology, const LinkPeaks& links, std::uint64_t size_bytes) {
+  if (topology == "single") return {std::nullopt, "one rank: no link is crossed"};
+  if (topology == "inter-node") return links.inter_node;
+  if (links.intra_node_at) return links.intra_node_at(size_bytes);
+  return links.intra_node;
+}
+
+}  // namespace gpuscale

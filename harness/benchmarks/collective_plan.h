@@ -1,0 +1,34 @@
+#pragma once
+// The collective benchmarks' planning decisions, as pure functions (unit-tested): the message sweep,
+// which transports a point runs over, whether the sweep fits in a rank's memory, which link a point is
+// set against, and what a row says when nccl-tests' rounding changed the size.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/options.h"
+#include "harness/peaks.h"
+
+namespace gpuscale {
+
+// The message sizes (-b/-e/-f or -i, or the plan's defaults for `backend`).
+std::vector<std::uint64_t> collective_sizes(const RunOptions& o, const std::string& backend);
+
+// Transports of the "transport" parameter: --transports, else the backend's (`offered`). An empty
+// answer means the backend has one transport and rows carry no such parameter (the CPU backend: MPI).
+// Throws gpuscale::Error (exit 2) for a transport the backend lacks.
+std::vector<std::string> collective_transports(const RunOptions& o, const std::string& backend,
+                                               const std::vector<std::string>& offered);
+
+// Why a sweep up to `max_bytes` cannot run: each rank holds a send and a receive buffer of the
+// largest size (nccl-tests allocates both at -e), and `sharers` ranks share `free_bytes` (the CPU
+// backend's ranks on one node; 1 for a GPU). nullopt when it fits.
+std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, std::uint64_t free_bytes, int sharers,
+                                                     const std::string& device);
+
+// The link a point is set against: none at one rank, the network between nodes, the intra-node link
+// (per message size when the backend measures it) inside one.
+ExpectedPeak collective_link_peak(const std::string& topology, const LinkPeaks& links, std::uint64_t size_bytes);
+
+}  // namespace gpuscale

@@ -1,0 +1,78 @@
+#pragma once
+// The runner's hook (harness/runner.cpp): each rank watches its own GPU with NVML while it measures.
+//   open():     find this rank's GPU (by UUID / PCI bus id from DeviceInfo.details) and load the rules
+//   identity(): ranks[].telemetry in the result file (static identity, or "unavailable" and why)
+//   watch() / attach(): a window around one point; its summary goes into the rank's row metrics
+//   finish():   every rank's verdict, gathered on rank 0 with the cross-rank consistency warnings
+// The CPU backend has no GPU: its telemetry is "unavailable". Tests map CPU ranks to the fake NVML's
+// GPUs by local rank with GPUSCALE_TEST_FAULT=telemetry:by-index (recorded in the file's test_fault).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/world.h"
+#include "health/telemetry.h"
+#include "health/telemetry_options.h"
+#include "health/thresholds.h"
+#include "health/verdict.h"
+#include "kernels/device.h"
+#include "results/result_file.h"
+
+namespace gpuscale::health {
+
+inline constexpr const char* kTestTelemetryByIndex = "telemetry:by-index";
+
+class RunTelemetry {
+ public:
+  // Never throws for a missing NVML or GPU (telemetry is then unavailable); the thresholds file was
+  // checked when the flags were read.
+  static std::unique_ptr<RunTelemetry> open(const TelemetryOptions& opts, const World& world, const DeviceInfo& device,
+                                            const nlohmann::json& backend_software);
+  ~RunTelemetry();
+
+  bool available() const { return session_ != nullptr; }
+  nlohmann::json identity() const;
+
+  // A window around one point on this rank (nothing when telemetry is unavailable).
+  class Window {
+   public:
+    explicit Window(TelemetrySession* s) : session_(s) {
+      if (session_) session_->begin();
+    }
+    ~Window() {
+      if (session_) session_->end();
+    }
+    Window(const Window&) = delete;
+    Window& operator=(const Window&) = delete;
+
+   private:
+    friend class RunTelemetry;
+    TelemetrySession* session_;
+  };
+  Window watch() { return Window(session_.get()); }
+  // Ends the window and stores its summary as metrics["telemetry"].
+  void attach(Window& w, nlohmann::json& metrics) const;
+
+  // Collective: every rank calls it. Rank 0 gets the result file's "health" section; others null.
+  nlohmann::json finish(const World& world, const nlohmann::json& ranks) const;
+
+ private:
+  RunTelemetry() = default;
+  TelemetryOptions opts_;
+  Thresholds thresholds_;
+  std::string why_unavailable_;
+  std::shared_ptr<const NvmlLibrary> lib_;
+  SystemInfo system_;
+  std::unique_ptr<TelemetrySession> session_;
+  SoftwareVersions software_;
+  nlohmann::json match_, mig_;
+  unsigned pid_ = 0;
+};
+
+// Sets row.metrics["throttled"] (and "throttled_ranks") from the ranks' telemetry summaries; leaves
+// rows without telemetry as they are.
+void flag_throttled(ResultRow& row);
+
+}  // namespace gpuscale::health

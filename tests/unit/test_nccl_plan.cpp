@@ -1,0 +1,116 @@
+// collectives/nccl/nccl_plan: NCCL's version codes, the dtype/op support table, nccl-tests' alltoall
+// choice and per-iteration offsets, the watchdog's decisions and what a row records about NCCL.
+#include <gtest/gtest.h>
+
+#include "collectives/nccl/nccl_plan.h"
+
+namespace gpuscale::nccl {
+namespace {
+
+CollectiveCase make(Collective coll, DType t, RedOp op = RedOp::sum, bool in_place = false) {
+  CollectiveCase c;
+  c.coll = coll;
+  c.dtype = t;
+  c.op = op;
+  c.in_place = in_place;
+  c.size_bytes = 1 << 20;
+  return c;
+}
+
+TEST(NcclPlan, VersionCodesFollowNcclsEncoding) {
+  EXPECT_EQ(version_code(2, 28, 9), 22809);  // NCCL_VERSION_CODE of nccl.h 2.28.9
+  EXPECT_EQ(version_code(2, 8, 4), 2804);    // the old encoding up to 2.8
+  EXPECT_EQ(version_code(2, 9, 6), 20906);
+  EXPECT_EQ(version_text(22809), "2.28.9");
+  EXPECT_EQ(version_text(2804), "2.8.4");
+  EXPECT_EQ(version_text(version_code(3, 0, 1)), "3.0.1");
+  EXPECT_LT(version_code(2, 8, 4), version_code(2, 9, 0));  // codes order like versions
+}
+
+TEST(NcclPlan, EveryCollectiveDtypeRunsOnACurrentNccl) {
+  const int now = version_code(2, 28, 9);
+  for (const auto& spec : collective_table())
+    for (DType t : {DType::fp64, DType::fp32, DType::fp16, DType::bf16, DType::int32, DType::int8, DType::fp8_e4m3,
+                    DType::fp8_e5m2})
+      for (RedOp op : {RedOp::sum, RedOp::prod, RedOp::min, RedOp::max, RedOp::avg}) {
+        if (!spec.reduces && op != RedOp::sum) continue;
+        EXPECT_EQ(unsupported(make(spec.id, t, op), now, 9), std::nullopt) << spec.name << " " << dtype_name(t);
+      }
+}
+
+TEST(NcclPlan, OlderLibrariesAndGpusLackTypesAndOps) {
+  const auto bf16 = unsupported(make(Collective::all_reduce, DType::bf16), version_code(2, 9, 9), 8);
+  ASSERT_TRUE(bf16);
+  EXPECT_NE(bf16->find("2.9.9 has no bfloat16 (added in 2.10)"), std::string::npos) << *bf16;
+  EXPECT_TRUE(unsupported(make(Collective::all_reduce, DType::fp32, RedOp::avg), version_code(2, 9, 9), 8));
+  EXPECT_FALSE(unsupported(make(Collective::all_reduce, DType::fp32, RedOp::avg), version_code(2, 10, 3), 8));
+  EXPECT_TRUE(unsupported(make(Collective::all_gather, DType::fp8_e5m2), version_code(2, 23, 4), 9));
+  // fp8 moves on any GPU but reduces only on compute capability 9.0+.
+  EXPECT_FALSE(unsupported(make(Collective::all_gather, DType::fp8_e4m3), version_code(2, 24, 3), 8));
+  const auto fp8 = unsupported(make(Collective::reduce_scatter, DType::fp8_e4m3), version_code(2, 24, 3), 8);
+  ASSERT_TRUE(fp8);
+  EXPECT_NE(fp8->find("compute capability 9.0"), std::string::npos);
+  EXPECT_FALSE(unsupported(make(Collective::reduce_scatter, DType::fp8_e4m3), version_code(2, 24, 3), 0))
+      << "an unknown GPU is not refused";
+  const auto tf32 = unsupported(make(Collective::broadcast, DType::tf32), version_code(2, 28, 9), 9);
+  ASSERT_TRUE(tf32);
+  EXPECT_EQ(*tf32, "NCCL has no tf32 type");
+}
+
+TEST(NcclPlan, InPlaceFollowsWhatNcclTestsChecks) {
+  const int now = version_code(2, 28, 9);
+  for (const auto& spec : collective_table()) {
+    const auto why = unsupported(make(spec.id, DType::fp32, RedOp::sum, true), now, 9);
+    const bool checked = spec.in_place && spec.id != Collective::sendrecv;
+    EXPECT_EQ(!why.has_value(), checked) << spec.name << ": " << why.value_or("");
+  }
+}
+
+TEST(NcclPlan, AlltoallCallsWhatNcclTestsCalls) {
+  EXPECT_TRUE(native_alltoall(version_code(2, 28, 9), version_code(2, 28, 9)));
+  EXPECT_FALSE(native_alltoall(version_code(2, 28, 9), version_code(2, 27, 7))) << "older library at run time";
+  EXPECT_FALSE(native_alltoall(version_code(2, 27, 7), version_code(2, 28, 9))) << "built against older headers";
+}
+
+TEST(NcclPlan, IterationsMoveThroughTheSpanLikeNcclTests) {
+  // nccl-tests: steps = maxbytes / totalbytes, shift = totalbytes * (iter % steps).
+  EXPECT_EQ(iteration_shift(1024, 4096, 0), 0u);
+  EXPECT_EQ(iteration_shift(1024, 4096, 1), 1024u);
+  EXPECT_EQ(iteration_shift(1024, 4096, 3), 3072u);
+  EXPECT_EQ(iteration_shift(1024, 4096, 4), 0u);
+  EXPECT_EQ(iteration_shift(1000, 4096, 5), 1000u);  // 4 steps of 1000 fit: 5 % 4 = 1
+  EXPECT_EQ(iteration_shift(4096, 4096, 7), 0u);     // the largest size never moves
+  EXPECT_EQ(iteration_shift(0, 4096, 7), 0u);
+  EXPECT_EQ(iteration_shift(8192, 4096, 7), 0u);
+  for (std::uint64_t it = 0; it < 50; ++it) EXPECT_LE(iteration_shift(768, 10000, it) + 768, 10000u);
+}
+
+TEST(NcclPlan, WatchdogVerdicts) {
+  EXPECT_EQ(wait_verdict(true, false, 1, 10), WaitVerdict::done);
+  EXPECT_EQ(wait_verdict(false, false, 1, 10), WaitVerdict::wait);
+  EXPECT_EQ(wait_verdict(false, false, 10.5, 10), WaitVerdict::timed_out);
+  EXPECT_EQ(wait_verdict(true, false, 10.5, 10), WaitVerdict::done) << "completion counts even when late";
+  EXPECT_EQ(wait_verdict(false, true, 1, 10), WaitVerdict::failed);
+  EXPECT_EQ(wait_verdict(true, true, 1, 10), WaitVerdict::failed) << "an error wins over completion";
+  EXPECT_EQ(wait_verdict(false, false, 1e9, 0), WaitVerdict::wait) << "-T 0 never times out";
+  EXPECT_EQ(wait_verdict(false, false, 1e9, -1), WaitVerdict::wait);
+}
+
+TEST(NcclPlan, RowsRecordAlgorithmAndNvlsNote) {
+  const auto& ar = collective_spec(Collective::all_reduce);
+  const auto& ag = collective_spec(Collective::all_gather);
+  auto j = row_details(ar, 8, 9, {});
+  EXPECT_NE(j["nccl_algo"].get<std::string>().find("chosen by NCCL"), std::string::npos);
+  EXPECT_TRUE(j.contains("busbw_note"));
+  EXPECT_NE(j["busbw_note"].get<std::string>().find("NVLS"), std::string::npos);
+  EXPECT_FALSE(row_details(ag, 8, 9, {}).contains("busbw_note")) << "no reduction, no in-switch reduction";
+  EXPECT_FALSE(row_details(ar, 8, 8, {}).contains("busbw_note")) << "no NVLS before compute capability 9.0";
+  EXPECT_FALSE(row_details(ar, 1, 9, {}).contains("busbw_note"));
+  EXPECT_FALSE(row_details(ar, 8, 9, {{"NCCL_NVLS_ENABLE", "0"}}).contains("busbw_note"));
+  j = row_details(ar, 8, 9, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+  EXPECT_EQ(j["nccl_algo"], "Ring");
+  EXPECT_EQ(j["nccl_proto"], "Simple");
+}
+
+}  // namespace
+}  // namespace gpuscale::nccl
