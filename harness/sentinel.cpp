@@ -85,14 +85,7 @@ void SentinelLink::finish() {
   stop_thread();
 }
 
-void SentinelLink::stop_thread() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  if (wake_[1] >= 0) wake(wake_[1]);
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
-}
+void SentinelLink::stop_thread() { stop_poll_thread(mutex_, stop_, wake_[1], thread_); }
 
 void SentinelLink::loop() {
   LineBuffer lines;

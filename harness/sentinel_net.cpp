@@ -191,5 +191,14 @@ void drain(int fd) {
   }
 }
 
+void stop_poll_thread(std::mutex& mutex, bool& stop, int wake_fd, std::thread& thread) {
+  {
+    std::lock_guard lock(mutex);
+    stop = true;
+  }
+  if (wake_fd >= 0) wake(wake_fd);
+  if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) thread.join();
+}
+
 }  // namespace sentinel_net
 }  // namespace gpuscale

@@ -1,10 +1,12 @@
 #pragma once
 // The sentinel's socket plumbing (harness/sentinel.h): the options that make a dead node noticed, whole
-// lines over a stream socket, connecting with a timeout, the self-pipe that wakes a poll loop, and the
-// words for why a connection ended. POSIX sockets only; no MPI, no threads.
+// lines over a stream socket, connecting with a timeout, the self-pipe that wakes a poll loop (and
+// stops its thread), and the words for why a connection ended. POSIX sockets; no MPI.
 #include <sys/types.h>
 
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +49,9 @@ std::vector<std::string> local_addresses(bool with_v6);
 void make_pipe(int fds[2]);
 void wake(int fd);
 void drain(int fd);
+// Stops a poll loop's thread: sets `stop` under `mutex`, wakes the loop through `wake_fd`, and joins
+// the thread (unless called from it).
+void stop_poll_thread(std::mutex& mutex, bool& stop, int wake_fd, std::thread& thread);
 
 }  // namespace sentinel_net
 }  // namespace gpuscale

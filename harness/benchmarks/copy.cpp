@@ -97,13 +97,7 @@ class CopyBenchmark final : public Benchmark {
 
   // A source and a destination of the copy size (on this GPU, or one of them on the peer).
   PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
-    const std::uint64_t size = params.at("size_bytes").get<std::uint64_t>();
-    const auto m = kernel_methodology(ctx.opts);
-    PointDemand d;
-    d.memory_bytes = saturating_mul(size, 2);
-    d.memory_what = fmt::format("2 buffers of {}", format_bytes(size));
-    d.bytes = 2.0 * static_cast<double>(size) * (m.warmup + m.reps + 1);
-    return d;
+    return buffers_demand(2, "buffers", params.at("size_bytes").get<std::uint64_t>(), ctx.opts);
   }
 
  private:

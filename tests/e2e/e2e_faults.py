@@ -33,11 +33,7 @@ SLOW_PLAN = ["--backend", "cpu", "--benchmarks", "stream.copy,stream.triad,strea
 
 
 def work(name):
-    os.makedirs(ARGS.workdir, exist_ok=True)
-    path = os.path.join(ARGS.workdir, name)
-    if os.path.exists(path):
-        os.remove(path)
-    return path
+    return e2e_common.out_path(ARGS.workdir, name)
 
 
 def env_with(extra=None):
@@ -49,14 +45,6 @@ def env_with(extra=None):
 
 def load_valid(path):
     return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
-
-
-def rows_in(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def alive(pid):
@@ -80,21 +68,6 @@ def start_ranks(n, args, rcdir=None, env=None):
     cmd += [ARGS.gpuscale, "run"] + args
     print("+", " ".join(cmd), flush=True)
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or env_with())
-
-
-def wait_for_rows(p, path, rows, limit=180):
-    """The result document once it holds at least `rows` rows (the run still going)."""
-    deadline = time.time() + limit
-    while True:
-        doc = rows_in(path)
-        if doc and len(doc["results"]) >= rows:
-            return doc
-        if p.poll() is not None:
-            fail(f"gpuscale ended before writing {rows} rows: {p.communicate()}")
-        if time.time() > deadline:
-            p.kill()
-            fail(f"fewer than {rows} rows written within {limit} s")
-        time.sleep(0.05)
 
 
 def finish(p, limit, what):
@@ -169,7 +142,7 @@ def check_completed_points(doc, before):
 def kill_case(victim, name):
     path, rcdir = work(f"{name}.json"), os.path.join(ARGS.workdir, f"{name}-rc")
     p = start_ranks(4, SLOW_PLAN + ["-o", path], rcdir)
-    before = wait_for_rows(p, path, 3)  # the first point, at 1, 2 and 4 GPUs
+    before = e2e_common.wait_for_rows(p, path, 3, 180)  # the first point, at 1, 2 and 4 GPUs
     pids = {r["rank"]: r["pid"] for r in before["ranks"]}
     host = before["ranks"][victim]["host"]
     print(f"killing rank {victim} (pid {pids[victim]}) after {len(before['results'])} rows", flush=True)
@@ -259,7 +232,7 @@ def case_resume():
             "--array-size", "16M", "--reps", "12", "--threads", "1", "-e", "64K", "--seed", "4242",
             "--dp-width", "128", "--dp-depth", "2", "--dp-batch", "32"]
     p = start_ranks(4, plan + ["-o", path], rcdir)
-    before = wait_for_rows(p, path, 3)
+    before = e2e_common.wait_for_rows(p, path, 3, 180)
     os.kill(before["ranks"][3]["pid"], signal.SIGKILL)
     finish(p, 60, "after killing rank 3")
     expect_gone([r["pid"] for r in before["ranks"]], "after killing rank 3", deadline=time.time() + 60)

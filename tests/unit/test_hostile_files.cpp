@@ -12,15 +12,10 @@
 #include <functional>
 #include <random>
 
-#include "analysis/compare.h"
+#include "../fuzz/readers.h"
 #include "analysis/escape.h"
-#include "analysis/merge.h"
-#include "analysis/reference.h"
-#include "analysis/report.h"
 #include "core/error.h"
-#include "harness/resume.h"
 #include "result_doc.h"
-#include "results/result_io.h"
 
 namespace gpuscale {
 namespace {
@@ -28,41 +23,20 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// The readers, each from the text of one file to whatever it produces.
-void read_result(const std::string& text) { parse_result_text(text, "f.json"); }
+// The readers, each from the text of one file to whatever it produces (tests/fuzz/readers.h, which
+// the fuzz targets drive too); the other file they meet is a minimal valid run.
+void read_result(const std::string& text) { readers::result_file(text); }
 
 void analyse(const std::string& text) {
-  auto run = result_from_json("f.json", parse_result_text(text, "f.json"));
-  const auto copy = result_from_json("g.json", run.doc);
-  std::vector<FileReport> files;
-  files.push_back(make_file_report(std::move(run), kDefaultStragglerThreshold));
-  (void)report_text(files[0]);
-  (void)report_markdown(files);
-  (void)report_csv(files);
-  (void)report_html(files);
-  (void)format_comparison(compare_results(files[0].run, copy, 0.05));
+  readers::report(text);
+  readers::compare(text, testing_doc::minimal_result_doc());
 }
 
-void merge(const std::string& text) {
-  const json doc = parse_result_text(text, "f.json");
-  merge_results({{"f.json", doc, ""}, {"g.json", testing_doc::minimal_result_doc(), ""}}, {{"gpuscale", "merge"}, "0", "x"});
-}
+void merge(const std::string& text) { readers::merge(text, testing_doc::minimal_result_doc()); }
 
-void resume(const std::string& text) {
-  const json doc = parse_result_text(text, "f.json");
-  adopt_recorded_options(doc, RunOptions{}, "f.json");
-  LaunchShape launch{doc["backend"].get<std::string>(), {}, {}};
-  for (const auto& r : doc["ranks"]) {
-    launch.hosts.push_back(r["host"].get<std::string>());
-    launch.devices.push_back(r["device"]["name"].get<std::string>());
-  }
-  plan_resume(doc, launch, "f.json");
-}
+void resume(const std::string& text) { readers::resume(text); }
 
-void read_reference(const std::string& text) {
-  const auto ref = reference_from_json("ref.json", parse_json_text(text, "ref.json"));
-  (void)format_check(check_against(result_from_json("r.json", testing_doc::minimal_result_doc()), ref));
-}
+void read_reference(const std::string& text) { readers::reference(text, testing_doc::minimal_result_doc()); }
 
 struct Reader {
   const char* name;

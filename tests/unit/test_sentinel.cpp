@@ -174,46 +174,39 @@ TEST(Sentinel, StrangersCannotJoin) {
 
 // A second stop signal ends a process at once, but first its signal handler tells the sentinel's peers
 // (harness/stop_signal.h): they then report an interruption, not a lost rank. The signals are raised in
-// a forked child (a death test), which shares the sockets of this process.
-TEST(SentinelDeathTest, SecondSignalOfARankIsAnInterruption) {
+// a forked child (a death test), which shares the sockets of this process. `rank_zero`: rank 0 (the hub)
+// takes them, else rank 1 (the link).
+void second_signal_is_an_interruption(bool rank_zero, int sig) {
   GTEST_FLAG_SET(death_test_style, "fast");  // fork only: the child must use this process's sockets
   Seen seen;
-  SentinelHub hub(2, "tok", {0, "a", 1}, handlers(seen, "hub"));
-  auto link = std::make_unique<SentinelLink>(kLoopback, hub.port(), "tok", PeerIdentity{1, "b", 2}, handlers(seen, "r1"));
-  ASSERT_TRUE(hub.wait_for_hello({1}, 5).empty());
-  hub.arm();
-  link->arm();  // armed last: the notice goes out on the link's socket
+  auto hub = std::make_unique<SentinelHub>(2, "tok", PeerIdentity{0, "a", 1}, handlers(seen, "hub"));
+  auto link = std::make_unique<SentinelLink>(kLoopback, hub->port(), "tok", PeerIdentity{1, "b", 2}, handlers(seen, "r1"));
+  ASSERT_TRUE(hub->wait_for_hello({1}, 5).empty());
+  // Armed last: the notice goes out on that side's sockets.
+  if (rank_zero) {
+    link->arm();
+    hub->arm();
+  } else {
+    hub->arm();
+    link->arm();
+  }
   EXPECT_EXIT(
       {
         install_stop_handlers();
-        std::raise(SIGTERM);
-        std::raise(SIGTERM);
+        std::raise(sig);
+        std::raise(sig);
       },
       testing::ExitedWithCode(4), "");
-  link.reset();  // its socket closes without goodbye, as the process's would
+  // Its sockets close without goodbye, as the process's would.
+  if (rank_zero) hub.reset();
+  else link.reset();
   ASSERT_TRUE(seen.wait_for(1));
-  EXPECT_EQ(seen.events[0], "lost 1 b: its process ended (connection closed) (interrupted)");
+  EXPECT_EQ(seen.events[0], rank_zero ? "r1 lost root: its process ended (connection closed) (interrupted)"
+                                      : "lost 1 b: its process ended (connection closed) (interrupted)");
 }
 
-TEST(SentinelDeathTest, SecondSignalOfRankZeroIsAnInterruption) {
-  GTEST_FLAG_SET(death_test_style, "fast");
-  Seen seen;
-  auto hub = std::make_unique<SentinelHub>(2, "tok", PeerIdentity{0, "a", 1}, handlers(seen, "hub"));
-  SentinelLink link(kLoopback, hub->port(), "tok", {1, "b", 2}, handlers(seen, "r1"));
-  ASSERT_TRUE(hub->wait_for_hello({1}, 5).empty());
-  link.arm();
-  hub->arm();  // armed last: the notice goes out on the hub's sockets
-  EXPECT_EXIT(
-      {
-        install_stop_handlers();
-        std::raise(SIGINT);
-        std::raise(SIGINT);
-      },
-      testing::ExitedWithCode(4), "");
-  hub.reset();
-  ASSERT_TRUE(seen.wait_for(1));
-  EXPECT_EQ(seen.events[0], "r1 lost root: its process ended (connection closed) (interrupted)");
-}
+TEST(SentinelDeathTest, SecondSignalOfARankIsAnInterruption) { second_signal_is_an_interruption(false, SIGTERM); }
+TEST(SentinelDeathTest, SecondSignalOfRankZeroIsAnInterruption) { second_signal_is_an_interruption(true, SIGINT); }
 
 TEST(Sentinel, AddressesEndWithLoopback) {
   Seen seen;
