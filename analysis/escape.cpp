@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/term_text.h"
+
 namespace gpuscale {
 namespace {
 
@@ -68,11 +70,6 @@ std::string prom_label_value(std::string_view s) {
   return out;
 }
 
-std::string term_text(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out)
-    if (is_control(static_cast<unsigned char>(ch))) ch = '?';
-  return out;
-}
+std::string term_text(std::string_view s) { return terminal_safe(s); }
 
 }  // namespace gpuscale

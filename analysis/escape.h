@@ -18,8 +18,8 @@ std::string markdown_escape(std::string_view s);
 std::string csv_field(std::string_view s);
 // A Prometheus text-format label value (without the quotes): backslash, double quote and newline escaped.
 std::string prom_label_value(std::string_view s);
-// Terminal text: control characters (escape sequences included) become '?', so a file cannot drive
-// the terminal.
+// Terminal text: control characters (C0, DEL, C1: escape sequences included) and invalid UTF-8 become
+// '?', so a file cannot drive the terminal (core/term_text.h, shared with the readers' messages).
 std::string term_text(std::string_view s);
 
 }  // namespace gpuscale

@@ -1,6 +1,8 @@
 #include "core/fault.h"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 namespace gpuscale {
 
@@ -16,6 +18,10 @@ bool fault_injected(std::string_view fault) {
     list.remove_prefix(comma + 1);
   }
   return false;
+}
+
+void stall_for_test() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 }  // namespace gpuscale

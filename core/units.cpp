@@ -116,4 +116,17 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
   return out;
 }
 
+std::string format_bytes(std::uint64_t bytes) {
+  return fmt::format("{:.2f} GiB ({} bytes)", static_cast<double>(bytes) / (1ULL << 30), bytes);
+}
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return std::numeric_limits<std::uint64_t>::max();
+  return a * b;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
+}
+
 }  // namespace gpuscale

@@ -23,6 +23,13 @@ std::vector<std::string> split_list(std::string_view csv, std::string_view what)
 
 // 67108864 -> "64M", 1000 -> "1000" (exact binary suffix when there is one).
 std::string format_size(std::uint64_t bytes);
+// "12.00 GiB (12884901888 bytes)": memory amounts in messages, exact and readable.
+std::string format_bytes(std::uint64_t bytes);
+
+// a x b and a + b without wrapping (UINT64_MAX on overflow: a size that never fits). Memory planning
+// multiplies user-given counts, which may be anything.
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b);
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b);
 // Sizes of a sweep from min to max: multiply by factor (factor > 1) or add step (step > 0), like
 // nccl-tests' -f / -i. Always includes min; includes max only when the sweep lands on it.
 std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor,

@@ -70,6 +70,26 @@ struct RankMeasurement {
   std::optional<double> aggregate;  // collectives: the group's figure (busbw at the reduced time)
 };
 
+// What one point asks of each rank, known before anything is measured: its memory, checked against
+// what the device (the host, for the CPU backend) has free before the run starts
+// (harness/memory_plan.h), and its work, which the watchdog's default budget scales with
+// (harness/watchdog.h). Estimates err on the large side; all sizes are 64-bit.
+struct DemandContext {
+  const RunOptions& opts;
+  std::string backend;  // "cpu", "cuda"
+  int ranks = 1;        // the largest group the point runs on (the world size)
+};
+
+struct PointDemand {
+  std::uint64_t memory_bytes = 0;  // per rank, at most (saturating: UINT64_MAX never fits)
+  std::string memory_what;         // what the bytes are: "3 arrays of 4.00 GiB"
+  double bytes = 0;                // bytes read, written or sent per rank over the whole point
+  double flops = 0;                // operations per rank over the whole point
+  // The transport's own timeout (NCCL's -T), when it has one: the watchdog lets it act first, since it
+  // aborts the communicator and names the peers that never arrived (harness/watchdog.h).
+  double transport_timeout_s = 0;
+};
+
 struct PeakContext {
   const DeviceInfo& device;  // rank 0's device
   const PeakTable* table;    // may be null
@@ -96,6 +116,12 @@ class Benchmark {
   // The figure this point is set against: per device for independent work, the link for collectives.
   virtual ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
                                      const std::string& topology) const = 0;
+  // Memory and work of one point (see PointDemand); the default asks for nothing.
+  virtual PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const {
+    (void)params;
+    (void)ctx;
+    return {};
+  }
 };
 
 }  // namespace gpuscale

@@ -10,6 +10,7 @@
 #include "harness/commands.h"
 #include "harness/gpu_peaks.h"
 #include "harness/registry.h"
+#include "harness/resume.h"
 #include "harness/runner.h"
 #include "harness/stop_signal.h"
 
@@ -19,7 +20,7 @@ namespace {
 struct RunFlags {
   std::string backend = "auto", benchmarks, dtypes, minbytes, maxbytes, stepfactor, stepbytes, iters, warmup, reps,
               ops, placement, array_size, gemm_shapes, copy_size, threads, seed, time_reduce = "avg", link_peak, net_peak,
-              timeout, transports, dp_width, dp_depth, dp_batch, dp_bucket;
+              timeout, transports, dp_width, dp_depth, dp_batch, dp_bucket, watchdog;
   health::TelemetryFlags telemetry;
   RunOptions opts;
 };
@@ -100,6 +101,8 @@ RunOptions resolve(RunFlags& f) {
   if (!f.dp_batch.empty()) o.dp_batch = static_cast<std::uint64_t>(parse_positive_int(f.dp_batch, "--dp-batch"));
   if (!f.dp_bucket.empty()) o.dp_bucket = parse_size(f.dp_bucket, "--dp-bucket");
   o.telemetry = health::resolve_telemetry_flags(f.telemetry);
+  if (!f.watchdog.empty())
+    o.watchdog_s = f.watchdog == "0" ? 0.0 : static_cast<double>(parse_positive(f.watchdog, "--watchdog"));
   return o;
 }
 
@@ -142,7 +145,16 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   cmd->add_option("--dp-batch", flags->dp_batch, "dp-step: samples per rank per step (default 8192 on CUDA, 256 on the CPU)");
   cmd->add_option("--dp-bucket", flags->dp_bucket, "dp-step: gradient bucket cap (default 25M, DDP's)");
   health::add_telemetry_flags(cmd, flags->telemetry, true);
-  cmd->callback([&action, flags] {
+  cmd->add_option("--resume", flags->opts.resume,
+                  "continue the interrupted run in FILE: measure the points it lacks, into FILE (or -o)");
+  cmd->add_flag("--force", flags->opts.force, "replace an existing -o file (without it gpuscale refuses)");
+  cmd->add_option("--watchdog", flags->watchdog,
+                  "seconds a benchmark point may take before the run ends with exit 5 (default: scaled to the point, "
+                  "at least 120; 0 = off)");
+  cmd->callback([&action, flags, cmd] {
+    // The recorded options given on the command line: --resume takes the others from the file.
+    for (const auto& [key, flag] : recorded_option_flags())
+      if (cmd->count(flag) > 0) flags->opts.given.insert(key);
     action = [flags]() -> int {
       install_stop_handlers();  // before MPI starts: an early signal is not fatal
       World world(nullptr, nullptr);

@@ -3,6 +3,7 @@
 // benchmark's default for this backend and plan" (--quick or thorough).
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,11 @@ struct RunOptions {
   std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   std::vector<std::string> command_line;        // argv, recorded in the result file
+  // Reliability (docs/reliability.md).
+  std::string resume;                           // --resume FILE: continue the interrupted run in FILE
+  bool force = false;                           // --force: -o may replace an existing file
+  std::optional<double> watchdog_s;             // --watchdog: seconds per point (0 = off); unset = scaled default
+  std::set<std::string> given;                  // plan.options keys set on the command line (harness/resume.h)
 };
 
 }  // namespace gpuscale

@@ -7,6 +7,8 @@
 #include <random>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "backends/backend.h"
@@ -15,12 +17,17 @@
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
+#include "harness/activity.h"
 #include "harness/agree.h"
 #include "harness/measurement_json.h"
+#include "harness/memory_plan.h"
 #include "harness/plan.h"
 #include "harness/progress.h"
 #include "harness/registry.h"
+#include "harness/result_keeper.h"
+#include "harness/resume.h"
 #include "harness/row_builder.h"
+#include "harness/run_guard.h"
 #include "harness/run_metadata.h"
 #include "harness/stop_signal.h"
 #include "health/run_telemetry.h"
@@ -55,6 +62,7 @@ nlohmann::json rank_identity(const World& world, Backend& backend) {
   const auto& d = backend.device().info();
   return {{"rank", world.rank()},
           {"host", world.host()},
+          {"pid", static_cast<long long>(::getpid())},
           {"local_rank", world.local_rank()},
           {"device",
            {{"backend", d.backend},
@@ -65,29 +73,12 @@ nlohmann::json rank_identity(const World& world, Backend& backend) {
             {"details", d.details}}}};
 }
 
-nlohmann::json options_json(const RunOptions& o) {
-  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {{"quick", o.quick},
-          {"benchmarks", o.benchmarks},
-          {"min_bytes", opt(o.min_bytes)},
-          {"max_bytes", opt(o.max_bytes)},
-          {"step_factor", opt(o.step_factor)},
-          {"step_bytes", opt(o.step_bytes)},
-          {"iters", opt(o.iters)},
-          {"warmup", opt(o.warmup)},
-          {"reps", opt(o.reps)},
-          {"array_bytes", opt(o.array_bytes)},
-          {"copy_bytes", opt(o.copy_bytes)},
-          {"peaks_file", o.peaks_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.peaks_file)},
-          {"threads", o.threads},
-          {"time_reduce", o.time_reduce},
-          {"timeout_s", o.timeout_s},
-          {"transports", o.transports},
-          {"dp_width", opt(o.dp_width)},
-          {"dp_depth", opt(o.dp_depth)},
-          {"dp_batch", opt(o.dp_batch)},
-          {"dp_bucket", opt(o.dp_bucket)},
-          {"telemetry", {{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}}}};
+// No silent overwrite: an existing file is replaced only with --force, or continued with --resume.
+void check_no_overwrite(const std::string& path, const RunOptions& opts) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || opts.force) return;
+  if (!opts.resume.empty() && std::filesystem::equivalent(path, opts.resume, ec)) return;
+  throw Error(fmt::format("{} already exists: --force replaces it, --resume {} continues the run it holds", path, path));
 }
 
 class Run {
@@ -100,8 +91,23 @@ class Run {
     const auto cluster = cluster_name(opts_.cluster, env, world_.hosts()[0]);
     const auto slurm = slurm_info(env);
 
+    // --resume FILE: rank 0 reads it, every rank takes the options it records (harness/resume.h).
+    nlohmann::json resumed;
+    if (!opts_.resume.empty()) {
+      std::string text;
+      agree(world_, [&] {
+        if (world_.rank() == 0) text = read_result_file(opts_.resume).dump();
+      });
+      text = world_.broadcast_from_root(text);
+      agree(world_, [&] {
+        resumed = nlohmann::json::parse(text);
+        opts_ = adopt_recorded_options(resumed, opts_, opts_.resume);
+      });
+    }
+
     // Before anything is measured: the output path, the backend, the plan.
-    std::string path = opts_.output;
+    std::string path = opts_.output.empty() ? opts_.resume : opts_.output;
+    bool replace = opts_.force;  // the first write may replace a file: --force, or resuming into it
     agree(world_, [&] {
       if (world_.rank() != 0) return;
       if (path.empty()) {
@@ -109,32 +115,65 @@ class Run {
         std::filesystem::create_directories(std::filesystem::path(path).parent_path());
       }
       check_output_path(path);
+      check_no_overwrite(path, opts_);
+      std::error_code ec;
+      replace = replace || (!opts_.resume.empty() && std::filesystem::equivalent(path, opts_.resume, ec));
     });
     std::string why;
     agree(world_, [&] { backend_ = open_backend(opts_.backend, world_, opts_, &why); });
     if (world_.rank() == 0) fmt::print(stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
-    nlohmann::json plan;
-    agree(world_, [&] {
-      if (world_.rank() == 0) plan = make_plan(opts_, *backend_, world_);
-    });
-    plan = nlohmann::json::parse(world_.broadcast_from_root(world_.rank() == 0 ? plan.dump() : ""));
-    const std::uint64_t seed = plan["seed"].get<std::uint64_t>();
-    links_ = backend_->link_peaks(world_, opts_);
     agree(world_, [&] { telemetry_ = health::RunTelemetry::open(opts_.telemetry, world_, backend_->device().info(), backend_->software()); });
-
-    topo_ = make_topology(world_.hosts(), world_.local_ranks());
-    const auto counts = gpu_counts(world_.size());
     auto identity = rank_identity(world_, *backend_);
     identity["telemetry"] = telemetry_->identity();
     const auto identities = world_.gather_to_root(identity.dump());
+    nlohmann::json plan;
+    std::optional<ResumePlan> resume;
+    agree(world_, [&] {
+      if (world_.rank() != 0) return;
+      if (resumed.is_null()) {
+        plan = make_plan(opts_, *backend_, world_);
+        return;
+      }
+      resume = plan_resume(resumed, launch_shape(identities), opts_.resume);
+      plan = resume->plan;
+      plan["done"] = resume->done;
+    });
+    plan = nlohmann::json::parse(world_.broadcast_from_root(world_.rank() == 0 ? plan.dump() : ""));
+    const std::uint64_t seed = plan["seed"].get<std::uint64_t>();
+    const std::vector<bool> kept = plan.contains("done") ? plan["done"].get<std::vector<bool>>()
+                                                         : std::vector<bool>(plan["points"].size(), false);
+    if (std::all_of(kept.begin(), kept.end(), [](bool k) { return k; })) {  // a resumed file with nothing left
+      if (world_.rank() == 0)
+        fmt::print("gpuscale: nothing to resume: every point of {} is measured and valid\n", opts_.resume);
+      return kExitOk;
+    }
+    // No point may need more memory than a rank has (the points still to measure).
+    const DemandContext demand_ctx{opts_, backend_->name(), world_.size()};
+    agree(world_, [&] {
+      nlohmann::json todo = {{"points", nlohmann::json::array()}};
+      for (std::size_t i = 0; i < kept.size(); ++i)
+        if (!kept[i]) todo["points"].push_back(plan["points"][i]);
+      check_plan_memory(todo, demand_ctx, backend_->device().info());
+    });
+    links_ = backend_->link_peaks(world_, opts_);
+    topo_ = make_topology(world_.hosts(), world_.local_ranks());
+    const auto counts = gpu_counts(world_.size());
 
-    if (world_.rank() == 0) {
+    // The watchdog and the sentinel (harness/run_guard.h), then the file's first version.
+    guard_ = std::make_unique<RunGuard>(world_, world_.rank() == 0 ? &keeper_ : nullptr);
+    guard_->start();
+    if (world_.rank() == 0 && !guard_->sentinel_problem().empty() && world_.size() > 1)
+      fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", guard_->sentinel_problem());
+    agree(world_, [&] {
+      if (world_.rank() != 0) return;
       doc_ = header(started, cluster, slurm, env, plan, counts, seed);
       for (const auto& s : identities) doc_["ranks"].push_back(nlohmann::json::parse(s));
       doc_["hosts"] = hosts_json();
-      path_ = path;
+      doc_["reliability"] = guard_->describe(opts_.watchdog_s);
+      if (resume) adopt_resumed_rows(*resume);
+      keeper_.open(path, replace);
       write();
-    }
+    });
 
     // One group per GPU count; communicators are made when a collective first needs them.
     for (int k : counts) {
@@ -145,31 +184,43 @@ class Run {
       comms_.emplace_back();
     }
 
-    const std::size_t total = plan["points"].size() * counts.size();
+    const std::size_t total = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), false)) * counts.size();
     Progress progress(total, world_.rank() == 0);
     std::size_t done = 0;
     int stop = 0;
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     std::optional<StopAnnouncement> announce(std::in_place, world_.rank() == 0);
     try {
-      for (const auto& point : plan["points"]) {
+      for (std::size_t pi = 0; pi < plan["points"].size(); ++pi) {
+        if (kept[pi]) continue;  // measured and valid in the resumed file
+        const auto& point = plan["points"][pi];
         const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
+        const std::string label = fmt::format("{} {}", b->key(), params_label(point["params"], false));
+        const double budget = watchdog_budget(b->demand(point["params"], demand_ctx), backend_->name(), opts_.watchdog_s);
         std::optional<double> single;
         for (std::size_t ki = 0; ki < counts.size(); ++ki) {
           const int k = counts[ki];
+          guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), budget});
           auto row = measure(*b, point["params"], ki, k, seed, single);
           if (world_.rank() == 0) {
             // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
             if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
-            progress.step(fmt::format("{} {} on {} GPU(s)", b->key(), params_label(point["params"], false), k));
+            progress.step(fmt::format("{} on {} GPU(s)", label, k));
             doc_["results"].push_back(row);
+            doc_["results"].back()["attempt"] = attempt_;
             rows_.push_back(std::move(row));
           }
           ++done;
           // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
-          if ((stop = world_.max(stop_requested())) != 0) break;
+          stop = world_.max(stop_requested());
+          if (stop != 0) break;
         }
-        if (world_.rank() == 0) write();
+        // The file after every point, under the watchdog of its last row (a hung file system is caught).
+        if (world_.rank() == 0) {
+          ActivityScope writing(Phase::computing, "writing the result file");
+          write();
+        }
+        guard_->end_point();
         if (stop) break;
       }
     } catch (const CommunicatorAborted& e) {
@@ -184,20 +235,40 @@ class Run {
       code = finish(Clock::now());
       fmt::print("{}", format_summary(rows_));
       fmt::print("{}", format_health(health, rows_));
-      fmt::print("\nresults: {}\n", path_);
+      fmt::print("\nresults: {}\n", path_());
       if (!interrupted_.empty())
-        fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done, total, path_);
+        fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done, total, path_());
       std::fflush(stdout);
     }
-    return world_.max(code);  // every rank exits with the run's code
+    code = world_.max(code);  // every rank exits with the run's code
+    guard_->finish();
+    return code;
   }
 
  private:
+  // This launch as --resume checks it: backend, host and device of every rank.
+  LaunchShape launch_shape(const std::vector<std::string>& identities) const {
+    LaunchShape l{backend_->name(), world_.hosts(), {}};
+    for (const auto& s : identities) l.devices.push_back(nlohmann::json::parse(s)["device"]["name"].get<std::string>());
+    return l;
+  }
+
+  // A resumed run's document: the kept rows as they were, the earlier attempts, this attempt's number.
+  void adopt_resumed_rows(const ResumePlan& r) {
+    attempt_ = r.attempt;
+    doc_["attempts"] = r.attempts;
+    doc_["results"] = r.kept_rows;
+    for (const auto& row : r.kept_rows) rows_.push_back(row.get<ResultRow>());
+    point_list_ = doc_["plan"]["point_list"];
+  }
+
   // A transport aborted its communicator (a peer never arrived, or the transport failed): no rank can
   // measure with that group again, and a peer may be hung for good, so the job ends here. Rank 0 keeps
-  // the rows measured so far (the file stays incomplete); one rank says what happened.
+  // the rows measured so far (the file stays incomplete); one rank says what happened. The guard
+  // stands down first, so the sentinel does not take the ranks that MPI_Abort ends for lost ranks.
   [[noreturn]] void end_aborted(const CommunicatorAborted& e) {
-    if (world_.rank() == 0 && !path_.empty()) write();
+    guard_->stand_down();
+    if (world_.rank() == 0 && !path_().empty()) write();
     if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(5));  // the reporting rank speaks first
     fmt::print(stderr, "gpuscale: {}\n", e.what());
     std::fflush(stderr);
@@ -213,11 +284,19 @@ class Run {
       try {
         Communicator* comm = nullptr;
         if (b.scope() == Scope::collective) {
-          if (!comms_[ki]) comms_[ki] = backend_->make_communicator(group);
+          if (!comms_[ki]) {
+            ActivityScope setup(Phase::collective, "creating the communicator");
+            comms_[ki] = watch_communicator(backend_->make_communicator(group));
+          }
           comm = comms_[ki].get();
         }
         RunContext ctx{backend_->device(), comm, group, opts_, seed, backend_.get()};
+        ActivityScope working(Phase::computing, b.key());
         if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
+        if (fault_injected(fmt::format("stall:{}@{}", b.key(), world_.rank()))) {
+          ActivityScope stalled(Phase::computing, b.key() + " (injected stall, GPUSCALE_TEST_FAULT)");
+          stall_for_test();
+        }
         m = b.run(params, ctx);
       } catch (const CommunicatorAborted&) {
         throw;  // the group cannot measure again: end_aborted() ends the run
@@ -284,7 +363,8 @@ class Run {
               {"benchmarks", keys},
               {"points", plan["points"].size()},
               {"seed", seed},
-              {"options", options_json(opts_)}}},
+              {"options", plan_options_json(opts_)},
+              {"point_list", point_list(plan)}}},
             {"results", nlohmann::json::array()},
             {"summary", summary_json(false, 0)}};
   }
@@ -335,11 +415,14 @@ class Run {
 
   // The whole document, atomically: a reader (or a crash) sees the previous version or this one.
   void write(bool complete = false, int code = 0) {
+    if (!point_list_.is_null()) order_rows_by_plan(doc_["results"], point_list_);  // resumed: kept and new rows
     doc_["summary"] = summary_json(complete, code);
-    write_file_atomic(path_, doc_.dump(1) + "\n");
+    keeper_.write(doc_);
   }
 
-  const RunOptions& opts_;
+  const std::string& path_() const { return keeper_.path(); }
+
+  RunOptions opts_;  // as given, or with the recorded options of a resumed file
   World& world_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<health::RunTelemetry> telemetry_;
@@ -349,7 +432,10 @@ class Run {
   std::vector<std::unique_ptr<Communicator>> comms_;
   nlohmann::json doc_;
   std::vector<ResultRow> rows_;
-  std::string path_;
+  ResultKeeper keeper_;              // rank 0's result file
+  std::unique_ptr<RunGuard> guard_;  // watchdog and sentinel
+  int attempt_ = 0;                  // 0, or the attempt number of a resumed run
+  nlohmann::json point_list_;        // a resumed run's plan order (rows are kept in it)
   std::string interrupted_;  // why the run stopped early ("interrupted by SIGUSR1"), or empty
 };
 

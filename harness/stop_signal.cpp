@@ -1,7 +1,9 @@
 #include "harness/stop_signal.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 
@@ -17,7 +19,24 @@ volatile std::sig_atomic_t g_announce = 0;
 
 constexpr int kStopSignals[] = {SIGUSR1, SIGTERM, SIGINT};
 
-// Only async-signal-safe calls here: write(2) and _exit(2).
+// The interrupt notice's sockets (lock-free atomics: read in the signal handler).
+std::atomic<const int*> g_notice_fds{nullptr};
+std::atomic<int> g_notice_count{0};
+static_assert(std::atomic<const int*>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+
+void send_interrupt_notice() {
+  const int n = g_notice_count.load();
+  const int* fds = g_notice_fds.load();
+  if (fds == nullptr) return;
+  const std::size_t len = std::strlen(kInterruptNotice);
+  for (int i = 0; i < n; ++i) {
+    // Non-blocking, no SIGPIPE: a peer that is gone or not reading must not delay the exit.
+    const ssize_t ignored = ::send(fds[i], kInterruptNotice, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+  }
+}
+
+// Only async-signal-safe calls here: write(2), send(2), strlen and _exit(2).
 void say(const char* text) {
   if (g_announce) {
     const ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));
@@ -28,6 +47,7 @@ void say(const char* text) {
 extern "C" void on_stop_signal(int sig) {
   if (g_signal != 0) {
     say("gpuscale: second signal: exiting now (the result file holds every point finished so far)\n");
+    send_interrupt_notice();
     _exit(kExitInterrupted);
   }
   g_signal = sig;
@@ -58,5 +78,17 @@ std::string stop_reason(int signal) {
 }
 
 void reset_stop_request() { g_signal = 0; }
+
+void set_interrupt_notice(const int* fds, int count) {
+  g_notice_count = 0;  // never a count larger than the array the handler may see
+  g_notice_fds = fds;
+  g_notice_count = fds ? count : 0;
+}
+
+void clear_interrupt_notice(const int* fds) {
+  if (g_notice_fds.load() != fds) return;
+  g_notice_count = 0;
+  g_notice_fds = nullptr;
+}
 
 }  // namespace gpuscale

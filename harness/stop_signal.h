@@ -31,4 +31,13 @@ std::string stop_reason(int signal);
 // Forgets a recorded request (tests).
 void reset_stop_request();
 
+// Sockets that hear kInterruptNotice when a second signal ends this process at once: the sentinel's
+// connections (harness/sentinel.h), so that peers report this rank as interrupted rather than lost.
+// The fds must stay open until cleared with set_interrupt_notice(nullptr, 0); the caller that set them
+// clears them (a later set replaces an earlier one).
+inline constexpr const char* kInterruptNotice = "{\"msg\":\"interrupted\"}\n";
+void set_interrupt_notice(const int* fds, int count);
+// Clears the sockets only when `fds` is the array set last (a sentinel clearing its own).
+void clear_interrupt_notice(const int* fds);
+
 }  // namespace gpuscale

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "harness/activity.h"
 
 namespace gpuscale {
 namespace {
@@ -95,17 +96,23 @@ std::string World::library_version() const {
   return s;
 }
 
-void World::barrier() const { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+void World::barrier() const {
+  ActivityScope wait(Phase::waiting, "barrier of all ranks");
+  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
 
 std::vector<std::string> World::gather_to_root(const std::string& mine) const {
+  ActivityScope wait(Phase::waiting, "gather to rank 0");
   return gatherv(MPI_COMM_WORLD, mine, false, 0);
 }
 
 std::vector<std::string> World::allgather(const std::string& mine) const {
+  ActivityScope wait(Phase::waiting, "allgather of all ranks");
   return gatherv(MPI_COMM_WORLD, mine, true, 0);
 }
 
 std::string World::broadcast_from_root(const std::string& text) const {
+  ActivityScope wait(Phase::waiting, "broadcast from rank 0");
   unsigned long long len = text.size();
   check(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
   std::string out = rank_ == 0 ? text : std::string(len, '\0');
@@ -114,12 +121,14 @@ std::string World::broadcast_from_root(const std::string& text) const {
 }
 
 bool World::any(bool mine) const {
+  ActivityScope wait(Phase::waiting, "agreement of all ranks");
   int v = mine ? 1 : 0, out = 0;
   check(MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD), "MPI_Allreduce");
   return out != 0;
 }
 
 int World::max(int mine) const {
+  ActivityScope wait(Phase::waiting, "agreement of all ranks");
   int out = 0;
   check(MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
   return out;
@@ -151,9 +160,13 @@ int Group::size() const {
   return s;
 }
 
-void Group::barrier() const { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+void Group::barrier() const {
+  ActivityScope wait(Phase::waiting, "barrier of the GPU count's ranks");
+  check(MPI_Barrier(comm_), "MPI_Barrier");
+}
 
 std::vector<double> Group::allgather(double mine) const {
+  ActivityScope wait(Phase::waiting, "allgather of the GPU count's ranks");
   std::vector<double> out(static_cast<std::size_t>(size()));
   check(MPI_Allgather(&mine, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
   return out;

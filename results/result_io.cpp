@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include <valijson/validator.hpp>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "results/result_file.h"
 
 namespace gpuscale {
@@ -61,6 +63,20 @@ int json_nesting_depth(const std::string& text) {
     }
   }
   return deepest;
+}
+
+// The checks after parsing that make a document a version-1 result.
+nlohmann::json check_result_doc(nlohmann::json doc, const std::string& name) {
+  if (!doc.is_object()) throw Error(fmt::format("{}: not a gpuscale result (top level is not an object)", name));
+  if (!doc.contains("schema") || !doc["schema"].is_string() || doc["schema"].get<std::string>() != kResultSchemaName)
+    throw Error(fmt::format("{}: not a gpuscale result (\"schema\" is not \"{}\")", name, kResultSchemaName));
+  const auto& v = doc.value("schema_version", nlohmann::json());
+  if (!v.is_number_integer() || v.get<long long>() != kResultSchemaVersion)
+    throw Error(fmt::format("{}: unsupported schema_version {} (this gpuscale reads version {})", name,
+                            v.dump().substr(0, 40), kResultSchemaVersion));
+  if (auto problems = validate_result_json(doc); !problems.empty())
+    throw Error(fmt::format("{}: does not match the result schema: {}", name, problems));
+  return doc;
 }
 
 }  // namespace
@@ -147,7 +163,7 @@ std::string validate_result_json(const nlohmann::json& doc) {
     out += fmt::format("{}{}: {}", shown ? "; " : "", where, e.description);
     if (++shown == 3) break;
   }
-  return out;
+  return terminal_safe(out);  // the pointers quote the file's keys
 }
 
 nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
@@ -164,30 +180,58 @@ nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
   if (!in) throw Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  return parse_json_text(buf.str(), name);
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& name) {
+  if (text.empty()) throw Error(fmt::format("{}: empty file", name));
   // Deep nesting is refused before parsing: copying or printing a deep document recurses.
   if (auto depth = json_nesting_depth(text); depth > kMaxJsonDepth)
     throw Error(fmt::format("{}: JSON nested deeper than {} levels", name, kMaxJsonDepth));
+  // The keys seen in each object being parsed (innermost last), to refuse a key given twice.
+  struct Open {
+    std::set<std::string> keys;
+    std::string under;  // the key this object is the value of ("" at the top or in an array)
+  };
+  std::vector<Open> open;
+  std::string last_key;
+  auto watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) {
+      open.push_back({{}, last_key});
+      last_key.clear();
+    } else if (event == E::key) {
+      last_key = parsed.get<std::string>();
+      if (!open.back().keys.insert(last_key).second)
+        throw Error(fmt::format("{}: duplicate key \"{}\"{}: refused (which copy counts is ambiguous)", name,
+                                terminal_quote(last_key),
+                                open.back().under.empty() ? std::string()
+                                                          : fmt::format(" in the object \"{}\"", terminal_quote(open.back().under))));
+    } else if (event == E::object_end) {
+      open.pop_back();
+      last_key.clear();
+    } else if (event == E::array_start || event == E::value) {
+      last_key.clear();
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);  // NaN, Infinity and out-of-range numbers are parse errors
+    return nlohmann::json::parse(text, watch);  // NaN, Infinity and out-of-range numbers are parse errors
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON ({})", name, e.what()));
+    throw Error(fmt::format("{}: not valid JSON ({})", name, terminal_safe(e.what())));
   }
 }
 
 nlohmann::json read_result_file(const fs::path& path) {
   const std::string name = path.string();
-  nlohmann::json doc = read_json_file(path, kMaxResultBytes);
-  if (!doc.is_object()) throw Error(fmt::format("{}: not a gpuscale result (top level is not an object)", name));
-  if (!doc.contains("schema") || !doc["schema"].is_string() || doc["schema"].get<std::string>() != kResultSchemaName)
-    throw Error(fmt::format("{}: not a gpuscale result (\"schema\" is not \"{}\")", name, kResultSchemaName));
-  const auto& v = doc.value("schema_version", nlohmann::json());
-  if (!v.is_number_integer() || v.get<long long>() != kResultSchemaVersion)
-    throw Error(fmt::format("{}: unsupported schema_version {} (this gpuscale reads version {})", name, v.dump(),
-                            kResultSchemaVersion));
-  if (auto problems = validate_result_json(doc); !problems.empty())
-    throw Error(fmt::format("{}: does not match the result schema: {}", name, problems));
-  return doc;
+  return check_result_doc(read_json_file(path, kMaxResultBytes), name);
+}
+
+nlohmann::json parse_result_text(const std::string& text, const std::string& name) {
+  if (text.size() > kMaxResultBytes)
+    throw Error(fmt::format("{}: {} bytes is larger than any file gpuscale writes (limit {})", name, text.size(),
+                            kMaxResultBytes));
+  return check_result_doc(parse_json_text(text, name), name);
 }
 
 }  // namespace gpuscale

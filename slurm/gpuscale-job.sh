@@ -211,6 +211,8 @@ gs_explain() {
     2) gs_say "exit 2: bad input (gpuscale's message is above)" ;;
     3) gs_say "exit 3: no usable device (gpuscale's message is above)" ;;
     4) gs_say "exit 4: interrupted (time limit or cancel): the result file holds the points finished before" ;;
+    5) gs_say "exit 5: a benchmark point stalled (watchdog; gpuscale named the rank above): the result file holds the points finished before" ;;
+    6) gs_say "exit 6: a rank was lost (its process or node ended; named above): the result file holds the points finished before" ;;
     *) gs_say "exit $1: gpuscale or the launcher failed (a rank died? see the messages above)" ;;
   esac
 }

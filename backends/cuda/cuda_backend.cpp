@@ -77,7 +77,7 @@ class CudaBackend final : public Backend {
   }
   std::unique_ptr<DpStep> make_dp_step(const DpStepConfig& config, const Group&, Communicator& comm,
                                        std::uint64_t seed) override {
-    auto* collectives = dynamic_cast<CudaCollectives*>(&comm);
+    auto* collectives = dynamic_cast<CudaCollectives*>(&comm.unwrapped());
     if (collectives == nullptr) throw Error("dp-step needs the CUDA backend's communicator", kExitInvalidResult);
     return make_cuda_dp_step(config, collectives->nccl_comm(), seed);
   }

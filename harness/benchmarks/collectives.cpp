@@ -153,6 +153,25 @@ class CollectiveBenchmark final : public Benchmark {
     return out;
   }
 
+  // The send and receive buffers at the largest group (all_gather's receive buffer grows with it); every
+  // operation (warm-up, timed, checked) reads and writes them.
+  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
+    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    const bool in_place = params.at("placement").get<std::string>() == "in-place";
+    const std::uint64_t es = dtype_size(type);
+    const auto c = collective_counts(spec_, params.at("size_bytes").get<std::uint64_t>(), es, std::max(ctx.ranks, 1));
+    const std::uint64_t recv = saturating_mul(in_place ? std::max(c.recv, c.send) : c.recv, es);
+    const std::uint64_t send = in_place ? 0 : saturating_mul(c.send, es);
+    const auto m = collective_methodology(ctx.opts);
+    PointDemand d;
+    d.memory_bytes = saturating_add(send, recv);
+    d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ctx.ranks)
+                             : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ctx.ranks);
+    d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
+    if (params.value("transport", std::string()) == "nccl") d.transport_timeout_s = ctx.opts.timeout_s;
+    return d;
+  }
+
   ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
                              const std::string& topology) const override {
     return collective_link_peak(topology, ctx.links, params.at("size_bytes").get<std::uint64_t>());

@@ -95,6 +95,11 @@ class CopyBenchmark final : public Benchmark {
     return {std::nullopt, "unknown copy case"};
   }
 
+  // A source and a destination of the copy size (on this GPU, or one of them on the peer).
+  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
+    return buffers_demand(2, "buffers", params.at("size_bytes").get<std::uint64_t>(), ctx.opts);
+  }
+
  private:
   const CopyCaseSpec& spec_;
 };

@@ -44,6 +44,16 @@ class DpStepBenchmark final : public Benchmark {
   }
   std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
 
+  static DpStepConfig config_of(const nlohmann::json& params) {
+    DpStepConfig c;
+    c.dtype = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    c.width = params.at("width").get<std::uint64_t>();
+    c.depth = params.at("depth").get<int>();
+    c.batch = params.at("batch").get<std::uint64_t>();
+    c.bucket_bytes = params.at("bucket_bytes").get<std::uint64_t>();
+    return c;
+  }
+
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
     const auto supported = dp_dtypes(ctx.backend);
     std::vector<DType> types;
@@ -71,13 +81,25 @@ class DpStepBenchmark final : public Benchmark {
     return out;
   }
 
+  // The model's weights, gradients and activations; the GEMMs of every step (full and compute-only
+  // passes) and the gradients' all-reduces (full and communication-only passes). On CUDA the buckets go
+  // through NCCL, whose -T timeout the watchdog lets act first.
+  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
+    const auto c = config_of(params);
+    const auto m = dp_methodology(ctx.opts);
+    const double steps = static_cast<double>(m.steps) * (m.warmup + 2.0 * m.reps);
+    PointDemand d;
+    d.memory_bytes = dp_memory_bytes(c);
+    d.memory_what = fmt::format("the weights, gradients and activations of width {} depth {} batch {} {}", c.width,
+                                c.depth, c.batch, dtype_name(c.dtype));
+    d.flops = dp_flops_per_sample(c) * static_cast<double>(c.batch) * steps;
+    d.bytes = 2.0 * static_cast<double>(make_dp_plan(c).gradient_elems * dtype_size(c.dtype)) * steps;  // ring: ~2x
+    if (ctx.backend == "cuda") d.transport_timeout_s = ctx.opts.timeout_s;
+    return d;
+  }
+
   RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
-    DpStepConfig c;
-    c.dtype = parse_dtype_or_throw(params.at("dtype").get<std::string>());
-    c.width = params.at("width").get<std::uint64_t>();
-    c.depth = params.at("depth").get<int>();
-    c.batch = params.at("batch").get<std::uint64_t>();
-    c.bucket_bytes = params.at("bucket_bytes").get<std::uint64_t>();
+    const auto c = config_of(params);
     const auto plan = make_dp_plan(c);
     if (ctx.backend == nullptr || ctx.comm == nullptr) throw Error("dp-step needs a backend and a communicator", 1);
     auto step = ctx.backend->make_dp_step(c, ctx.group, *ctx.comm, ctx.seed);

@@ -1,9 +1,12 @@
 // GEMM throughput: one registry entry, points over dtypes and shapes.
 #include <fmt/format.h>
 
+#include "core/units.h"
+
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/registry.h"
+#include "kernels/cuda/cuda_plan.h"
 
 namespace gpuscale {
 namespace {
@@ -85,6 +88,24 @@ class GemmBenchmark final : public Benchmark {
   ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx, const std::string&) const override {
     if (ctx.table == nullptr) return {std::nullopt, "no peaks table loaded"};
     return ctx.table->compute(ctx.device, parse_dtype_or_throw(params.at("dtype").get<std::string>()));
+  }
+
+  // A, B and C (plus cuBLASLt's workspace on CUDA); the products of warm-up, timing and, on CUDA, the
+  // timed choice among the heuristic's candidates.
+  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
+    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    const GemmShape s{params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
+                      params.at("k").get<std::uint64_t>(), false, false};
+    const bool cuda = ctx.backend == "cuda";
+    const auto m = gemm_methodology(ctx.opts);
+    PointDemand d;
+    d.memory_bytes = cuda ? cuda::gemm_device_bytes(type, s, cuda::kGemmWorkspaceBytes)
+                          : cuda::gemm_device_bytes(type, s, 0);  // the same A, B and C, no workspace
+    d.memory_what = fmt::format("A, B and C of {}x{}x{} {}{}", s.m, s.n, s.k, dtype_name(type),
+                                cuda ? fmt::format(" and a {} MiB workspace", cuda::kGemmWorkspaceBytes >> 20) : "");
+    d.flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
+              (m.warmup + m.reps + (cuda ? cuda::kGemmCandidates : 0));
+    return d;
   }
 };
 

@@ -1,5 +1,10 @@
 #include "harness/benchmarks/independent.h"
 
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "harness/benchmarks/defaults.h"
+
 namespace gpuscale {
 
 std::vector<double> time_independent(const Group& group, int warmup, int reps, const std::function<double()>& pass,
@@ -21,6 +26,15 @@ void apply_check(RankMeasurement& m, const CheckResult& check) {
     m.valid = false;
     m.message = "verification failed: " + check.detail;
   }
+}
+
+PointDemand buffers_demand(int count, const char* plural, std::uint64_t bytes, const RunOptions& opts) {
+  const auto m = kernel_methodology(opts);
+  PointDemand d;
+  d.memory_bytes = saturating_mul(bytes, static_cast<std::uint64_t>(count));
+  d.memory_what = fmt::format("{} {} of {}", count, plural, format_bytes(bytes));
+  d.bytes = count * static_cast<double>(bytes) * (m.warmup + m.reps + 1);
+  return d;
 }
 
 }  // namespace gpuscale

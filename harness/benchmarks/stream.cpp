@@ -70,6 +70,12 @@ class StreamBenchmark final : public Benchmark {
     return ctx.table->memory_bandwidth(ctx.device);
   }
 
+  // Three arrays (every kernel's harness allocates a, b and c), each touched on each pass.
+  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
+    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    return buffers_demand(3, "arrays", saturating_mul(params.at("elements").get<std::uint64_t>(), dtype_size(type)), ctx.opts);
+  }
+
  private:
   const StreamKernelSpec& spec_;
 };

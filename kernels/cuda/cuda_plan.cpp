@@ -42,15 +42,6 @@ ArraySizing default_stream_array_bytes(std::uint64_t l2_bytes, std::uint64_t fre
   return s;
 }
 
-std::string format_bytes(std::uint64_t bytes) {
-  return fmt::format("{:.2f} GiB ({} bytes)", static_cast<double>(bytes) / (1ULL << 30), bytes);
-}
-
-std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
-  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return std::numeric_limits<std::uint64_t>::max();
-  return a * b;
-}
-
 std::optional<std::string> memory_shortfall(std::string_view what, std::uint64_t needed, std::uint64_t free_bytes,
                                             int ordinal) {
   const std::uint64_t usable = free_bytes > kMemoryHeadroom ? free_bytes - kMemoryHeadroom : 0;
@@ -133,12 +124,7 @@ std::uint64_t gemm_device_bytes(DType type, const GemmShape& s, std::uint64_t wo
   const std::uint64_t a = saturating_mul(saturating_mul(s.m, s.k), in);
   const std::uint64_t b = saturating_mul(saturating_mul(s.k, s.n), in);
   const std::uint64_t c = saturating_mul(saturating_mul(s.m, s.n), out);
-  std::uint64_t total = workspace_bytes;
-  for (std::uint64_t part : {a, b, c}) {
-    if (part > std::numeric_limits<std::uint64_t>::max() - total) return std::numeric_limits<std::uint64_t>::max();
-    total += part;
-  }
-  return total;
+  return saturating_add(saturating_add(saturating_add(workspace_bytes, a), b), c);
 }
 
 std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& candidates) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/units.h"
 #include "kernels/gemm_spec.h"
 
 namespace gpuscale::cuda {
@@ -44,14 +45,13 @@ struct ArraySizing {
 // bandwidth and launch overhead is small; capped so the 3 arrays take at most half the free memory.
 ArraySizing default_stream_array_bytes(std::uint64_t l2_bytes, std::uint64_t free_bytes);
 
-// "12.00 GiB (12884901888 bytes)"
-std::string format_bytes(std::uint64_t bytes);
+// "12.00 GiB (12884901888 bytes)" and a x b without wrapping (core/units.h).
+using ::gpuscale::format_bytes;
+using ::gpuscale::saturating_mul;
 // Why `needed` bytes cannot be allocated with `free_bytes` free (keeping kMemoryHeadroom), or nullopt.
 // `what` names the allocation, e.g. "STREAM fp64: 3 arrays of 4.00 GiB".
 std::optional<std::string> memory_shortfall(std::string_view what, std::uint64_t needed, std::uint64_t free_bytes,
                                             int ordinal);
-// a x b without wrapping (UINT64_MAX on overflow, which never fits).
-std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b);
 
 // ---- which code runs on which GPU ----------------------------------------------------------------
 

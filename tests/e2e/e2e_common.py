@@ -1,10 +1,12 @@
 """What the end-to-end test scripts share: failing with one line, the common command-line arguments,
-and reading a result file that must pass both the JSON Schema (Python's jsonschema) and gpuscale validate."""
+waiting for a running gpuscale's first rows, and reading a result file that must pass both the JSON
+Schema (Python's jsonschema) and gpuscale validate."""
 import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 
 import jsonschema
 
@@ -31,6 +33,31 @@ def out_path(workdir, name):
     if os.path.exists(path):
         os.remove(path)
     return path
+
+
+def read_doc(path):
+    """The JSON document at `path`, or None while it does not exist or cannot be parsed."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for_rows(p, path, rows, limit=120):
+    """The result document at `path` once it holds at least `rows` rows while `p` (gpuscale, or mpirun)
+    still runs; fails when `p` ends first or after `limit` seconds. Polls: no fixed sleep to race."""
+    deadline = time.time() + limit
+    while True:
+        doc = read_doc(path)
+        if doc and len(doc["results"]) >= rows:
+            return doc
+        if p.poll() is not None:
+            fail(f"gpuscale ended before writing {rows} row(s): {p.communicate()}")
+        if time.time() > deadline:
+            p.kill()
+            fail(f"fewer than {rows} row(s) written within {limit} s")
+        time.sleep(0.05)
 
 
 def load_valid(path, schema, gpuscale, env=None):

@@ -6,7 +6,6 @@
   second_signal: SIGINT twice to a single process: the second one exits at once with 4, and the file
                 still holds the rows finished before it.
 """
-import json
 import os
 import select
 import signal
@@ -22,27 +21,12 @@ LONG_PLAN = ["run", "--backend", "cpu", "--benchmarks", "stream", "--dtypes", "f
              "--reps", "40", "--threads", "1"]
 
 
-def rows_in(path):
-    try:
-        with open(path) as f:
-            return len(json.load(f)["results"])
-    except (OSError, ValueError):
-        return 0
-
-
 def start(cmd, path):
     if os.path.exists(path):
         os.remove(path)
     print("+", " ".join(cmd), flush=True)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while rows_in(path) < 1:
-        if p.poll() is not None:
-            fail(f"gpuscale ended before writing a row: {p.communicate()}")
-        if time.time() > deadline:
-            p.kill()
-            fail("no row written within 120 s")
-        time.sleep(0.1)
+    e2e_common.wait_for_rows(p, path, 1)
     return p
 
 

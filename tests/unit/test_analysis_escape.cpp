@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/escape.h"
+#include "core/term_text.h"
 #include "analysis/svg_chart.h"
 
 namespace gpuscale {
@@ -40,6 +41,16 @@ TEST(Escape, PrometheusLabelValue) {
 
 TEST(Escape, TerminalHasNoControlCharacters) {
   EXPECT_EQ(term_text("a\x1b[2Jb\n"), "a?[2Jb?");
+  // C1 controls (U+009B is CSI) and bytes that are not UTF-8 are replaced too; other text is kept.
+  EXPECT_EQ(term_text("a\xc2\x9b" "31mb"), "a?31mb");
+  EXPECT_EQ(term_text("x\xff\xfey"), "x??y");
+  EXPECT_EQ(term_text("\xe2\x82"), "??");              // a cut character
+  EXPECT_EQ(term_text("\xed\xa0\x80"), "???");         // a surrogate
+  EXPECT_EQ(term_text("\xc0\xaf"), "??");              // an overlong '/'
+  EXPECT_EQ(term_text("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(term_text("\x7f\t"), "??");
+  EXPECT_EQ(terminal_quote(std::string(100, 'x'), 10), "xxxxxxxxxx...");
+  EXPECT_EQ(terminal_quote("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // cut at a character boundary
 }
 
 TEST(Svg, ChartsEscapeTheirTextAndCarryTheirKind) {

@@ -160,7 +160,9 @@ TEST_F(FakeNvml, SamplerTicksAtItsPeriodAndStopsAtOnce) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto w = s.end();
   const auto stopped = std::chrono::steady_clock::now();
-  EXPECT_LT(stopped - t0, std::chrono::milliseconds(100));
+  // At once: well within a second (not 100 ms: under ASan, on a loaded 2-core CI machine, joining the
+  // sampler's thread alone has taken just over 100 ms).
+  EXPECT_LT(stopped - t0, std::chrono::seconds(1));
   // ~40 expected; a loaded machine delays ticks and skips late ones, it never bursts
   EXPECT_GE(s.ticks(), 5u);
   EXPECT_LE(s.ticks(), static_cast<std::size_t>((stopped - start) / std::chrono::milliseconds(5)) + 1);

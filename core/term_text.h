@@ -1,0 +1,17 @@
+#pragma once
+// Text from an untrusted file (a result file's strings, a parse error quoting it, a file name) made
+// safe to print on a terminal: C0 controls, DEL and C1 controls (escape sequences included) and bytes
+// that are not valid UTF-8 become '?', so a file can neither drive the terminal nor garble the line.
+// analysis/escape.h's term_text is this function; every message that quotes a file uses it.
+#include <string>
+#include <string_view>
+
+namespace gpuscale {
+
+std::string terminal_safe(std::string_view s);
+
+// terminal_safe, cut to at most `max_bytes` (at a character boundary) with "..." when it was longer:
+// for quoting a value inside a one-line message.
+std::string terminal_quote(std::string_view s, std::size_t max_bytes = 60);
+
+}  // namespace gpuscale

@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Fault injection on the CPU backend (docs/reliability.md): the real gpuscale under mpirun, hurt on
+purpose, must end within a bounded time with its distinct exit code, say what happened, and leave a
+valid result file holding every point it finished; no gpuscale process may be left behind.
+
+  kill_rank:    SIGKILL to rank 2 of 4 mid-run: the others exit with 6 within 60 s, the file names the lost rank.
+  kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; rank 0's last file stays valid.
+  stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): the watchdog ends the run
+                with 5, naming the stalled rank, its host and the ranks waiting for it.
+  resume:       a run killed mid-way, then --resume: the plan completes, finished points are not measured again.
+  no_overwrite: run and merge refuse an existing output unless --force; clear errors for bad output folders.
+  memory:       a plan larger than the host's memory is refused up front with the numbers (exit 2).
+  exit_codes:   every exit code of core/error.h is in docs/reliability.md's table, with the test that proves it.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import e2e_common
+from e2e_common import fail
+
+ARGS = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENV_FAULT = "GPUSCALE_TEST_FAULT"
+# 18 rows of a tenth of a second or more each with 4 ranks on 2 cores: a kill after the third row
+# always finds the run in progress.
+SLOW_PLAN = ["--backend", "cpu", "--benchmarks", "stream.copy,stream.triad,stream.dot", "--dtypes", "fp64,fp32",
+             "--array-size", "16M", "--reps", "30", "--threads", "1"]
+
+
+def work(name):
+    return e2e_common.out_path(ARGS.workdir, name)
+
+
+def env_with(extra=None):
+    env = dict(os.environ)
+    env.pop(ENV_FAULT, None)
+    env.update(extra or {})
+    return env
+
+
+def load_valid(path):
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+
+
+def alive(pid):
+    """True while `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start_ranks(n, args, rcdir=None, env=None):
+    """mpirun -np n gpuscale ARGS; with rcdir, each rank runs under rank_wrapper.py, which records the
+    rank's own exit code in rcdir/rc.<rank> (mpirun only reports the first process that failed)."""
+    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", str(n)]
+    if rcdir:
+        os.makedirs(rcdir, exist_ok=True)
+        for f in os.listdir(rcdir):
+            os.remove(os.path.join(rcdir, f))
+        cmd += [sys.executable, os.path.join(HERE, "rank_wrapper.py"), rcdir]
+    cmd += [ARGS.gpuscale, "run"] + args
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or env_with())
+
+
+def finish(p, limit, what):
+    """Waits for mpirun; fails when it takes longer than `limit` seconds. Returns (rc, out, err, seconds)."""
+    t0 = time.time()
+    try:
+        out, err = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        fail(f"{what}: still running after {limit} s\n{out}\n{err}")
+    return p.returncode, out, err, time.time() - t0
+
+
+def expect_gone(pids, what, deadline=None):
+    """Every pid ends by `deadline` (default: 10 s from now); no process may be left behind."""
+    deadline = deadline or time.time() + 10
+    while any(alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    left = [p for p in pids if alive(p)]
+    if left:
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        fail(f"{what}: gpuscale processes left behind: {left}")
+
+
+def rank_codes(rcdir, ranks, limit=30):
+    """Each rank's own exit code, as rank_wrapper.py recorded it (possibly after mpirun has ended)."""
+    deadline = time.time() + limit
+    while True:
+        codes = {}
+        for r in ranks:
+            try:
+                with open(os.path.join(rcdir, f"rc.{r}")) as f:
+                    codes[r] = int(f.read().strip())
+            except (OSError, ValueError):
+                codes[r] = None
+        if None not in codes.values() or time.time() > deadline:
+            return codes
+        time.sleep(0.1)
+
+
+def rank_output(rcdir, ranks, stream):
+    """The ranks' standard output or error, as rank_wrapper.py kept it."""
+    text = ""
+    for r in ranks:
+        try:
+            with open(os.path.join(rcdir, f"{stream}.{r}")) as f:
+                text += f.read()
+        except OSError:
+            pass
+    return text
+
+
+def check_completed_points(doc, before):
+    """The file holds every point finished before the fault: all GPU counts of each, and at least as many
+    rows as were on disk when the fault was injected."""
+    counts = doc["plan"]["gpu_counts"]
+    per_point = {}
+    for r in doc["results"]:
+        per_point.setdefault((r["benchmark"], json.dumps(r["params"], sort_keys=True)), []).append(r["gpu_count"])
+    for key, ks in per_point.items():
+        if sorted(ks) != counts:
+            fail(f"point {key} is in the file at GPU counts {sorted(ks)}, not all of {counts}")
+    if len(doc["results"]) < len(before["results"]):
+        fail(f"the file lost rows: {len(doc['results'])} now, {len(before['results'])} before the fault")
+    bad = [r for r in doc["results"] if r["status"] != "ok"]
+    if bad:
+        fail(f"rows not ok after the fault: {[(r['benchmark'], r['status']) for r in bad]}")
+
+
+def kill_case(victim, name):
+    path, rcdir = work(f"{name}.json"), os.path.join(ARGS.workdir, f"{name}-rc")
+    p = start_ranks(4, SLOW_PLAN + ["-o", path], rcdir)
+    before = e2e_common.wait_for_rows(p, path, 3, 180)  # the first point, at 1, 2 and 4 GPUs
+    pids = {r["rank"]: r["pid"] for r in before["ranks"]}
+    host = before["ranks"][victim]["host"]
+    print(f"killing rank {victim} (pid {pids[victim]}) after {len(before['results'])} rows", flush=True)
+    killed_at = time.time()
+    os.kill(pids[victim], signal.SIGKILL)
+    rc, _, _, _ = finish(p, 60, f"after killing rank {victim}")
+    if rc == 0:
+        fail("mpirun exited 0 after a rank was killed")
+    # The survivors run out of mpirun's reach (rank_wrapper.py): each must end by itself within 60 s.
+    expect_gone(list(pids.values()), f"60 s after killing rank {victim}", deadline=killed_at + 60)
+    took = time.time() - killed_at
+    survivors = [r for r in range(4) if r != victim]
+    codes = rank_codes(rcdir, survivors)
+    if any(c != 6 for c in codes.values()):
+        fail(f"survivors' exit codes {codes}, expected 6 (rank lost) from each")
+    err = rank_output(rcdir, range(4), "err")
+    print(err, flush=True)
+    lost = [l for l in err.splitlines() if f"rank {victim} ({host}" in l and "was lost" in l]
+    if len(lost) != 1:
+        fail(f"expected one line naming rank {victim} ({host}) as lost, got {lost}")
+    doc = load_valid(path)
+    check_completed_points(doc, before)
+    return doc, before, took, pids
+
+
+def case_kill_rank():
+    doc, before, took, pids = kill_case(2, "kill2")
+    s = doc["summary"]
+    lost = s.get("lost_rank") or {}
+    if s["complete"] or s["exit_code"] != 6 or lost.get("rank") != 2 or lost.get("pid") != pids[2]:
+        fail(f"summary does not name rank 2 (pid {pids[2]}) as lost with exit code 6: {s}")
+    if lost.get("host") != before["ranks"][2]["host"] or "process ended" not in lost.get("how", ""):
+        fail(f"lost_rank lacks the host or how: {lost}")
+    if "was lost" not in s["interrupted"] or doc["finished_utc"] is None:
+        fail(f"summary.interrupted / finished_utc not set: {s}")
+    print(f"ok: rank 2 lost, survivors exited 6 after {took:.1f} s, {len(doc['results'])} rows kept")
+
+
+def case_kill_rank0():
+    doc, before, took, _ = kill_case(0, "kill0")
+    # Rank 0 could not seal its file: it holds what rank 0 wrote after its last finished point.
+    if doc["summary"]["complete"]:
+        fail("the file of a run whose rank 0 died says complete")
+    print(f"ok: rank 0 lost, survivors exited 6 after {took:.1f} s, {len(doc['results'])} rows on disk")
+
+
+def case_stall():
+    path = work("stall.json")
+    env = env_with({ENV_FAULT: "stall:all_reduce@2"})
+    # Tiny points: every point but the stalled one ends well within the 3 s budget on a loaded machine.
+    p = start_ranks(4, ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce", "-e", "4K",
+                        "--array-size", "256K", "--watchdog", "3", "-o", path], env=env)
+    rc, out, err, took = finish(p, 90, "a stalled all_reduce")
+    print(err, flush=True)
+    if rc != 5:
+        fail(f"exit {rc}, expected 5 (watchdog)\n{out}\n{err}")
+    doc = load_valid(path)
+    pids = {r["rank"]: r["pid"] for r in doc["ranks"]}
+    expect_gone(list(pids.values()), "after the watchdog")
+    host2 = doc["ranks"][2]["host"]
+    line = [l for l in err.splitlines() if "watchdog:" in l]
+    want = (rf"watchdog: all_reduce .* on 4 GPU\(s\) did not finish within 3 s; rank 2 \({re.escape(host2)}, pid "
+            rf"{pids[2]}\) stalled in its own work \(computing: all_reduce \(injected stall.*\)\); ranks 0, 1, 3 waited "
+            rf"for it \(in collective: all_reduce\)")
+    if len(line) != 1 or not re.search(want, line[0]):
+        fail(f"expected one watchdog line matching {want!r}, got {line}")
+    s = doc["summary"]
+    st = s.get("stalled") or {}
+    if s["exit_code"] != 5 or s["complete"] or st.get("stalled_ranks") != [2] or st.get("benchmark") != "all_reduce":
+        fail(f"summary does not record the stall: {s}")
+    if st.get("gpu_count") != 4 or [r["phase"] for r in st["ranks"]] != ["in collective", "in collective", "computing",
+                                                                          "in collective"]:
+        fail(f"stalled record wrong: {st}")
+    triad = [r for r in doc["results"] if r["benchmark"] == "stream.triad"]
+    if len(triad) != 3 or any(r["benchmark"] == "all_reduce" for r in doc["results"]):
+        fail(f"the file should hold stream.triad at 1, 2, 4 GPUs and no unfinished all_reduce point: "
+             f"{[(r['benchmark'], r['gpu_count']) for r in doc['results']]}")
+    if took > 60:
+        fail(f"the watchdog of 3 s took {took:.0f} s to end the run")
+    print(f"ok: stall caught in {took:.1f} s, {len(doc['results'])} rows kept")
+
+
+def case_resume():
+    path, rcdir = work("resume.json"), os.path.join(ARGS.workdir, "resume-rc")
+    # dp-step too: its model options must come back from the file as the others do.
+    plan = ["--backend", "cpu", "--benchmarks", "stream.copy,stream.triad,all_reduce,dp-step", "--dtypes", "fp64",
+            "--array-size", "16M", "--reps", "12", "--threads", "1", "-e", "64K", "--seed", "4242",
+            "--dp-width", "128", "--dp-depth", "2", "--dp-batch", "32"]
+    p = start_ranks(4, plan + ["-o", path], rcdir)
+    before = e2e_common.wait_for_rows(p, path, 3, 180)
+    os.kill(before["ranks"][3]["pid"], signal.SIGKILL)
+    finish(p, 60, "after killing rank 3")
+    expect_gone([r["pid"] for r in before["ranks"]], "after killing rank 3", deadline=time.time() + 60)
+    killed = load_valid(path)
+    kept_before = {key(r): r for r in killed["results"]}
+    print(f"killed after {len(kept_before)} rows of {killed['plan']['points'] * 3}", flush=True)
+
+    # The killed file is neither overwritten by a new run nor resumed with other options.
+    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run"] + plan + ["-o", path],
+                       capture_output=True, text=True, env=env_with(), timeout=120)
+    if q.returncode != 2 or "already exists" not in q.stderr:
+        fail(f"a new run over the killed file: exit {q.returncode}, expected 2 'already exists': {q.stderr}")
+    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run", "--resume", path, "--reps", "3"],
+                       capture_output=True, text=True, env=env_with(), timeout=120)
+    if q.returncode != 2 or "--reps is 3 on this command line but 12 in the file" not in q.stderr:
+        fail(f"--resume with other --reps: exit {q.returncode}: {q.stderr}")
+    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--resume", path],
+                       capture_output=True, text=True, env=env_with(), timeout=120)
+    if q.returncode != 2 or "measured by 4 ranks, this launch has 2" not in q.stderr:
+        fail(f"--resume with 2 ranks: exit {q.returncode}: {q.stderr}")
+
+    # --resume alone: the options, points and seed come from the file.
+    p = start_ranks(4, ["--resume", path])
+    rc, out, err, _ = finish(p, 240, "--resume")
+    if rc != 0:
+        fail(f"--resume exited {rc}\n{out}\n{err}")
+    doc = load_valid(path)
+    s = doc["summary"]
+    total = doc["plan"]["points"] * len(doc["plan"]["gpu_counts"])
+    if not s["complete"] or not s["valid"] or s["rows"] != total or len(doc["results"]) != total:
+        fail(f"the resumed run is not complete with {total} rows: {s}")
+    o = doc["plan"]["options"]
+    if doc["plan"]["seed"] != 4242 or o["reps"] != 12 or (o["dp_width"], o["dp_depth"], o["dp_batch"]) != (128, 2, 32):
+        fail(f"the resumed run did not keep the original seed and options: {doc['plan']['seed']} {o}")
+    if not any(r["benchmark"] == "dp-step" and r["attempt"] == 1 for r in doc["results"]):
+        fail("the resumed run did not measure dp-step")
+    keys = [key(r) for r in doc["results"]]
+    if len(set(keys)) != len(keys):
+        fail("the resumed file holds a row twice")
+    # Points finished before the kill: the same rows, byte for byte (not measured again); the rest new.
+    finished = complete_points(killed)
+    reused = 0
+    for r in doc["results"]:
+        point = key(r)[:2]
+        if point in finished:
+            if r != kept_before[key(r)] or r.get("attempt") != 0:
+                fail(f"finished point {point} was measured again (attempt {r.get('attempt')})")
+            reused += 1
+        elif r.get("attempt") != 1:
+            fail(f"row {key(r)} of an unfinished point has attempt {r.get('attempt')}, expected 1")
+    if reused == 0 or reused == total:
+        fail(f"expected some rows kept and some measured anew, kept {reused} of {total}")
+    att = doc.get("attempts") or []
+    if len(att) != 1 or att[0]["summary"]["exit_code"] != 6 or "lost_rank" not in att[0]["summary"]:
+        fail(f"attempts should record the killed run: {att}")
+    # The plan order is kept: rows of each point together, in the plan's order.
+    order = [json.dumps({"benchmark": r["benchmark"], "params": r["params"]}, sort_keys=True) for r in doc["results"]]
+    plan_order = [json.dumps(p, sort_keys=True) for p in doc["plan"]["point_list"]]
+    if [k for i, k in enumerate(order) if i == 0 or order[i - 1] != k] != plan_order:
+        fail("rows are not in plan order")
+    # Nothing left to do: a second resume says so and leaves the file alone.
+    mtime = os.stat(path).st_mtime_ns
+    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run", "--resume", path],
+                       capture_output=True, text=True, env=env_with(), timeout=120)
+    if q.returncode != 0 or "nothing to resume" not in q.stdout or os.stat(path).st_mtime_ns != mtime:
+        fail(f"resume of a complete file: exit {q.returncode}: {q.stdout} {q.stderr}")
+    print(f"ok: resumed: {reused} rows kept, {total - reused} measured anew")
+
+
+def key(r):
+    return (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"])
+
+
+def complete_points(doc):
+    counts = set(doc["plan"]["gpu_counts"])
+    seen = {}
+    for r in doc["results"]:
+        if r["status"] in ("ok", "skipped"):
+            seen.setdefault(key(r)[:2], set()).add(r["gpu_count"])
+    return {p for p, ks in seen.items() if ks == counts}
+
+
+def gs(*args, env=None):
+    print("+ gpuscale", " ".join(args), flush=True)
+    return subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env or env_with(), timeout=120)
+
+
+def expect(p, code, needle, what):
+    if p.returncode != code or needle not in p.stderr + p.stdout:
+        fail(f"{what}: exit {p.returncode}, expected {code} with {needle!r}\n{p.stdout}\n{p.stderr}")
+
+
+def case_no_overwrite():
+    tiny = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "--array-size", "1M"]
+    path = work("exists.json")
+    with open(path, "w") as f:
+        f.write("precious")
+    expect(gs("run", *tiny, "-o", path), 2, "already exists: --force replaces it", "run -o over a file")
+    with open(path) as f:
+        if f.read() != "precious":
+            fail("run -o changed an existing file")
+    expect(gs("run", *tiny, "-o", path, "--force"), 0, "results:", "run -o --force")
+    load_valid(path)
+    merged = work("merged.json")
+    with open(merged, "w") as f:
+        f.write("precious")
+    expect(gs("merge", "-o", merged, path), 2, "already exists (use --force", "merge -o over a file")
+    expect(gs("merge", "-o", merged, path, "--force"), 0, "merged 1 of 1", "merge --force")
+    expect(gs("run", *tiny, "-o", os.path.join(ARGS.workdir, "no-such-dir", "r.json")), 2, "does not exist",
+           "a missing folder")
+    ro = os.path.join(ARGS.workdir, "read-only")
+    os.makedirs(ro, exist_ok=True)
+    os.chmod(ro, 0o555)
+    try:
+        if os.access(ro, os.W_OK):  # root writes anywhere: the check cannot be shown here
+            print("skip: running as root, a read-only folder is writable")
+        else:
+            expect(gs("run", *tiny, "-o", os.path.join(ro, "r.json")), 2, "is not writable", "a read-only folder")
+    finally:
+        os.chmod(ro, 0o755)
+    expect(gs("run", *tiny, "--resume", os.path.join(ARGS.workdir, "missing.json")), 2, "no such file",
+           "--resume of a missing file")
+    with open(work("hostile.json"), "w") as f:
+        f.write('{"schema": "gpuscale.result", "schema": "x"}')
+    p = gs("run", *tiny, "--resume", os.path.join(ARGS.workdir, "hostile.json"))
+    expect(p, 2, 'duplicate key "schema"', "--resume of a file with a duplicate key")
+    print("ok: no silent overwrite, clear output errors")
+
+
+def case_memory():
+    out = work("memory.json")
+    p = gs("run", "--backend", "cpu", "--benchmarks", "gemm", "--gemm-shapes", "65536", "--dtypes", "fp64", "-o", out)
+    expect(p, 2, "gemm fp64 65536x65536x65536", "a 96 GiB GEMM")
+    if not re.search(r"needs 96\.00 GiB \(103079215104 bytes\) per rank \(A, B and C of 65536x65536x65536 fp64\) but "
+                     r"the host has [0-9.]+ GiB", p.stderr):
+        fail(f"the refusal lacks the numbers: {p.stderr}")
+    if os.path.exists(out):
+        fail("a refused plan wrote a result file")
+    p = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--backend", "cpu",
+                        "--benchmarks", "stream.triad", "--array-size", "4T", "-o", out],
+                       capture_output=True, text=True, env=env_with(), timeout=120)
+    if p.returncode != 2 or "each of the 2 ranks on this node may use" not in p.stderr or p.stderr.count("needs") != 1:
+        fail(f"a 12 TiB STREAM plan on 2 ranks: exit {p.returncode}, expected one line with the per-rank share: {p.stderr}")
+    print("ok: plans larger than memory are refused with the numbers")
+
+
+def case_exit_codes():
+    with open(os.path.join(ARGS.source, "core", "error.h")) as f:
+        codes = {int(v): n for n, v in re.findall(r"(kExit\w+) = (\d+)", f.read())}
+    with open(os.path.join(ARGS.source, "docs", "reliability.md")) as f:
+        doc = f.read()
+    table = dict(re.findall(r"^\| (\d+) \| `(kExit\w+)` \|", doc, re.M))
+    if {int(k): v for k, v in table.items()} != codes:
+        fail(f"docs/reliability.md's exit code table {table} does not match core/error.h {codes}")
+    # Each row names the ctest cases that prove the code; every one is registered in tests/e2e.
+    with open(os.path.join(HERE, "CMakeLists.txt")) as f:
+        cmake = f.read()
+    foreach_cases = set(w for line in re.findall(r"foreach\(case ([^)]*)\)", cmake) for w in line.split())
+    slurm_cases = set(re.findall(r"gpuscale_slurm_test\((\w+) ", cmake))
+    for code in codes:
+        row = re.search(rf"^\| {code} \|.*$", doc, re.M).group(0)
+        named = re.findall(r"`((?:e2e|slurm)_\w+)`", row)
+        if not named:
+            fail(f"exit code {code}: the table row names no test: {row}")
+        for t in named:
+            m = re.match(r"e2e_(?:cpu|cuda|signal|fault)_(\w+)$", t)
+            if not (m and m.group(1) in foreach_cases) and not (t.startswith("slurm_") and t[6:] in slurm_cases):
+                fail(f"exit code {code}: {t} is not a test in tests/e2e/CMakeLists.txt")
+    print(f"ok: exit codes {sorted(codes)} documented, each with its test")
+
+
+def main():
+    global ARGS
+    ap = e2e_common.parser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--source", required=True)
+    ARGS = ap.parse_args()
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    cases = {"kill_rank": case_kill_rank, "kill_rank0": case_kill_rank0, "stall": case_stall, "resume": case_resume,
+             "no_overwrite": case_no_overwrite, "memory": case_memory, "exit_codes": case_exit_codes}
+    cases[ARGS.case]()
+    print(f"PASS: {ARGS.case}")
+
+
+if __name__ == "__main__":
+    main()

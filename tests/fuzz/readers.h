@@ -1,0 +1,86 @@
+#pragma once
+// Every reader of a file that travels between clusters and teams, from the file's text to all it
+// produces. The fuzz targets (tests/fuzz/<target>.cpp) and the hostile-file unit tests
+// (tests/unit/test_hostile_files.cpp) drive the same code through these. A reader may refuse a text
+// only with gpuscale::Error (one line for the user); anything else is a bug.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/compare.h"
+#include "analysis/junit.h"
+#include "analysis/merge.h"
+#include "analysis/reference.h"
+#include "analysis/report.h"
+#include "harness/resume.h"
+#include "results/result_file.h"
+#include "results/result_io.h"
+
+namespace gpuscale::readers {
+
+// gpuscale validate, and every command's first step: parsing (depth, duplicate keys), the schema, the
+// rows' conversion.
+inline nlohmann::json result_file(const std::string& text) {
+  auto doc = parse_result_text(text, "f.json");
+  for (const auto& row : doc.at("results")) (void)row_key(row.get<ResultRow>());
+  return doc;
+}
+
+// gpuscale report: the analysis loader and every output format.
+inline void report(const std::string& text) {
+  std::vector<FileReport> files;
+  files.push_back(make_file_report(result_from_json("f.json", parse_result_text(text, "f.json")), kDefaultStragglerThreshold));
+  (void)report_text(files[0]);
+  (void)report_markdown(files);
+  (void)report_csv(files);
+  (void)report_html(files);
+  (void)report_openmetrics(files);
+}
+
+// gpuscale compare: the file against itself and against `other` (a valid result), both ways.
+inline void compare(const std::string& text, const nlohmann::json& other) {
+  const auto mine = result_from_json("f.json", parse_result_text(text, "f.json"));
+  const auto theirs = result_from_json("g.json", other);
+  for (const auto& c : {compare_results(mine, mine, 0.05), compare_results(theirs, mine, 0.05),
+                        compare_results(mine, theirs, 0.05)}) {
+    (void)format_comparison(c);
+    (void)junit_xml("compare", {comparison_suite(c)});
+  }
+}
+
+// gpuscale check: the reference reader, and `run` (a valid result) checked against the reference.
+inline void reference(const std::string& text, const nlohmann::json& run) {
+  const auto ref = reference_from_json("ref.json", parse_json_text(text, "ref.json"));
+  const auto checked = result_from_json("r.json", run);  // named: the outcome points into it
+  const auto outcome = check_against(checked, ref);
+  (void)format_check(outcome);
+  (void)junit_xml("check", {check_suite(outcome)});
+}
+
+// gpuscale merge: the file with `other` (a valid result) and with itself; the merged document.
+inline nlohmann::json merge(const std::string& text, const nlohmann::json& other) {
+  const auto doc = parse_result_text(text, "f.json");
+  return merge_results({{"f.json", doc, ""}, {"g.json", other, ""}, {"again.json", doc, ""}},
+                       {{"gpuscale", "merge"}, "0", "readers"})
+      .merged;
+}
+
+// gpuscale run --resume: the recorded options, then the plan split against `launch`, by default the
+// launch the file itself describes (so that the checks past the launch's run too).
+inline ResumePlan resume(const std::string& text, const std::optional<LaunchShape>& launch = std::nullopt) {
+  const auto doc = parse_result_text(text, "f.json");
+  (void)plan_options_json(adopt_recorded_options(doc, RunOptions{}, "f.json"));
+  LaunchShape own{doc.at("backend").get<std::string>(), {}, {}};
+  for (const auto& r : doc.at("ranks")) {
+    own.hosts.push_back(r.at("host").get<std::string>());
+    own.devices.push_back(r.at("device").at("name").get<std::string>());
+  }
+  auto plan = plan_resume(doc, launch.value_or(own), "f.json");
+  nlohmann::json rows = plan.kept_rows;
+  order_rows_by_plan(rows, plan.plan.at("points"));
+  return plan;
+}
+
+}  // namespace gpuscale::readers

@@ -1,0 +1,221 @@
+// harness/sentinel without MPI: a hub and its links in one process over loopback. A link that ends
+// without goodbye is a lost rank at once; the hub asks every link what it is doing; an exit order
+// reaches every link; a hub that ends without done is rank 0 lost; strangers cannot join.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "harness/sentinel.h"
+#include "harness/stop_signal.h"
+
+namespace gpuscale {
+namespace {
+
+using namespace std::chrono_literals;
+
+// What the handlers saw, waited for with a deadline.
+struct Seen {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::string> events;
+  void add(std::string e) {
+    std::lock_guard lock(m);
+    events.push_back(std::move(e));
+    cv.notify_all();
+  }
+  bool wait_for(std::size_t n, std::chrono::milliseconds limit = 5000ms) {
+    std::unique_lock lock(m);
+    return cv.wait_for(lock, limit, [&] { return events.size() >= n; });
+  }
+};
+
+SentinelHandlers handlers(Seen& seen, const std::string& who, Phase phase = Phase::idle) {
+  SentinelHandlers h;
+  h.rank_lost = [&seen](const PeerIdentity& p, const std::string& how, bool interrupted) {
+    seen.add("lost " + std::to_string(p.rank) + " " + p.host + ": " + how + (interrupted ? " (interrupted)" : ""));
+  };
+  h.root_lost = [&seen, who](const std::string& how, bool interrupted) {
+    seen.add(who + " lost root: " + how + (interrupted ? " (interrupted)" : ""));
+  };
+  h.exit_ordered = [&seen, who](int code) { seen.add(who + " exit " + std::to_string(code)); };
+  h.activity = [phase, who] { return ActivitySnapshot{phase, who + " doing"}; };
+  return h;
+}
+
+const std::vector<std::string> kLoopback = {"127.0.0.1"};
+
+TEST(Sentinel, LineBuffer) {
+  LineBuffer b;
+  EXPECT_TRUE(b.feed("ab", 2).empty());
+  EXPECT_EQ(b.feed("c\nde\nf", 6), (std::vector<std::string>{"abc", "de"}));
+  EXPECT_EQ(b.feed("\n", 1), (std::vector<std::string>{"f"}));
+  const std::string big(LineBuffer::kMaxLine + 1, 'x');
+  EXPECT_THROW(b.feed(big.data(), big.size()), std::length_error);
+}
+
+TEST(Sentinel, LostRankIsNoticedAtOnce) {
+  Seen seen;
+  SentinelHub hub(3, "tok", {0, "node-a", 100}, handlers(seen, "hub"));
+  auto one = std::make_unique<SentinelLink>(kLoopback, hub.port(), "tok", PeerIdentity{1, "node-a", 101}, handlers(seen, "r1"));
+  auto two = std::make_unique<SentinelLink>(kLoopback, hub.port(), "tok", PeerIdentity{2, "node-b", 102}, handlers(seen, "r2"));
+  EXPECT_TRUE(hub.wait_for_hello({1, 2}, 5).empty());
+  hub.arm();
+  one->arm();
+  two->arm();
+  EXPECT_EQ(hub.peers()[2].host, "node-b");
+  EXPECT_EQ(hub.peers()[2].pid, 102);
+  // Rank 2's socket closes without goodbye, as when its process dies.
+  const auto t0 = std::chrono::steady_clock::now();
+  two.reset();
+  ASSERT_TRUE(seen.wait_for(1));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  EXPECT_EQ(seen.events[0], "lost 2 node-b: its process ended (connection closed)");
+  // One loss ends the run: later closings are not reported again.
+  one.reset();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(seen.events.size(), 1u);
+  EXPECT_EQ(lost_rank_message({2, "node-b", 102}, "its process ended"), "rank 2 (node-b, pid 102) was lost: its process ended");
+}
+
+TEST(Sentinel, GoodbyeIsNotALoss) {
+  Seen seen;
+  SentinelHub hub(2, "tok", {0, "a", 1}, handlers(seen, "hub"));
+  SentinelLink link(kLoopback, hub.port(), "tok", {1, "a", 2}, handlers(seen, "r1"));
+  ASSERT_TRUE(hub.wait_for_hello({1}, 5).empty());
+  hub.arm();
+  link.arm();
+  link.finish();
+  hub.finish();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(seen.events.empty());
+}
+
+TEST(Sentinel, AsksEveryRankWhatItIsDoing) {
+  Seen seen;
+  SentinelHub hub(3, "tok", {0, "a", 1}, handlers(seen, "hub", Phase::collective));
+  SentinelLink one(kLoopback, hub.port(), "tok", {1, "a", 2}, handlers(seen, "r1", Phase::computing));
+  SentinelLink two(kLoopback, hub.port(), "tok", {2, "b", 3}, handlers(seen, "r2", Phase::waiting));
+  ASSERT_TRUE(hub.wait_for_hello({1, 2}, 5).empty());
+  hub.arm();
+  const auto states = hub.ask_states(5);
+  ASSERT_EQ(states.size(), 3u);
+  EXPECT_TRUE(states[0].answered && states[1].answered && states[2].answered);
+  EXPECT_EQ(states[0].phase, Phase::collective);
+  EXPECT_EQ(states[1].phase, Phase::computing);
+  EXPECT_EQ(states[1].doing, "r1 doing");
+  EXPECT_EQ(states[2].phase, Phase::waiting);
+  EXPECT_EQ(states[2].host, "b");
+  EXPECT_EQ(states[2].pid, 3);
+  one.finish();
+  two.finish();
+  hub.finish();
+}
+
+TEST(Sentinel, ExitOrderReachesEveryRank) {
+  Seen seen;
+  SentinelHub hub(3, "tok", {0, "a", 1}, handlers(seen, "hub"));
+  SentinelLink one(kLoopback, hub.port(), "tok", {1, "a", 2}, handlers(seen, "r1"));
+  SentinelLink two(kLoopback, hub.port(), "tok", {2, "a", 3}, handlers(seen, "r2"));
+  ASSERT_TRUE(hub.wait_for_hello({1, 2}, 5).empty());
+  hub.arm();
+  one.arm();
+  two.arm();
+  hub.order_exit(5, 0.5);  // the links here do not exit, so this waits its half second
+  ASSERT_TRUE(seen.wait_for(2));
+  std::sort(seen.events.begin(), seen.events.end());
+  EXPECT_EQ(seen.events, (std::vector<std::string>{"r1 exit 5", "r2 exit 5"}));
+}
+
+TEST(Sentinel, RootLostWhenTheHubEndsWithoutDone) {
+  Seen seen;
+  auto hub = std::make_unique<SentinelHub>(2, "tok", PeerIdentity{0, "a", 1}, handlers(seen, "hub"));
+  SentinelLink link(kLoopback, hub->port(), "tok", {1, "a", 2}, handlers(seen, "r1"));
+  ASSERT_TRUE(hub->wait_for_hello({1}, 5).empty());
+  hub->arm();
+  link.arm();
+  hub.reset();  // rank 0 dies
+  ASSERT_TRUE(seen.wait_for(1));
+  EXPECT_EQ(seen.events[0].rfind("r1 lost root: ", 0), 0u) << seen.events[0];
+}
+
+TEST(Sentinel, StrangersCannotJoin) {
+  Seen seen;
+  SentinelHub hub(2, "secret", {0, "a", 1}, handlers(seen, "hub"));
+  // A wrong token, then a rank out of range: the hub drops them; the real rank still joins.
+  EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "guess", {1, "x", 9}, handlers(seen, "bad")));
+  EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "secret", {7, "x", 9}, handlers(seen, "bad")));
+  EXPECT_FALSE(hub.wait_for_hello({1}, 0.3).empty());
+  SentinelLink good(kLoopback, hub.port(), "secret", {1, "a", 2}, handlers(seen, "r1"));
+  EXPECT_TRUE(hub.wait_for_hello({1}, 5).empty());
+  EXPECT_EQ(hub.peers()[1].pid, 2);
+  // Once armed the hub stops listening (its thread closes the port soon after): then the link says why.
+  const int port = hub.port();
+  hub.arm();
+  std::string refused;
+  for (const auto give_up = std::chrono::steady_clock::now() + 10s; refused.empty();) {
+    try {
+      SentinelLink late(kLoopback, port, "secret", {1, "a", 3}, handlers(seen, "late"));  // dropped: rank 1 is in
+    } catch (const std::runtime_error& e) {
+      refused = e.what();
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the hub still accepts connections after arm";
+    if (refused.empty()) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_NE(refused.find("cannot reach rank 0 (127.0.0.1:"), std::string::npos) << refused;
+  good.finish();
+  hub.finish();
+  EXPECT_TRUE(seen.events.empty());
+}
+
+// A second stop signal ends a process at once, but first its signal handler tells the sentinel's peers
+// (harness/stop_signal.h): they then report an interruption, not a lost rank. The signals are raised in
+// a forked child (a death test), which shares the sockets of this process. `rank_zero`: rank 0 (the hub)
+// takes them, else rank 1 (the link).
+void second_signal_is_an_interruption(bool rank_zero, int sig) {
+  GTEST_FLAG_SET(death_test_style, "fast");  // fork only: the child must use this process's sockets
+  Seen seen;
+  auto hub = std::make_unique<SentinelHub>(2, "tok", PeerIdentity{0, "a", 1}, handlers(seen, "hub"));
+  auto link = std::make_unique<SentinelLink>(kLoopback, hub->port(), "tok", PeerIdentity{1, "b", 2}, handlers(seen, "r1"));
+  ASSERT_TRUE(hub->wait_for_hello({1}, 5).empty());
+  // Armed last: the notice goes out on that side's sockets.
+  if (rank_zero) {
+    link->arm();
+    hub->arm();
+  } else {
+    hub->arm();
+    link->arm();
+  }
+  EXPECT_EXIT(
+      {
+        install_stop_handlers();
+        std::raise(sig);
+        std::raise(sig);
+      },
+      testing::ExitedWithCode(4), "");
+  // Its sockets close without goodbye, as the process's would.
+  if (rank_zero) hub.reset();
+  else link.reset();
+  ASSERT_TRUE(seen.wait_for(1));
+  EXPECT_EQ(seen.events[0], rank_zero ? "r1 lost root: its process ended (connection closed) (interrupted)"
+                                      : "lost 1 b: its process ended (connection closed) (interrupted)");
+}
+
+TEST(SentinelDeathTest, SecondSignalOfARankIsAnInterruption) { second_signal_is_an_interruption(false, SIGTERM); }
+TEST(SentinelDeathTest, SecondSignalOfRankZeroIsAnInterruption) { second_signal_is_an_interruption(true, SIGINT); }
+
+TEST(Sentinel, AddressesEndWithLoopback) {
+  Seen seen;
+  SentinelHub hub(1, "t", {0, "a", 1}, handlers(seen, "hub"));
+  const auto a = hub.addresses();
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a.back().rfind("127.", 0), 0u);
+  hub.finish();
+}
+
+}  // namespace
+}  // namespace gpuscale

@@ -1,0 +1,147 @@
+// harness/watchdog: the default budget, the stall report (who stalled, who waited, who did not answer)
+// and the thread that fires when an armed point outlives its budget.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "harness/registry.h"
+#include "harness/watchdog.h"
+
+namespace gpuscale {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(WatchdogBudget, FloorMultipleAndOverride) {
+  PointDemand small;
+  small.bytes = 1e6;
+  EXPECT_EQ(watchdog_budget(small, "cpu", std::nullopt), kWatchdogFloorSeconds);
+  // 8.2e11 flops of a CPU GEMM at 5 GFLOP/s: 164 s expected, 1640 s allowed.
+  PointDemand gemm;
+  gemm.flops = 8.2e11;
+  EXPECT_NEAR(watchdog_budget(gemm, "cpu", std::nullopt), 1640, 1e-6);
+  EXPECT_EQ(watchdog_budget(gemm, "cuda", std::nullopt), kWatchdogFloorSeconds);  // 0.8 s on a slow GPU
+  EXPECT_EQ(watchdog_budget(gemm, "cpu", 3.0), 3.0);
+  EXPECT_EQ(watchdog_budget(gemm, "cpu", 0.0), 0.0);  // --watchdog 0: off
+  // An NCCL point: its own -T timeout (300 s) acts first, with time for its hang report and abort.
+  PointDemand nccl = small;
+  nccl.transport_timeout_s = 300;
+  EXPECT_EQ(watchdog_budget(nccl, "cuda", std::nullopt), 300 + kWatchdogTransportGrace);
+  nccl.transport_timeout_s = 0;  // -T 0: NCCL waits forever, the watchdog does not
+  EXPECT_EQ(watchdog_budget(nccl, "cuda", std::nullopt), kWatchdogFloorSeconds);
+  nccl.transport_timeout_s = 300;
+  EXPECT_EQ(watchdog_budget(nccl, "cuda", 30.0), 30.0);  // --watchdog wins
+}
+
+TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
+  RunOptions o;
+  o.timeout_s = 120;
+  const Benchmark* ar = registry().find("all_reduce");
+  ASSERT_NE(ar, nullptr);
+  const nlohmann::json p = {{"dtype", "fp32"}, {"size_bytes", 1024}, {"placement", "out-of-place"}, {"op", "sum"}};
+  EXPECT_EQ(ar->demand(p, {o, "cpu", 2}).transport_timeout_s, 0);  // MPI: no timeout of its own
+  auto nccl = p;
+  nccl["transport"] = "nccl";
+  EXPECT_EQ(ar->demand(nccl, {o, "cuda", 2}).transport_timeout_s, 120);
+  const Benchmark* dp = registry().find("dp-step");
+  ASSERT_NE(dp, nullptr);
+  const nlohmann::json q = {{"dtype", "fp32"}, {"width", 64}, {"depth", 2}, {"batch", 16}, {"bucket_bytes", 4096}};
+  EXPECT_EQ(dp->demand(q, {o, "cuda", 2}).transport_timeout_s, 120);
+  const auto cpu = dp->demand(q, {o, "cpu", 2});
+  EXPECT_EQ(cpu.transport_timeout_s, 0);
+  EXPECT_GT(cpu.memory_bytes, 2u * 2 * 64 * 64 * 4);  // weights and gradients at least
+  EXPECT_GT(cpu.flops, 0);
+}
+
+RankState state(int rank, Phase phase, std::string doing, bool answered = true) {
+  RankState s;
+  s.rank = rank;
+  s.host = rank < 2 ? "node-a" : "node-b";
+  s.pid = 1000 + rank;
+  s.answered = answered;
+  s.phase = phase;
+  s.doing = std::move(doing);
+  return s;
+}
+
+StalledPoint point() { return {"all_reduce", {{"dtype", "fp32"}}, 4, "all_reduce fp32 1M on 4 GPU(s)", 3}; }
+
+TEST(WatchdogReport, NamesTheStalledRankAndTheWaiting) {
+  const auto r = describe_stall(point(), {state(0, Phase::collective, "all_reduce"), state(1, Phase::collective, "all_reduce"),
+                                          state(2, Phase::computing, "all_reduce (injected stall)"),
+                                          state(3, Phase::collective, "all_reduce")});
+  EXPECT_EQ(r.message,
+            "watchdog: all_reduce fp32 1M on 4 GPU(s) did not finish within 3 s; rank 2 (node-b, pid 1002) stalled in "
+            "its own work (computing: all_reduce (injected stall)); ranks 0, 1, 3 waited for it (in collective: "
+            "all_reduce)");
+  EXPECT_EQ(r.json["stalled_ranks"], nlohmann::json({2}));
+  EXPECT_EQ(r.json["gpu_count"], 4);
+  EXPECT_EQ(r.json["ranks"][2]["phase"], "computing");
+  EXPECT_EQ(r.json["ranks"][0]["phase"], "in collective");
+}
+
+TEST(WatchdogReport, TransportStallAndSilentRanks) {
+  // Everyone inside the collective: nobody computes, the transport itself is stuck.
+  auto r = describe_stall(point(), {state(0, Phase::collective, "all_reduce"), state(1, Phase::collective, "all_reduce")});
+  EXPECT_NE(r.message.find("ranks 0, 1 waited (in collective: all_reduce); no rank was in its own work: the transport "
+                           "itself stalled"),
+            std::string::npos)
+      << r.message;
+  EXPECT_TRUE(r.json["stalled_ranks"].empty());
+  // A rank that does not answer is the suspect.
+  r = describe_stall(point(), {state(0, Phase::waiting, "gather to rank 0"), state(1, Phase::idle, "", false)});
+  EXPECT_NE(r.message.find("rank 0 waited for it (waiting for peers: gather to rank 0); rank 1 did not answer"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(r.json["stalled_ranks"], nlohmann::json({1}));
+  EXPECT_TRUE(r.json["ranks"][1]["phase"].is_null());
+  // Hostile host names and labels are printed safely.
+  auto bad = state(0, Phase::computing, "x\x1b[31m");
+  bad.host = "h\x07";
+  auto p = point();
+  p.label = "lab\x1b]0;el";
+  r = describe_stall(p, {bad});
+  EXPECT_EQ(r.message.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.message.find('\x07'), std::string::npos);
+}
+
+TEST(WatchdogThread, FiresOnceWhenArmedAndNotWhenDisarmed) {
+  std::atomic<int> fired{0};
+  std::string label;
+  Watchdog w([&](const StalledPoint& p) {
+    label = p.label;
+    ++fired;
+  });
+  auto p = point();
+  p.budget_s = 0.05;
+  w.arm(p);
+  // Generous deadlines and budgets: a loaded machine may delay any thread by a good fraction of a second.
+  for (const auto give_up = std::chrono::steady_clock::now() + 30s; fired == 0 && std::chrono::steady_clock::now() < give_up;)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(label, p.label);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(fired, 1);  // once per arm
+  p.budget_s = 0.5;
+  w.arm(p);
+  w.disarm();
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(fired, 1);
+  p.budget_s = 0;  // no budget: never fires
+  w.arm(p);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(fired, 1);
+  // Re-arming pushes the deadline out: 4 x 0.4 s of re-arms outlast a budget of 1 s.
+  p.budget_s = 1;
+  for (int i = 0; i < 4; ++i) {
+    w.arm(p);
+    std::this_thread::sleep_for(400ms);
+  }
+  w.disarm();
+  EXPECT_EQ(fired, 1);
+}
+
+}  // namespace
+}  // namespace gpuscale
