@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/communicator.h"
-#include "harness/options.h"
-#include "harness/peaks.h"
-#include "harness/world.h"
+#include "backends/backend_options.h"
+#include "peaks/peaks.h"
+#include "world/world.h"
 #include "kernels/device.h"
 #include "training/dp_step.h"
 
@@ -36,7 +36,7 @@ class Backend {
   // Expected per-device peaks (null when the backend has no table).
   virtual const PeakTable* peaks() const = 0;
   // The links collectives cross inside a node and between nodes (called on every rank, together).
-  virtual LinkPeaks link_peaks(const World& world, const RunOptions& opts) = 0;
+  virtual LinkPeaks link_peaks(const World& world, const BackendOptions& opts) = 0;
 };
 
 // Backends compiled into this binary, e.g. {"cpu", "cuda"}.
@@ -44,14 +44,14 @@ std::vector<std::string> compiled_backends();
 
 // Chooses and opens the backend: "cpu", "cuda", or "auto" (CUDA when a GPU is visible, else CPU).
 // Throws gpuscale::Error (kExitNoDevice) when "cuda" is asked for and no GPU can be used.
-std::unique_ptr<Backend> open_backend(const std::string& choice, const World& world, const RunOptions& opts,
+std::unique_ptr<Backend> open_backend(const std::string& choice, const World& world, const BackendOptions& opts,
                                       std::string* why_chosen);
 
-std::unique_ptr<Backend> make_cpu_backend(const World& world, const RunOptions& opts);
+std::unique_ptr<Backend> make_cpu_backend(const World& world, const BackendOptions& opts);
 #ifdef GPUSCALE_HAVE_CUDA
 // Number of CUDA devices this process can use (0 with no driver or no GPU), with the reason when 0.
 int cuda_visible_devices(std::string* why_none);
-std::unique_ptr<Backend> make_cuda_backend(const World& world, const RunOptions& opts);
+std::unique_ptr<Backend> make_cuda_backend(const World& world, const BackendOptions& opts);
 #endif
 
 }  // namespace gpuscale

@@ -15,7 +15,7 @@ std::vector<std::string> compiled_backends() {
 #endif
 }
 
-std::unique_ptr<Backend> open_backend(const std::string& choice, const World& world, const RunOptions& opts,
+std::unique_ptr<Backend> open_backend(const std::string& choice, const World& world, const BackendOptions& opts,
                                       std::string* why_chosen) {
   if (choice == "cpu") {
     *why_chosen = "--backend cpu";

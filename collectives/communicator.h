@@ -67,7 +67,7 @@ class Communicator {
   virtual std::optional<std::string> unsupported(const CollectiveCase& c) const = 0;
   virtual std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) = 0;
   // The transport's own communicator when this one wraps it (the harness wraps every communicator to
-  // mark what each rank is doing, harness/run_guard.h): a backend that needs its own type asks for it.
+  // mark what each rank is doing, harness/guard/run_guard.h): a backend that needs its own type asks for it.
   virtual Communicator& unwrapped() { return *this; }
 };
 

@@ -14,8 +14,8 @@
 
 #include "collectives/communicator.h"
 #include "harness/options.h"
-#include "harness/peaks.h"
-#include "harness/world.h"
+#include "peaks/peaks.h"
+#include "world/world.h"
 #include "kernels/device.h"
 
 namespace gpuscale {
@@ -73,7 +73,7 @@ struct RankMeasurement {
 // What one point asks of each rank, known before anything is measured: its memory, checked against
 // what the device (the host, for the CPU backend) has free before the run starts
 // (harness/memory_plan.h), and its work, which the watchdog's default budget scales with
-// (harness/watchdog.h). Estimates err on the large side; all sizes are 64-bit.
+// (harness/guard/watchdog.h). Estimates err on the large side; all sizes are 64-bit.
 struct DemandContext {
   const RunOptions& opts;
   std::string backend;  // "cpu", "cuda"
@@ -86,7 +86,7 @@ struct PointDemand {
   double bytes = 0;                // bytes read, written or sent per rank over the whole point
   double flops = 0;                // operations per rank over the whole point
   // The transport's own timeout (NCCL's -T), when it has one: the watchdog lets it act first, since it
-  // aborts the communicator and names the peers that never arrived (harness/watchdog.h).
+  // aborts the communicator and names the peers that never arrived (harness/guard/watchdog.h).
   double transport_timeout_s = 0;
 };
 

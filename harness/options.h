@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend_options.h"
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
 #include "health/telemetry_options.h"
@@ -31,16 +32,12 @@ struct RunOptions {
   std::optional<std::uint64_t> array_bytes;     // STREAM bytes per array
   std::vector<GemmShape> gemm_shapes;           // GEMM shapes
   std::optional<std::uint64_t> copy_bytes;      // copy benchmarks: bytes per copy
-  std::string peaks_file;                       // --peaks: GPU models added to / replacing the built-in peaks
-  int threads = 0;                              // CPU backend threads per rank (0 = cores / ranks on node)
   std::string cluster;                          // --cluster
   std::string output;                           // -o
   std::optional<std::uint64_t> seed;            // input seed (random when unset; recorded)
   std::string time_reduce = "avg";              // collectives: avg | min | max | rank0 (nccl-tests -a)
-  std::optional<double> link_peak;              // GB/s, intra-node link peak override
-  std::optional<double> net_peak;               // GB/s, inter-node link peak override
+  BackendOptions backend_options;               // threads, peaks, -T, link overrides: all a backend sees
   health::TelemetryOptions telemetry;           // NVML sampling and GPU verdicts (health/)
-  double timeout_s = 300;                       // NCCL waits: abort after this long (-T; 0 = never)
   std::vector<std::string> transports;          // collective transports to compare (CUDA: nccl, mpi); empty = default
   std::optional<std::uint64_t> dp_width;        // dp-step: layer width
   std::optional<int> dp_depth;                  // dp-step: layers

@@ -149,8 +149,8 @@ const std::vector<OptionField>& option_table() {
        }},
       {"copy_bytes", "--copy-size", true, [](const RunOptions& o) { return opt_json(o.copy_bytes); },
        [](RunOptions& o, const json& j) { o.copy_bytes = positive_u64_or_null(j); }},
-      {"threads", "--threads", true, [](const RunOptions& o) { return json(o.threads); },
-       [](RunOptions& o, const json& j) { o.threads = int_or_null(j, 0).value_or(0); }},
+      {"threads", "--threads", true, [](const RunOptions& o) { return json(o.backend_options.threads); },
+       [](RunOptions& o, const json& j) { o.backend_options.threads = int_or_null(j, 0).value_or(0); }},
       {"time_reduce", "--time-reduce", true, [](const RunOptions& o) { return json(o.time_reduce); },
        [](RunOptions& o, const json& j) {
          const std::string s = j.is_string() ? j.get<std::string>() : "";
@@ -173,11 +173,11 @@ const std::vector<OptionField>& option_table() {
        [](RunOptions& o, const json& j) { o.dp_bucket = positive_u64_or_null(j); }},
       // Labels only: a resumed run may set them anew.
       {"peaks_file", "--peaks", false,
-       [](const RunOptions& o) { return o.peaks_file.empty() ? json(nullptr) : json(o.peaks_file); }, no_set},
-      {"link_peak", "--link-peak", false, [](const RunOptions& o) { return opt_json(o.link_peak); }, no_set},
-      {"net_peak", "--net-peak", false, [](const RunOptions& o) { return opt_json(o.net_peak); }, no_set},
+       [](const RunOptions& o) { return o.backend_options.peaks_file.empty() ? json(nullptr) : json(o.backend_options.peaks_file); }, no_set},
+      {"link_peak", "--link-peak", false, [](const RunOptions& o) { return opt_json(o.backend_options.link_peak); }, no_set},
+      {"net_peak", "--net-peak", false, [](const RunOptions& o) { return opt_json(o.backend_options.net_peak); }, no_set},
       {"watchdog_s", "--watchdog", false, [](const RunOptions& o) { return opt_json(o.watchdog_s); }, no_set},
-      {"timeout_s", "--timeout", false, [](const RunOptions& o) { return json(o.timeout_s); }, no_set},
+      {"timeout_s", "--timeout", false, [](const RunOptions& o) { return json(o.backend_options.timeout_s); }, no_set},
       {"telemetry", "--no-telemetry", false,
        [](const RunOptions& o) {
          return json{{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}};

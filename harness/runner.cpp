@@ -17,19 +17,19 @@
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
-#include "harness/activity.h"
-#include "harness/agree.h"
+#include "world/activity.h"
+#include "world/agree.h"
 #include "harness/measurement_json.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
 #include "harness/progress.h"
 #include "harness/registry.h"
-#include "harness/result_keeper.h"
+#include "harness/guard/result_keeper.h"
 #include "harness/resume.h"
 #include "harness/row_builder.h"
-#include "harness/run_guard.h"
+#include "harness/guard/run_guard.h"
 #include "harness/run_metadata.h"
-#include "harness/stop_signal.h"
+#include "harness/guard/stop_signal.h"
 #include "health/run_telemetry.h"
 #include "results/result_io.h"
 
@@ -120,7 +120,7 @@ class Run {
       replace = replace || (!opts_.resume.empty() && std::filesystem::equivalent(path, opts_.resume, ec));
     });
     std::string why;
-    agree(world_, [&] { backend_ = open_backend(opts_.backend, world_, opts_, &why); });
+    agree(world_, [&] { backend_ = open_backend(opts_.backend, world_, opts_.backend_options, &why); });
     if (world_.rank() == 0) fmt::print(stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
     agree(world_, [&] { telemetry_ = health::RunTelemetry::open(opts_.telemetry, world_, backend_->device().info(), backend_->software()); });
     auto identity = rank_identity(world_, *backend_);
@@ -155,11 +155,11 @@ class Run {
         if (!kept[i]) todo["points"].push_back(plan["points"][i]);
       check_plan_memory(todo, demand_ctx, backend_->device().info());
     });
-    links_ = backend_->link_peaks(world_, opts_);
+    links_ = backend_->link_peaks(world_, opts_.backend_options);
     topo_ = make_topology(world_.hosts(), world_.local_ranks());
     const auto counts = gpu_counts(world_.size());
 
-    // The watchdog and the sentinel (harness/run_guard.h), then the file's first version.
+    // The watchdog and the sentinel (harness/guard/run_guard.h), then the file's first version.
     guard_ = std::make_unique<RunGuard>(world_, world_.rank() == 0 ? &keeper_ : nullptr);
     guard_->start();
     if (world_.rank() == 0 && !guard_->sentinel_problem().empty() && world_.size() > 1)
@@ -211,7 +211,7 @@ class Run {
             rows_.push_back(std::move(row));
           }
           ++done;
-          // A signal on any rank stops every rank after this same row (harness/stop_signal.h).
+          // A signal on any rank stops every rank after this same row (harness/guard/stop_signal.h).
           stop = world_.max(stop_requested());
           if (stop != 0) break;
         }

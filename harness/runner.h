@@ -4,7 +4,7 @@
 // rows, rewrites the result file after every point (so a failure later loses nothing), and prints
 // progress and the summary.
 #include "harness/options.h"
-#include "harness/world.h"
+#include "world/world.h"
 
 namespace gpuscale {
 

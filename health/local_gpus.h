@@ -1,7 +1,7 @@
 #pragma once
 // What `gpuscale health` needs from a GPU backend to run its short bandwidth and GEMM checks on every
 // GPU of the node from one process: the GPUs it can open (by UUID, to match NVML's), a device per GPU
-// (kernels/device.h), the expected peaks (harness/peaks.h) and the software versions (as
+// (kernels/device.h), the expected peaks (peaks/peaks.h) and the software versions (as
 // Backend::software()). health/local_gpus_cuda.cpp implements it over the CUDA backend; builds
 // without one use health/local_gpus_none.cpp, and the checks are then NVML-only.
 #include <memory>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/peaks.h"
+#include "peaks/peaks.h"
 #include "kernels/device.h"
 
 namespace gpuscale::health {

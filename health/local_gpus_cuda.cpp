@@ -1,9 +1,9 @@
 // The CUDA backend's GPUs for `gpuscale health`: every GPU this process sees, opened one at a time
-// through the CUDA device (kernels/cuda), with the GPU peak table (harness/gpu_peaks.h) and the CUDA
+// through the CUDA device (kernels/cuda), with the GPU peak table (peaks/gpu_peaks.h) and the CUDA
 // versions for the driver check.
 #include <fmt/format.h>
 
-#include "harness/gpu_peaks.h"
+#include "peaks/gpu_peaks.h"
 #include "health/local_gpus.h"
 #include "kernels/cuda/cuda_device.h"
 

@@ -1,11 +1,11 @@
 #pragma once
 // The short performance checks of `gpuscale health`: a STREAM triad and a GEMM on one device through
 // the backend interface (kernels/device.h), each verified and set against the device's expected peak
-// (harness/peaks.h). A few seconds per GPU; the verdict compares the fractions with the thresholds.
+// (peaks/peaks.h). A few seconds per GPU; the verdict compares the fractions with the thresholds.
 #include <cstdint>
 #include <optional>
 
-#include "harness/peaks.h"
+#include "peaks/peaks.h"
 #include "health/verdict.h"
 #include "kernels/device.h"
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/world.h"
+#include "world/world.h"
 #include "health/telemetry.h"
 #include "health/telemetry_options.h"
 #include "health/thresholds.h"

@@ -17,7 +17,7 @@ namespace {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const World& world, const RunOptions& opts)
+  CpuBackend(const World& world, const BackendOptions& opts)
       : device_(make_cpu_device({opts.threads, world.local_size()})) {}
 
   std::string name() const override { return "cpu"; }
@@ -33,7 +33,7 @@ class CpuBackend final : public Backend {
     return {{"blas", blas_description()}, {"driver", nullptr}, {"cuda_runtime", nullptr}, {"nccl", nullptr}};
   }
   const PeakTable* peaks() const override { return nullptr; }
-  LinkPeaks link_peaks(const World& world, const RunOptions& opts) override {
+  LinkPeaks link_peaks(const World& world, const BackendOptions& opts) override {
     return cpu_link_peaks(world, opts);
   }
 
@@ -43,7 +43,7 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(const World& world, const RunOptions& opts) {
+std::unique_ptr<Backend> make_cpu_backend(const World& world, const BackendOptions& opts) {
   return std::make_unique<CpuBackend>(world, opts);
 }
 

@@ -81,7 +81,7 @@ std::optional<std::pair<double, std::string>> fastest_network_port(const std::st
   return best;
 }
 
-ExpectedPeak network_link_peak(const World& world, const RunOptions& opts) {
+ExpectedPeak network_link_peak(const World& world, const BackendOptions& opts) {
   // Each node's first rank reads its ports; every rank keeps the slowest node's fastest port.
   nlohmann::json mine = {{"host", world.host()}};
   if (world.local_rank() == 0)
@@ -100,7 +100,7 @@ ExpectedPeak network_link_peak(const World& world, const RunOptions& opts) {
   return {std::nullopt, "no network port reports a speed (give --net-peak GB/s)"};
 }
 
-LinkPeaks cpu_link_peaks(const World& world, const RunOptions& opts) {
+LinkPeaks cpu_link_peaks(const World& world, const BackendOptions& opts) {
   LinkPeaks peaks;
   peaks.inter_node = network_link_peak(world, opts);
   if (opts.link_peak) {

@@ -8,17 +8,17 @@
 #include <optional>
 #include <string>
 
-#include "harness/options.h"
-#include "harness/peaks.h"
-#include "harness/world.h"
+#include "backends/backend_options.h"
+#include "peaks/peaks.h"
+#include "world/world.h"
 
 namespace gpuscale {
 
-LinkPeaks cpu_link_peaks(const World& world, const RunOptions& opts);
+LinkPeaks cpu_link_peaks(const World& world, const BackendOptions& opts);
 
 // The inter-node reference of every backend: --net-peak, else the line rate of the slowest node's
 // fastest network port (called on every rank, together).
-ExpectedPeak network_link_peak(const World& world, const RunOptions& opts);
+ExpectedPeak network_link_peak(const World& world, const BackendOptions& opts);
 
 // Fastest port on this node in GB/s, with its name; nullopt when none reports a speed.
 std::optional<std::pair<double, std::string>> fastest_network_port(const std::string& sysfs_root = "/sys");

@@ -1,5 +1,5 @@
 // The CUDA backend: one GPU per rank (backends/cuda/device_binding.h decides which), the CUDA device of
-// kernels/cuda, expected peaks from the GPU peak table (harness/gpu_peaks.h), collectives through NCCL
+// kernels/cuda, expected peaks from the GPU peak table (peaks/gpu_peaks.h), collectives through NCCL
 // and, for comparison, MPI over GPU buffers (CUDA-aware MPI; host-staged copies when asked for), and
 // the dp-step on cuBLASLt + NCCL.
 #include <cstdlib>
@@ -14,7 +14,7 @@
 #include "collectives/nccl/nccl_plan.h"
 #include "backends/cuda/device_binding.h"
 #include "core/error.h"
-#include "harness/gpu_peaks.h"
+#include "peaks/gpu_peaks.h"
 #include "kernels/cuda/cuda_device.h"
 #include "training/cuda/cuda_dp_step.h"
 
@@ -56,7 +56,7 @@ GpuAssignment bind(const World& world) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const World& world, const RunOptions& opts) {
+  CudaBackend(const World& world, const BackendOptions& opts) {
     const auto assignment = bind(world);
     device_ = make_cuda_device({assignment.ordinal, assignment.rule});
     peaks_ = make_gpu_peak_table(opts.peaks_file);
@@ -92,7 +92,7 @@ class CudaBackend final : public Backend {
             {"mpi_gpu_buffers", mpi_memory_->transport()}};
   }
   const PeakTable* peaks() const override { return peaks_.get(); }
-  LinkPeaks link_peaks(const World& world, const RunOptions& opts) override {
+  LinkPeaks link_peaks(const World& world, const BackendOptions& opts) override {
     LinkPeaks p;
     p.inter_node = network_link_peak(world, opts);
     if (opts.link_peak) {
@@ -121,7 +121,7 @@ int cuda_visible_devices(std::string* why_none) {
   return n;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(const World& world, const RunOptions& opts) {
+std::unique_ptr<Backend> make_cuda_backend(const World& world, const BackendOptions& opts) {
   return std::make_unique<CudaBackend>(world, opts);
 }
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "harness/options.h"
-#include "harness/peaks.h"
+#include "peaks/peaks.h"
 
 namespace gpuscale {
 

@@ -168,7 +168,7 @@ class CollectiveBenchmark final : public Benchmark {
     d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ctx.ranks)
                              : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ctx.ranks);
     d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
-    if (params.value("transport", std::string()) == "nccl") d.transport_timeout_s = ctx.opts.timeout_s;
+    if (params.value("transport", std::string()) == "nccl") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
     return d;
   }
 

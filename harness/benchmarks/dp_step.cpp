@@ -94,7 +94,7 @@ class DpStepBenchmark final : public Benchmark {
                                 c.depth, c.batch, dtype_name(c.dtype));
     d.flops = dp_flops_per_sample(c) * static_cast<double>(c.batch) * steps;
     d.bytes = 2.0 * static_cast<double>(make_dp_plan(c).gradient_elems * dtype_size(c.dtype)) * steps;  // ring: ~2x
-    if (ctx.backend == "cuda") d.transport_timeout_s = ctx.opts.timeout_s;
+    if (ctx.backend == "cuda") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
     return d;
   }
 

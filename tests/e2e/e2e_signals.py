@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of gpuscale's stop on a signal (harness/stop_signal.h), outside Slurm.
+"""End-to-end tests of gpuscale's stop on a signal (harness/guard/stop_signal.h), outside Slurm.
 
   mpirun_usr1:  SIGUSR1 to mpirun (which passes it to every rank) once the first rows are written: all
                 ranks stop after the same row, the file is partial and says why, exit code 4.

@@ -1,4 +1,4 @@
-// The expected-peak table (harness/gpu_peaks.h): the built-in data, detection, --peaks files.
+// The expected-peak table (peaks/gpu_peaks.h): the built-in data, detection, --peaks files.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "harness/gpu_peaks.h"
+#include "peaks/gpu_peaks.h"
 
 namespace gpuscale {
 namespace {

@@ -1,4 +1,4 @@
-// harness/result_keeper: the run loop's writes, the first of which never replaces an existing file
+// harness/guard/result_keeper: the run loop's writes, the first of which never replaces an existing file
 // unless asked, and the seal an abnormal ending puts on the last document (once; later writes dropped).
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "harness/result_keeper.h"
+#include "harness/guard/result_keeper.h"
 
 namespace gpuscale {
 namespace {

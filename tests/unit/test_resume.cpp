@@ -33,7 +33,7 @@ RunOptions sample_options() {
   o.ops = {RedOp::sum, RedOp::max};
   o.in_place = {true};
   o.gemm_shapes = {parse_gemm_shape("512"), parse_gemm_shape("64x32x16:TN")};
-  o.threads = 2;
+  o.backend_options.threads = 2;
   o.time_reduce = "max";
   o.watchdog_s = 30;
   return o;

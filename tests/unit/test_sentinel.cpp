@@ -1,4 +1,4 @@
-// harness/sentinel without MPI: a hub and its links in one process over loopback. A link that ends
+// harness/guard/sentinel without MPI: a hub and its links in one process over loopback. A link that ends
 // without goodbye is a lost rank at once; the hub asks every link what it is doing; an exit order
 // reaches every link; a hub that ends without done is rank 0 lost; strangers cannot join.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <mutex>
 #include <thread>
 
-#include "harness/sentinel.h"
-#include "harness/stop_signal.h"
+#include "harness/guard/sentinel.h"
+#include "harness/guard/stop_signal.h"
 
 namespace gpuscale {
 namespace {
@@ -173,7 +173,7 @@ TEST(Sentinel, StrangersCannotJoin) {
 }
 
 // A second stop signal ends a process at once, but first its signal handler tells the sentinel's peers
-// (harness/stop_signal.h): they then report an interruption, not a lost rank. The signals are raised in
+// (harness/guard/stop_signal.h): they then report an interruption, not a lost rank. The signals are raised in
 // a forked child (a death test), which shares the sockets of this process. `rank_zero`: rank 0 (the hub)
 // takes them, else rank 1 (the link).
 void second_signal_is_an_interruption(bool rank_zero, int sig) {

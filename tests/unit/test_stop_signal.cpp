@@ -1,10 +1,10 @@
-// The stop request of harness/stop_signal.h: a first signal is recorded, a second exits at once.
+// The stop request of harness/guard/stop_signal.h: a first signal is recorded, a second exits at once.
 #include <csignal>
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "harness/stop_signal.h"
+#include "harness/guard/stop_signal.h"
 
 namespace gpuscale {
 namespace {

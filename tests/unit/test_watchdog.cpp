@@ -1,4 +1,4 @@
-// harness/watchdog: the default budget, the stall report (who stalled, who waited, who did not answer)
+// harness/guard/watchdog: the default budget, the stall report (who stalled, who waited, who did not answer)
 // and the thread that fires when an armed point outlives its budget.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "harness/registry.h"
-#include "harness/watchdog.h"
+#include "harness/guard/watchdog.h"
 
 namespace gpuscale {
 namespace {
@@ -37,7 +37,7 @@ TEST(WatchdogBudget, FloorMultipleAndOverride) {
 
 TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
   RunOptions o;
-  o.timeout_s = 120;
+  o.backend_options.timeout_s = 120;
   const Benchmark* ar = registry().find("all_reduce");
   ASSERT_NE(ar, nullptr);
   const nlohmann::json p = {{"dtype", "fp32"}, {"size_bytes", 1024}, {"placement", "out-of-place"}, {"op", "sum"}};

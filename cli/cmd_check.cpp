@@ -1,0 +1,93 @@
+// gpuscale check FILE --reference REF: every row against the reference values of its cluster; exit 1
+// on any failure. gpuscale reference FILE -o REF: a reference from a known-good run.
+#include <fmt/format.h>
+
+#include "analysis/output.h"
+#include "analysis/reference.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "cli/commands.h"
+
+namespace gpuscale {
+namespace {
+
+struct CheckFlags {
+  std::string file, reference, junit;
+  bool force = false;
+};
+
+int run_check(const CheckFlags& f) {
+  std::vector<OutputRequest> outputs;
+  if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
+  check_outputs(outputs, f.force, {f.file, f.reference});
+  const auto run = load_result(f.file);
+  const auto ref = load_reference(f.reference);
+  const auto outcome = check_against(run, ref);
+  if (!any_to_stdout(outputs)) fmt::print("{}", format_check(outcome));
+  for (auto& o : outputs) o.text = junit_xml("gpuscale check", {check_suite(outcome)});
+  std::fflush(stdout);
+  write_outputs(outputs, f.force);
+  return outcome.failures() ? kExitInvalidResult : kExitOk;
+}
+
+struct ReferenceFlags {
+  std::string file, output, tolerance = "0.10", cluster;
+  bool force = false;
+};
+
+double fraction(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v >= 0 && v <= 10) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(fmt::format("invalid --tolerance '{}': LOWER[,UPPER] as fractions >= 0 (0.1 = 10%)", text));
+}
+
+int run_reference(const ReferenceFlags& f) {
+  ReferenceOptions opts;
+  const auto parts = split_list(f.tolerance, "--tolerance");
+  if (parts.size() > 2) throw Error(fmt::format("invalid --tolerance '{}': LOWER[,UPPER]", f.tolerance));
+  opts.lower = fraction(parts[0]);
+  if (opts.lower > 1) throw Error(fmt::format("invalid --tolerance '{}': the lower tolerance is at most 1", f.tolerance));
+  if (parts.size() == 2) opts.upper = fraction(parts[1]);
+  opts.cluster = f.cluster;
+  std::vector<OutputRequest> outputs{{"-o", f.output, ""}};
+  check_outputs(outputs, f.force, {f.file});
+  const auto run = load_result(f.file);
+  const auto ref = make_reference(run, opts);
+  outputs[0].text = ref.dump(1) + "\n";
+  write_outputs(outputs, f.force);
+  if (f.output != "-")
+    fmt::print("{}: {} reference entries for cluster '{}' (lower {:.0f}%, upper {})\n", f.output,
+               ref["clusters"][0]["entries"].size(), ref["clusters"][0]["cluster"].get<std::string>(), opts.lower * 100,
+               opts.upper ? fmt::format("{:.0f}%", *opts.upper * 100) : "none");
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("check", "check a result file against reference values (exit 1 on any failure)");
+  auto f = std::make_shared<CheckFlags>();
+  cmd->add_option("file", f->file, "result JSON file")->required();
+  cmd->add_option("--reference", f->reference, "reference file (gpuscale reference writes one)")->required();
+  cmd->add_option("--junit", f->junit, "write JUnit XML, one test case per checked row ('-': standard output)");
+  cmd->add_flag("--force", f->force, "replace an output file that already exists");
+  cmd->callback([&action, f] { action = [f] { return run_check(*f); }; });
+}
+
+void add_reference_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("reference", "write a reference file from a known-good run (for gpuscale check)");
+  auto f = std::make_shared<ReferenceFlags>();
+  cmd->add_option("file", f->file, "result JSON file of a known-good run")->required();
+  cmd->add_option("-o,--output", f->output, "reference file to write ('-': standard output)")->required();
+  cmd->add_option("--tolerance", f->tolerance,
+                  "LOWER[,UPPER]: fractions below/above the value that still pass (default 0.10, no upper bound)");
+  cmd->add_option("--cluster", f->cluster, "cluster name or pattern of the entries (default: the run's cluster)");
+  cmd->add_flag("--force", f->force, "replace the output file if it already exists");
+  cmd->callback([&action, f] { action = [f] { return run_reference(*f); }; });
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,56 @@
+// gpuscale compare A.json B.json [C.json ...]: each later file against the baseline A; exit 1 on a
+// regression or an invalid/failed row (docs/analysis.md).
+#include <fmt/format.h>
+
+#include "analysis/compare.h"
+#include "analysis/output.h"
+#include "core/error.h"
+#include "cli/commands.h"
+
+namespace gpuscale {
+namespace {
+
+struct CompareFlags {
+  std::vector<std::string> files;
+  double threshold = 0.05;
+  std::string junit;
+  bool force = false;
+};
+
+int run_compare(const CompareFlags& f) {
+  if (f.files.size() < 2) throw Error("compare needs a baseline and at least one file to compare with it");
+  if (!(f.threshold >= 0 && f.threshold < 1))
+    throw Error(fmt::format("invalid --threshold {}: a fraction in [0, 1) (0.05 = 5%)", f.threshold));
+  std::vector<OutputRequest> outputs;
+  if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
+  check_outputs(outputs, f.force, f.files);
+  std::vector<LoadedResult> runs;
+  for (const auto& path : f.files) runs.push_back(load_result(path));
+  bool failed = false;
+  std::vector<JUnitSuite> suites;
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto c = compare_results(runs[0], runs[i], f.threshold);
+    if (!any_to_stdout(outputs)) fmt::print("{}{}", i > 1 ? "\n" : "", format_comparison(c));
+    failed |= c.failed();
+    suites.push_back(comparison_suite(c));
+  }
+  for (auto& o : outputs) o.text = junit_xml("gpuscale compare", suites);
+  std::fflush(stdout);
+  write_outputs(outputs, f.force);
+  return failed ? kExitInvalidResult : kExitOk;
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("compare", "compare result files row by row (A is the baseline); exit 1 on a regression "
+                                            "beyond the noise and the threshold");
+  auto f = std::make_shared<CompareFlags>();
+  cmd->add_option("files", f->files, "baseline A, then the files to compare with it")->required();
+  cmd->add_option("--threshold", f->threshold, "smallest change that counts as a regression (default 0.05 = 5%)");
+  cmd->add_option("--junit", f->junit, "write JUnit XML, one test case per matched row ('-': standard output)");
+  cmd->add_flag("--force", f->force, "replace an output file that already exists");
+  cmd->callback([&action, f] { action = [f] { return run_compare(*f); }; });
+}
+
+}  // namespace gpuscale

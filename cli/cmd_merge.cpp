@@ -1,0 +1,85 @@
+// gpuscale merge -o OUT FILE...: combine result files into one result set (analysis/merge.h). Inputs
+// that cannot be read are named, one line each, and the rest are still merged; the exit code is then
+// kExitUsage, so a campaign's merge job shows that something was missing.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "analysis/merge.h"
+#include "core/error.h"
+#include "core/term_text.h"
+#include "gpuscale_version.h"
+#include "cli/commands.h"
+#include "results/result_io.h"
+
+namespace gpuscale {
+namespace {
+
+// What merge says about one input; everything taken from a file is made safe for the terminal.
+std::string describe_input(const nlohmann::json& e) {
+  if (e["status"] != "merged")
+    return fmt::format("{} ({})", e["status"].get<std::string>(), terminal_safe(e["error"].get<std::string>()));
+  const auto& s = e["slurm"];
+  const std::string job = s.is_object() ? fmt::format("job {}, ", terminal_safe(s["job_id"].get<std::string>())) : "";
+  const std::string state = e["interrupted"].is_string() ? terminal_safe(e["interrupted"].get<std::string>())
+                            : e["complete"].get<bool>()  ? (e["valid"].get<bool>() ? "complete" : "complete, NOT valid")
+                                                         : "incomplete (the run did not finish)";
+  return fmt::format("{}{} ranks on {} node(s), {}; {} rows: {} kept, {} superseded", job, e["world_size"].get<int>(),
+                     e["hosts"].size(), state, e["rows"].get<int>(), e["rows_kept"].get<int>(),
+                     e["rows_superseded"].get<int>());
+}
+
+int run_merge(const std::vector<std::string>& files, const std::string& output, bool force,
+              const std::vector<std::string>& argv) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& f : files)
+    if (fs::equivalent(f, output, ec)) throw Error(fmt::format("-o {} is also an input: the merge would overwrite it", output));
+  check_output_path(output);
+  if (!force && fs::exists(output, ec))
+    throw Error(fmt::format("{} already exists (use --force to replace it)", output));
+  std::vector<MergeInput> inputs;
+  for (const auto& f : files) {
+    MergeInput in{f, nullptr, ""};
+    try {
+      in.doc = read_result_file(f);
+    } catch (const Error& e) {
+      in.error = e.what();
+      // read_result_file names the file first; keep only the reason.
+      if (in.error.rfind(f + ": ", 0) == 0) in.error.erase(0, f.size() + 2);
+    }
+    inputs.push_back(std::move(in));
+  }
+  const auto outcome = merge_results(inputs, {argv, GPUSCALE_VERSION, GPUSCALE_GIT_COMMIT});
+  const auto problems = validate_result_json(outcome.merged);
+  if (!problems.empty()) throw Error(fmt::format("internal error: the merged document is not a valid result: {}", problems), 1);
+  write_file_atomic(output, outcome.merged.dump(1) + "\n", force);  // never over a file that appeared meanwhile
+  for (const auto& e : outcome.merged["merged_from"])
+    fmt::print(e["status"] == "merged" ? stdout : stderr, "{}{}: {}\n", e["status"] == "merged" ? "" : "gpuscale: ",
+               terminal_safe(e["file"].get<std::string>()), describe_input(e));
+  const auto& s = outcome.merged["summary"];
+  fmt::print("merged {} of {} file(s): {} rows ({} ok, {} invalid, {} failed, {} skipped) at GPU counts {}\n",
+             files.size() - outcome.problems.size(), files.size(), s["rows"].get<int>(), s["ok"].get<int>(),
+             s["invalid"].get<int>(), s["failed"].get<int>(), s["skipped"].get<int>(),
+             outcome.merged["plan"]["gpu_counts"].dump());
+  fmt::print("results: {}\n", output);
+  return outcome.problems.empty() ? kExitOk : kExitUsage;
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, Action& action, int argc, char** argv) {
+  auto* cmd = app.add_subcommand("merge", "combine result files (e.g. a scaling campaign's jobs) into one result set");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  auto force = std::make_shared<bool>(false);
+  auto args = std::make_shared<std::vector<std::string>>(argv, argv + argc);
+  cmd->add_option("files", *files, "result JSON files")->required();
+  cmd->add_option("-o,--output", *output, "the merged result file")->required();
+  cmd->add_flag("--force", *force, "replace an existing -o file (without it merge refuses)");
+  cmd->callback([&action, files, output, force, args] {
+    action = [files, output, force, args]() -> int { return run_merge(*files, *output, *force, *args); };
+  });
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,62 @@
+// gpuscale report FILE...: terminal tables, and on request HTML, Markdown, CSV and Prometheus text.
+#include <fmt/format.h>
+
+#include "analysis/output.h"
+#include "analysis/report.h"
+#include "core/error.h"
+#include "cli/commands.h"
+
+namespace gpuscale {
+namespace {
+
+struct ReportFlags {
+  std::vector<std::string> files;
+  std::string html, markdown, csv, openmetrics;
+  double straggler = kDefaultStragglerThreshold;
+  bool force = false;
+};
+
+int run_report(const ReportFlags& f) {
+  if (!(f.straggler > 0 && f.straggler < 1))
+    throw Error(fmt::format("invalid --straggler {}: a fraction between 0 and 1 (0.10 = 10% below the median)", f.straggler));
+  std::vector<OutputRequest> outputs;
+  if (!f.html.empty()) outputs.push_back({"--html", f.html, ""});
+  if (!f.markdown.empty()) outputs.push_back({"--markdown", f.markdown, ""});
+  if (!f.csv.empty()) outputs.push_back({"--csv", f.csv, ""});
+  if (!f.openmetrics.empty()) outputs.push_back({"--openmetrics", f.openmetrics, ""});
+  for (const auto& o : outputs)
+    if (o.flag == "--html" && o.path == "-") throw Error("--html needs a file name, not '-'");
+  check_outputs(outputs, f.force, f.files);
+  std::vector<FileReport> reports;
+  for (const auto& path : f.files) reports.push_back(make_file_report(load_result(path), f.straggler));
+  for (auto& o : outputs) {
+    if (o.flag == "--html") o.text = report_html(reports);
+    else if (o.flag == "--markdown") o.text = report_markdown(reports);
+    else if (o.flag == "--csv") o.text = report_csv(reports);
+    else o.text = report_openmetrics(reports);
+  }
+  if (!any_to_stdout(outputs))
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i ? "\n" : "", report_text(reports[i]));
+  std::fflush(stdout);
+  write_outputs(outputs, f.force);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("report", "tables, stragglers and a projection from result files; HTML, Markdown, CSV "
+                                           "and Prometheus exports");
+  auto f = std::make_shared<ReportFlags>();
+  cmd->add_option("files", f->files, "result JSON files")->required();
+  cmd->add_option("--html", f->html, "write a self-contained HTML page with charts");
+  cmd->add_option("--markdown", f->markdown, "write Markdown ('-': standard output)");
+  cmd->add_option("--csv", f->csv, "write CSV, one line per result row ('-': standard output)");
+  cmd->add_option("--openmetrics", f->openmetrics,
+                  "write Prometheus text format for node_exporter's textfile collector ('-': standard output)");
+  cmd->add_option("--straggler", f->straggler, "name ranks more than this fraction below the median (default 0.10)");
+  cmd->add_flag("--force", f->force, "replace output files that already exist");
+  cmd->callback([&action, f] { action = [f] { return run_report(*f); }; });
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,28 @@
+#pragma once
+// Subcommands of the gpuscale executable. Each adds itself to the CLI and, when chosen, sets the
+// action main() runs after parsing. Later subcommands (report, compare, check, health, merge) follow
+// the same pattern in their own folders.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace gpuscale {
+
+using Action = std::function<int()>;
+
+void add_run_command(CLI::App& app, Action& action, int argc, char** argv);
+void add_list_command(CLI::App& app, Action& action);
+void add_validate_command(CLI::App& app, Action& action);
+void add_merge_command(CLI::App& app, Action& action, int argc, char** argv);  // cli/cmd_merge.cpp
+// cli/cmd_report.cpp, cmd_compare.cpp, cmd_check.cpp
+void add_report_command(CLI::App& app, Action& action);
+void add_compare_command(CLI::App& app, Action& action);
+void add_check_command(CLI::App& app, Action& action);
+void add_reference_command(CLI::App& app, Action& action);
+void add_health_command(CLI::App& app, Action& action);  // cli/cmd_health.cpp
+
+// The exit code for a command line that does not parse: kExitUsage, except for `gpuscale health`,
+// whose 1 and 2 are verdicts (its bad input exits 5; docs/health.md).
+int usage_exit_code(int argc, char** argv);
+
+}  // namespace gpuscale

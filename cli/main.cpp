@@ -1,0 +1,55 @@
+// gpuscale: one executable, subcommands. Errors reach the user as one line and a non-zero exit code.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "backends/backend.h"
+#include "core/error.h"
+#include "core/launcher.h"
+#include "gpuscale_version.h"
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace gpuscale;
+  std::string built;
+  for (const auto& c : compiled_backends()) built += (built.empty() ? "" : ", ") + c;
+  CLI::App app{"gpuscale: distributed GPU benchmark and scaling suite"};
+  app.set_version_flag("--version", fmt::format("gpuscale {} (commit {}; backends: {})", GPUSCALE_VERSION,
+                                                GPUSCALE_GIT_COMMIT, built));
+  app.require_subcommand(1);
+  Action action;
+  add_run_command(app, action, argc, argv);
+  add_list_command(app, action);
+  add_validate_command(app, action);
+  add_merge_command(app, action, argc, argv);
+  add_report_command(app, action);
+  add_compare_command(app, action);
+  add_check_command(app, action);
+  add_reference_command(app, action);
+  add_health_command(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Every rank of a launch parses the same command line: one of them says what is wrong.
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", e.what());
+    return usage_exit_code(argc, argv);
+  } catch (const Error& e) {
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
+    return e.exit_code();
+  }
+  try {
+    return action ? action() : kExitUsage;
+  } catch (const Error& e) {
+    fmt::print(stderr, "gpuscale: {}\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpuscale: internal error: {}\n", e.what());
+    return kExitInvalidResult;
+  }
+}

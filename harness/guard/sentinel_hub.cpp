@@ -1,0 +1,253 @@
+// Rank 0's side of the sentinel (harness/guard/sentinel.h): accepts every rank's connection, notices one that
+// ends without goodbye, asks every rank what it is doing, orders every rank to exit.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "harness/guard/sentinel.h"
+#include "harness/guard/stop_signal.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+using namespace sentinel_net;
+
+RankState state_from(const PeerIdentity& p) {
+  RankState s;
+  s.rank = p.rank;
+  s.host = p.host;
+  s.pid = p.pid;
+  return s;
+}
+
+Phase parse_phase(const std::string& s) {
+  for (Phase p : {Phase::idle, Phase::computing, Phase::collective, Phase::waiting})
+    if (s == phase_name(p)) return p;
+  return Phase::idle;
+}
+
+}  // namespace
+
+SentinelHub::SentinelHub(int world_size, std::string token, PeerIdentity self, SentinelHandlers handlers)
+    : world_size_(world_size), token_(std::move(token)), self_(std::move(self)), handlers_(std::move(handlers)) {
+  if (!handlers_.activity) handlers_.activity = current_activity;
+  peers_.resize(static_cast<std::size_t>(world_size_));
+  for (int r = 0; r < world_size_; ++r) peers_[static_cast<std::size_t>(r)].rank = r;
+  peers_[static_cast<std::size_t>(self_.rank)] = self_;
+  listen_fd_ = listen_any(&v6_, &port_);
+  make_pipe(wake_);
+  thread_ = std::thread([this] { loop(); });
+}
+
+SentinelHub::~SentinelHub() {
+  stop_thread();
+  clear_interrupt_notice(armed_fds_.data());
+  for (auto& c : conns_)
+    if (std::find(armed_fds_.begin(), armed_fds_.end(), c.fd) == armed_fds_.end()) close_fd(c.fd);
+  for (int& fd : armed_fds_) close_fd(fd);
+  close_fd(listen_fd_);
+  close_fd(wake_[0]);
+  close_fd(wake_[1]);
+}
+
+std::vector<std::string> SentinelHub::addresses() const { return local_addresses(v6_); }
+
+std::vector<int> SentinelHub::wait_for_hello(const std::vector<int>& ranks, double timeout_s) {
+  std::unique_lock lock(mutex_);
+  auto missing = [&] {
+    std::vector<int> out;
+    for (int r : ranks) {
+      const bool seen = std::any_of(conns_.begin(), conns_.end(), [&](const Conn& c) { return c.rank == r; });
+      if (!seen) out.push_back(r);
+    }
+    return out;
+  };
+  cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return missing().empty(); });
+  return missing();
+}
+
+void SentinelHub::arm() {
+  {
+    std::lock_guard lock(mutex_);
+    armed_ = true;
+    for (const auto& c : conns_)
+      if (c.rank >= 0) armed_fds_.push_back(c.fd);
+    set_interrupt_notice(armed_fds_.data(), static_cast<int>(armed_fds_.size()));
+  }
+  wake(wake_[1]);
+}
+
+std::vector<PeerIdentity> SentinelHub::peers() const {
+  std::lock_guard lock(mutex_);
+  return peers_;
+}
+
+void SentinelHub::send_all(const json& msg) {
+  std::vector<int> fds;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& c : conns_)
+      if (c.rank >= 0 && c.fd >= 0 && !c.bye) fds.push_back(c.fd);
+  }
+  std::lock_guard lock(send_mutex_);
+  for (int fd : fds) send_line(fd, msg);  // a rank that cannot be told is lost anyway
+}
+
+std::vector<RankState> SentinelHub::ask_states(double timeout_s) {
+  int id = 0;
+  std::vector<int> asked;
+  {
+    std::lock_guard lock(mutex_);
+    id = ++ask_id_;
+    answers_.clear();
+    for (const auto& c : conns_)
+      if (c.rank >= 0 && c.fd >= 0 && !c.bye) asked.push_back(c.rank);
+  }
+  send_all({{"msg", "ask"}, {"id", id}});
+  std::unique_lock lock(mutex_);
+  cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
+    return std::all_of(asked.begin(), asked.end(), [&](int r) { return answers_.count(r) > 0; });
+  });
+  std::vector<RankState> out;
+  for (const auto& p : peers_) {
+    RankState s = state_from(p);
+    if (p.rank == self_.rank) {
+      const auto a = handlers_.activity();
+      s.answered = true;
+      s.phase = a.phase;
+      s.doing = a.doing;
+    } else if (auto it = answers_.find(p.rank); it != answers_.end()) {
+      s = it->second;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void SentinelHub::order_exit(int code, double wait_s) {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;  // the connections closing now are the exits ordered, not losses
+  }
+  send_all({{"msg", "exit"}, {"code", code}});
+  std::unique_lock lock(mutex_);
+  cv_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] {
+    return std::none_of(conns_.begin(), conns_.end(), [](const Conn& c) { return c.fd >= 0 && c.rank >= 0; });
+  });
+}
+
+void SentinelHub::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return;
+    finished_ = true;
+  }
+  send_all({{"msg", "done"}});
+  stop_thread();
+}
+
+void SentinelHub::stop_thread() { stop_poll_thread(mutex_, stop_, wake_[1], thread_); }
+
+void SentinelHub::on_line(Conn& c, const std::string& line) {
+  json msg;
+  try {
+    msg = json::parse(line);
+  } catch (const json::exception&) {
+    throw std::invalid_argument("not a sentinel message");
+  }
+  if (!msg.is_object() || !msg.contains("msg") || !msg["msg"].is_string()) throw std::invalid_argument("not a sentinel message");
+  const auto kind = msg["msg"].get<std::string>();
+  if (c.rank < 0) {  // the first line must be a hello with the token and a rank not yet taken
+    if (kind != "hello" || msg.value("token", std::string()) != token_) throw std::invalid_argument("bad hello");
+    const int rank = msg.value("rank", -1);
+    if (rank <= 0 || rank >= world_size_ || rank == self_.rank) throw std::invalid_argument("bad rank");
+    if (std::any_of(conns_.begin(), conns_.end(), [&](const Conn& o) { return o.rank == rank; }))
+      throw std::invalid_argument("rank already connected");
+    c.rank = rank;
+    peers_[static_cast<std::size_t>(rank)] = {rank, msg.value("host", std::string("?")), msg.value("pid", 0LL)};
+    tune(c.fd);
+    cv_.notify_all();
+    return;
+  }
+  if (kind == "bye") {
+    c.bye = true;
+  } else if (kind == "interrupted") {
+    c.interrupted = true;
+  } else if (kind == "state" && msg.value("id", -1) == ask_id_) {
+    RankState s = state_from(peers_[static_cast<std::size_t>(c.rank)]);
+    s.answered = true;
+    s.phase = parse_phase(msg.value("phase", std::string()));
+    s.doing = msg.value("doing", std::string());
+    answers_[c.rank] = std::move(s);
+    cv_.notify_all();
+  }
+}
+
+void SentinelHub::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    if (armed_ && listen_fd_ >= 0) close_fd(listen_fd_);  // every rank is in: nobody else may join
+    std::vector<pollfd> fds = {{wake_[0], POLLIN, 0}};
+    if (listen_fd_ >= 0) fds.push_back({listen_fd_, POLLIN, 0});
+    const std::size_t first_conn = fds.size();
+    for (const auto& c : conns_) fds.push_back({c.fd, POLLIN, 0});
+    lock.unlock();
+    const int n = ::poll(fds.data(), fds.size(), -1);
+    lock.lock();
+    if (n < 0 && errno != EINTR) break;
+    if (fds[0].revents) drain(wake_[0]);
+    if (stop_) break;
+    if (listen_fd_ >= 0 && fds[1].revents & POLLIN) {
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) conns_.push_back({fd, -1, false, false, {}});
+    }
+    // Connections, newest last; a closed one is removed after its handler ran.
+    for (std::size_t i = first_conn; i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      auto it = std::find_if(conns_.begin(), conns_.end(), [&](const Conn& c) { return c.fd == fds[i].fd; });
+      if (it == conns_.end()) continue;
+      char buf[4096];
+      const ssize_t got = ::recv(it->fd, buf, sizeof buf, MSG_DONTWAIT);
+      const int err = errno;
+      if (got < 0 && (err == EAGAIN || err == EINTR)) continue;
+      std::string how;
+      if (got <= 0) {
+        how = closed_how(got, err);
+      } else {
+        try {
+          for (const auto& line : it->lines.feed(buf, static_cast<std::size_t>(got))) on_line(*it, line);
+        } catch (const std::exception& e) {
+          how = fmt::format("it sent something that is not the sentinel protocol ({})", e.what());
+        }
+      }
+      if (!how.empty()) {
+        Conn closed = std::move(*it);
+        conns_.erase(it);
+        on_closed(closed, how);
+        // An armed rank's socket stays open (the interrupt notice may still write to it); others close.
+        if (std::find(armed_fds_.begin(), armed_fds_.end(), closed.fd) == armed_fds_.end()) close_fd(closed.fd);
+        cv_.notify_all();
+      }
+    }
+  }
+}
+
+void SentinelHub::on_closed(Conn& c, const std::string& how) {
+  if (c.rank < 0 || c.bye || !armed_ || finished_ || stop_) return;
+  finished_ = true;  // one loss ends the run: the handler reports it
+  const PeerIdentity lost = peers_[static_cast<std::size_t>(c.rank)];
+  if (handlers_.rank_lost) {
+    mutex_.unlock();  // the handler asks the hub for nothing under its lock, but may take minutes
+    handlers_.rank_lost(lost, how, c.interrupted);
+    mutex_.lock();
+  }
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,39 @@
+#include "world/activity.h"
+
+#include <mutex>
+
+namespace gpuscale {
+namespace {
+
+std::mutex g_mutex;
+ActivitySnapshot g_now;
+
+}  // namespace
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::idle: return "idle";
+    case Phase::computing: return "computing";
+    case Phase::collective: return "in collective";
+    case Phase::waiting: return "waiting for peers";
+  }
+  return "unknown";
+}
+
+ActivitySnapshot current_activity() {
+  std::lock_guard lock(g_mutex);
+  return g_now;
+}
+
+ActivityScope::ActivityScope(Phase phase, std::string doing) {
+  std::lock_guard lock(g_mutex);
+  saved_ = g_now;
+  g_now = {phase, std::move(doing)};
+}
+
+ActivityScope::~ActivityScope() {
+  std::lock_guard lock(g_mutex);
+  g_now = std::move(saved_);
+}
+
+}  // namespace gpuscale

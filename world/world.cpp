@@ -1,0 +1,175 @@
+#include "world/world.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "world/activity.h"
+
+namespace gpuscale {
+namespace {
+
+void check(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  throw Error(fmt::format("{} failed: {}", call, std::string(msg, static_cast<std::size_t>(len))), 1);
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+std::vector<std::string> gatherv(MPI_Comm comm, const std::string& mine, bool all, int root_rank) {
+  int size = 1, rank = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<std::size_t>(size));
+  if (all)
+    check(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  else
+    check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root_rank, comm), "MPI_Gather");
+  std::vector<int> displs(static_cast<std::size_t>(size));
+  long long total = 0;
+  for (int i = 0; i < size; ++i) {
+    displs[static_cast<std::size_t>(i)] = static_cast<int>(total);
+    total += lens[static_cast<std::size_t>(i)];
+  }
+  const bool receives = all || rank == root_rank;
+  if (receives && total > INT32_MAX) throw Error("gathered result data exceeds 2 GiB", 1);
+  std::string buf(receives ? static_cast<std::size_t>(total) : 0, '\0');
+  if (all)
+    check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), displs.data(), MPI_CHAR, comm),
+          "MPI_Allgatherv");
+  else
+    check(MPI_Gatherv(mine.data(), len, MPI_CHAR, buf.data(), lens.data(), displs.data(), MPI_CHAR, root_rank, comm),
+          "MPI_Gatherv");
+  std::vector<std::string> out;
+  if (!receives) return out;
+  for (int i = 0; i < size; ++i)
+    out.push_back(buf.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(i)]),
+                             static_cast<std::size_t>(lens[static_cast<std::size_t>(i)])));
+  return out;
+}
+
+}  // namespace
+
+World::World(int* argc, char*** argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    finalize_ = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm node;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &local_rank_);
+  MPI_Comm_size(node, &local_size_);
+  MPI_Comm_free(&node);
+  hosts_ = gatherv(MPI_COMM_WORLD, hostname(), true, 0);
+  for (const auto& s : gatherv(MPI_COMM_WORLD, std::to_string(local_rank_), true, 0)) local_ranks_.push_back(std::stoi(s));
+}
+
+World::~World() {
+  if (finalize_) MPI_Finalize();
+}
+
+std::string World::library_version() const {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(buf, &len);
+  std::string s(buf, static_cast<std::size_t>(len));
+  // Open MPI appends build details after a comma or newline; keep the first line.
+  if (auto cut = s.find_first_of(",\n"); cut != std::string::npos) s.resize(cut);
+  return s;
+}
+
+void World::barrier() const {
+  ActivityScope wait(Phase::waiting, "barrier of all ranks");
+  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+std::vector<std::string> World::gather_to_root(const std::string& mine) const {
+  ActivityScope wait(Phase::waiting, "gather to rank 0");
+  return gatherv(MPI_COMM_WORLD, mine, false, 0);
+}
+
+std::vector<std::string> World::allgather(const std::string& mine) const {
+  ActivityScope wait(Phase::waiting, "allgather of all ranks");
+  return gatherv(MPI_COMM_WORLD, mine, true, 0);
+}
+
+std::string World::broadcast_from_root(const std::string& text) const {
+  ActivityScope wait(Phase::waiting, "broadcast from rank 0");
+  unsigned long long len = text.size();
+  check(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  std::string out = rank_ == 0 ? text : std::string(len, '\0');
+  if (len > 0) check(MPI_Bcast(out.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  return out;
+}
+
+bool World::any(bool mine) const {
+  ActivityScope wait(Phase::waiting, "agreement of all ranks");
+  int v = mine ? 1 : 0, out = 0;
+  check(MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD), "MPI_Allreduce");
+  return out != 0;
+}
+
+int World::max(int mine) const {
+  ActivityScope wait(Phase::waiting, "agreement of all ranks");
+  int out = 0;
+  check(MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  return out;
+}
+
+void World::abort(int code) const {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; if it did, the process still ends
+}
+
+Group::Group(const World& world, bool member, int key) {
+  check(MPI_Comm_split(world.comm(), member ? 0 : MPI_UNDEFINED, key, &comm_), "MPI_Comm_split");
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
+Group::~Group() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+int Group::rank() const {
+  int r = -1;
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_rank(comm_, &r);
+  return r;
+}
+
+int Group::size() const {
+  int s = 0;
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_size(comm_, &s);
+  return s;
+}
+
+void Group::barrier() const {
+  ActivityScope wait(Phase::waiting, "barrier of the GPU count's ranks");
+  check(MPI_Barrier(comm_), "MPI_Barrier");
+}
+
+std::vector<double> Group::allgather(double mine) const {
+  ActivityScope wait(Phase::waiting, "allgather of the GPU count's ranks");
+  std::vector<double> out(static_cast<std::size_t>(size()));
+  check(MPI_Allgather(&mine, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
+  return out;
+}
+
+}  // namespace gpuscale
