@@ -7,7 +7,7 @@
 #
 # Variables (the same in every script):
 #   GPUSCALE_BIN        the gpuscale executable. Default: `gpuscale` on PATH, else the repository's
-#                       build/harness/gpuscale next to this folder; in a container, `gpuscale`.
+#                       build/bin/gpuscale next to this folder; in a container, `gpuscale`.
 #   GPUSCALE_ARGS       extra arguments for gpuscale, e.g. "--backend cpu --quick".
 #   GPUSCALE_OUT        folder for the result files. Default: $SLURM_SUBMIT_DIR/results.
 #   GPUSCALE_LAUNCHER   auto (default: srun --mpi=pmix when Slurm has PMIx, else mpirun), srun or mpirun.
@@ -50,7 +50,7 @@ gs_init() {
     if command -v gpuscale >/dev/null; then
       GPUSCALE_BIN=$(command -v gpuscale)
     else
-      GPUSCALE_BIN=$(cd "$gs_dir/.." && pwd)/build/harness/gpuscale
+      GPUSCALE_BIN=$(cd "$gs_dir/.." && pwd)/build/bin/gpuscale
       [ -x "$GPUSCALE_BIN" ] || gs_fail 2 "gpuscale not found: not on PATH and not built at $GPUSCALE_BIN (set GPUSCALE_BIN)"
     fi
   fi
