@@ -109,4 +109,24 @@ std::vector<GpuAssignment> assign_gpus(const std::vector<RankGpus>& ranks) {
   return out;
 }
 
+std::optional<MigBinding> mig_slice_binding(const std::optional<std::string>& cuda_visible_devices,
+                                            const std::optional<std::string>& nvidia_visible_devices,
+                                            int local_rank, int local_size) {
+  const bool from_cuda = cuda_visible_devices.has_value();
+  const auto& list = from_cuda ? cuda_visible_devices : nvidia_visible_devices;
+  if (!list) return std::nullopt;
+  std::vector<std::string> slices;
+  for (const auto& e : parse_visible_devices(*list))
+    if (e.rfind("MIG-", 0) == 0) slices.push_back(e);
+  if (slices.size() < 2) return std::nullopt;
+  const char* var = from_cuda ? "CUDA_VISIBLE_DEVICES" : "NVIDIA_VISIBLE_DEVICES";
+  if (local_size > static_cast<int>(slices.size()))
+    throw Error(fmt::format("{} ranks on this node but {} lists {} MIG slices: one rank per slice", local_size, var,
+                            slices.size()),
+                kExitNoDevice);
+  const auto& mine = slices[static_cast<std::size_t>(local_rank)];
+  return MigBinding{mine, fmt::format("MIG slice {} of {} in {} (local rank {})", local_rank + 1, slices.size(), var,
+                                      local_rank)};
+}
+
 }  // namespace gpuscale

@@ -48,4 +48,19 @@ std::vector<std::string> parse_visible_devices(std::string_view value);
 // "CUDA_VISIBLE_DEVICES='-1' hides every GPU" when that is the cause.
 std::string no_device_reason(std::string_view cuda_reason, const std::optional<std::string>& visible_devices);
 
+// MIG slices: a CUDA process enumerates one MIG device only, whatever its environment lists, so ranks
+// of a pod or node given several slices (the device plugin's NVIDIA_VISIBLE_DEVICES in Kubernetes, or
+// a CUDA_VISIBLE_DEVICES of several MIG-<uuid>) would all see the first. When the list in force
+// (CUDA_VISIBLE_DEVICES when set, else NVIDIA_VISIBLE_DEVICES) holds two or more MIG entries, local
+// rank i takes the i-th: the binding sets CUDA_VISIBLE_DEVICES to that entry alone before CUDA starts.
+struct MigBinding {
+  std::string visible_devices;  // the value for CUDA_VISIBLE_DEVICES
+  std::string rule;             // recorded in the result file
+};
+// nullopt when there is no list of slices to split. Throws gpuscale::Error (kExitNoDevice) when the
+// node has more local ranks than slices, naming both counts.
+std::optional<MigBinding> mig_slice_binding(const std::optional<std::string>& cuda_visible_devices,
+                                            const std::optional<std::string>& nvidia_visible_devices,
+                                            int local_rank, int local_size);
+
 }  // namespace gpuscale

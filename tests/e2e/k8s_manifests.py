@@ -124,6 +124,38 @@ def check_mpijob(name, gpu_resource, flags):
     return images
 
 
+def check_rdma(name):
+    """The RDMA variant: what NCCL's IB transport needs in a pod (docs/kubernetes.md#rdma)."""
+    d = load(name)
+    where = f"k8s/{name}"
+    reps = d.get("spec", {}).get("mpiReplicaSpecs", {})
+    w = (reps.get("Worker", {}).get("template", {}).get("spec", {}).get("containers") or [{}])[0]
+    limits = w.get("resources", {}).get("limits", {})
+    check(any(k.startswith("rdma/") and v == 1 for k, v in limits.items()),
+          f"{where}: workers ask for no rdma/* device (NCCL would fall back to TCP over the pod network)")
+    caps = w.get("securityContext", {}).get("capabilities", {}).get("add", [])
+    check("IPC_LOCK" in caps, f"{where}: workers lack the IPC_LOCK capability (the verbs library cannot pin memory)")
+    cmd = (reps.get("Launcher", {}).get("template", {}).get("spec", {}).get("containers") or [{}])[0].get("command", [])
+    exported = {cmd[i + 1].split("=")[0] for i, a in enumerate(cmd[:-1]) if a == "-x"}
+    for var in ("NCCL_IB_HCA", "NCCL_SOCKET_IFNAME"):
+        check(var in exported, f"{where}: mpirun does not pass {var} to the ranks (-x)")
+
+
+def check_mig_binding(name):
+    """MIG: gpuscale binds local rank i to the i-th slice of the pod's device list itself
+    (backends/cuda/device_binding.h, mig_slice_binding); a CUDA_VISIBLE_DEVICES set for all ranks of the
+    pod would hand every rank the same slice."""
+    d = load(name)
+    where = f"k8s/{name}"
+    for role, spec in d.get("spec", {}).get("mpiReplicaSpecs", {}).items():
+        for c in spec.get("template", {}).get("spec", {}).get("containers") or []:
+            env = {e.get("name") for e in c.get("env") or []}
+            check("CUDA_VISIBLE_DEVICES" not in env, f"{where} {role}: CUDA_VISIBLE_DEVICES set for the whole pod")
+            cmd = c.get("command") or []
+            check(not any(a.startswith("CUDA_VISIBLE_DEVICES") for a in cmd),
+                  f"{where} {role}: the command sets CUDA_VISIBLE_DEVICES for every rank")
+
+
 def check_job(flags):
     d = load("job.yaml")
     where = "k8s/job.yaml"
@@ -191,6 +223,9 @@ def main():
     flags = run_flags()
     images = check_mpijob("mpijob.yaml", "nvidia.com/gpu", flags)
     images |= check_mpijob("mpijob-mig.yaml", "nvidia.com/mig-1g.18gb", flags)
+    images |= check_mpijob("mpijob-rdma.yaml", "nvidia.com/gpu", flags)
+    check_rdma("mpijob-rdma.yaml")
+    check_mig_binding("mpijob-mig.yaml")
     images |= check_job(flags)
     check(len(images) == 1, f"the manifests use different images: {images}")
     check_pvc()

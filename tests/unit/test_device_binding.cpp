@@ -1,4 +1,7 @@
 // Which GPU each rank uses (backends/cuda/device_binding.h), for every launch shape, without a GPU.
+#include <set>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "backends/cuda/device_binding.h"
@@ -112,6 +115,53 @@ TEST(VisibleDevices, NoDeviceReasonNamesTheVariableWhenItHidesEveryGpu) {
             "no CUDA-capable device is detected");
   EXPECT_EQ(no_device_reason("no CUDA-capable device is detected", std::string("-1")),
             "no CUDA-capable device is detected (CUDA_VISIBLE_DEVICES='-1' hides every GPU)");
+}
+
+std::string mig_list(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += fmt::format("{}MIG-{:08x}-aaaa-bbbb-cccc-{:012x}", i ? "," : "", 0x1000 + i * 7, i);
+  return out;
+}
+
+TEST(MigBinding, SevenRanksOfAPodTakeSevenDifferentSlices) {
+  // The device plugin's list (NVIDIA_VISIBLE_DEVICES) in a pod with nvidia.com/mig-1g.18gb: 7.
+  const auto list = mig_list(7);
+  std::set<std::string> taken;
+  for (int r = 0; r < 7; ++r) {
+    const auto b = mig_slice_binding(std::nullopt, list, r, 7);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(parse_visible_devices(b->visible_devices).size(), 1u);
+    EXPECT_EQ(b->visible_devices.rfind("MIG-", 0), 0u);
+    EXPECT_NE(b->rule.find("NVIDIA_VISIBLE_DEVICES"), std::string::npos);
+    taken.insert(b->visible_devices);
+  }
+  EXPECT_EQ(taken.size(), 7u);
+}
+
+TEST(MigBinding, CudaVisibleDevicesWinsOverTheDevicePluginList) {
+  const auto b = mig_slice_binding(mig_list(3), mig_list(7), 2, 3);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->visible_devices, parse_visible_devices(mig_list(3))[2]);
+  EXPECT_NE(b->rule.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+}
+
+TEST(MigBinding, NothingToSplitWithoutSeveralSlices) {
+  EXPECT_FALSE(mig_slice_binding(std::nullopt, std::nullopt, 0, 1));
+  EXPECT_FALSE(mig_slice_binding(std::nullopt, std::string("all"), 0, 8));
+  EXPECT_FALSE(mig_slice_binding(std::string("0,1,2,3"), std::nullopt, 1, 4));
+  EXPECT_FALSE(mig_slice_binding(std::nullopt, mig_list(1), 0, 1));  // one slice: CUDA sees it anyway
+  EXPECT_FALSE(mig_slice_binding(std::string(""), mig_list(7), 0, 7));  // CUDA_VISIBLE_DEVICES set: it decides
+}
+
+TEST(MigBinding, MoreRanksThanSlicesNamesBothCounts) {
+  try {
+    mig_slice_binding(std::nullopt, mig_list(3), 0, 4);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitNoDevice);
+    EXPECT_NE(std::string(e.what()).find("4 ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 MIG slices"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BackendChoice, EveryRankTakesTheSameBranch) {
