@@ -217,9 +217,10 @@ def case_chroot(args):
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "OMPI_ALLOW_RUN_AS_ROOT": "1",
            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
     gs = f"{rel}/gpuscale/bin/gpuscale"
-    proc = os.path.join(root, "proc")
-    subprocess.run(["mount", "-t", "proc", "proc", proc], check=True)
+    mounts = [os.path.join(root, "proc"), os.path.join(root, "sys")]  # mpirun and hwloc read them
+    subprocess.run(["mount", "-t", "proc", "proc", mounts[0]], check=True)
     try:
+        subprocess.run(["mount", "-t", "sysfs", "sysfs", mounts[1]], check=True)
         def inside(cmd, ok=(0,), timeout=240):
             return run(["chroot", root] + cmd, ok=ok, timeout=timeout, env=env)
 
@@ -251,7 +252,8 @@ def case_chroot(args):
                 fail(f"--backend cuda (CUDA-off build) does not say the backend is not built: {lines[0]}")
             print(f"chroot: --backend cuda from a CUDA-off build: exit 3, {lines[0]!r}")
     finally:
-        subprocess.run(["umount", "-l", proc])
+        for m in reversed(mounts):
+            subprocess.run(["umount", "-l", m], capture_output=True)
         shutil.rmtree(target, ignore_errors=True)
 
 
