@@ -7,6 +7,9 @@
 # are the Debian runtime packages of the libraries gpuscale links (never CUDA: the NVIDIA stack comes
 # from NVIDIA's packages or the site's driver install).
 set(GPUSCALE_SHARE_DIR share/gpuscale)
+# cpack and `make install` package what was built (gpuscale, gpuscale-kernels) instead of building
+# every target, tests included, first.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # "lib", not GNUInstallDirs' multiarch folder: the binaries look for their modules at <exe>/../lib.
 set_target_properties(gpuscale gpuscale-kernels PROPERTIES INSTALL_RPATH "\$ORIGIN/../lib")
@@ -93,9 +96,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "gpuscale maintainers <gpuscale@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${GPUSCALE_DEB_DEPENDS}")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "gpuscale measures GPUs and clusters: STREAM, GEMM, host/device copies, every
- collective (NCCL or MPI), a data-parallel training step, GPU health. The CUDA backend needs NVIDIA's
- driver, CUDA runtime, cuBLAS and NCCL, which this package does not depend on; the CPU backend runs
- without them.")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "Distributed GPU benchmark and scaling suite
+gpuscale measures GPUs and clusters: STREAM, GEMM, host/device copies, every collective (NCCL or MPI),
+a data-parallel training step, GPU health. The CUDA backend needs NVIDIA's driver, CUDA runtime, cuBLAS
+and NCCL, which this package does not depend on; the CPU backend runs without them.")
 message(STATUS "gpuscale: .deb depends on ${GPUSCALE_DEB_DEPENDS}")
 include(CPack)

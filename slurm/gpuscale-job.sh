@@ -8,7 +8,7 @@
 # Variables (the same in every script):
 #   GPUSCALE_BIN        the gpuscale executable. Default: the installed one when this folder is
 #                       <prefix>/share/gpuscale/slurm (<prefix>/bin/gpuscale), else `gpuscale` on PATH,
-#                       else the repository's build/harness/gpuscale next to this folder; in a
+#                       else the repository's build/cli/gpuscale next to this folder; in a
 #                       container, `gpuscale`.
 #   GPUSCALE_ARGS       extra arguments for gpuscale, e.g. "--backend cpu --quick".
 #   GPUSCALE_OUT        folder for the result files. Default: $SLURM_SUBMIT_DIR/results.
@@ -29,8 +29,8 @@ gs_fail() {  # gs_fail CODE MESSAGE: one line on stderr, the job ends FAILED
 
 # The gpuscale these scripts belong to, printed: installed (cmake --install, the .deb, a bundle), the
 # scripts sit in <prefix>/share/gpuscale/slurm and gpuscale in <prefix>/bin; else `gpuscale` on PATH;
-# else the repository's build/harness/gpuscale next to this folder. Prints the last tried path and
-# fails when none is an executable.
+# else the repository's build/cli/gpuscale (or build/harness/gpuscale) next to this folder. Prints the
+# path, or the build path it expected and fails, when none is an executable.
 gs_find_gpuscale() {
   local dir
   dir=$(cd "$gs_dir" && pwd -P) || return 1
@@ -39,8 +39,13 @@ gs_find_gpuscale() {
       if [ -x "${dir%/share/gpuscale/slurm}/bin/gpuscale" ]; then echo "${dir%/share/gpuscale/slurm}/bin/gpuscale"; return 0; fi ;;
   esac
   if command -v gpuscale >/dev/null; then command -v gpuscale; return 0; fi
-  echo "$(cd "$dir/.." && pwd)/build/harness/gpuscale"
-  [ -x "$(cd "$dir/.." && pwd)/build/harness/gpuscale" ]
+  local repo exe
+  repo=$(cd "$dir/.." && pwd)
+  for exe in "$repo/build/cli/gpuscale" "$repo/build/harness/gpuscale"; do
+    [ -x "$exe" ] && { echo "$exe"; return 0; }
+  done
+  echo "$repo/build/cli/gpuscale"
+  return 1
 }
 
 # Sets GPUSCALE_BIN, GPUSCALE_OUT, gs_tag (job id, or ARRAYJOB_TASK), gs_runtime, gs_launcher.
