@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The short table scripts/device-check prints: gpuscale's figures on one GPU next to the expected peak
-and torch's figures from the same session, with the targets of the CUDA issue (met or missed; targets
+"""The short table scripts/device-check prints: gpuscale's figures on one GPU next to torch's from the
+same session (scripts/torch_reference.py), the expected peak and each one's % of it, with the targets of the CUDA issue (met or missed; targets
 are reported, never used to pass or fail a test)."""
 import argparse
 import json
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--kernels")
     ap.add_argument("--collectives", nargs="*", default=[])
     ap.add_argument("--dp-step")
+    ap.add_argument("--health")
     args = ap.parse_args()
     doc, torch = load(args.result), load(args.torch) if args.torch else None
     if not doc:
@@ -90,29 +91,45 @@ def main():
           f"{doc['created_utc']}, gpuscale {doc['tool']['commit']}")
     lines = []
 
-    def add(label, r):
-        if r is None:
-            lines.append((label, "-", "-", "-", "missing"))
-            return
-        frac = r["fraction_of_peak"]
-        lines.append((label, fmt(r["aggregate"], r["unit"]), fmt(r["expected_peak"], r["unit"]),
-                      "-" if frac is None else f"{100 * frac:.1f}%", r["status"]))
+    def tval(*path):  # a torch figure, or None where the reference is missing or failed
+        v = torch
+        for k in path:
+            v = v.get(k) if isinstance(v, dict) else None
+        return v if isinstance(v, (int, float)) else None
 
-    for b in ["copy", "triad", "read", "write"]:
-        add(f"stream.{b} fp64", row(doc, f"stream.{b}", dtype="fp64"))
-    add("copy.d2d (read+write)", row(doc, "copy.d2d"))
-    add("copy.h2d", row(doc, "copy.h2d"))
-    add("copy.d2h", row(doc, "copy.d2h"))
-    for dt in ["fp64", "fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "int8"]:
-        add(f"gemm {dt} 8192^3", row(doc, "gemm", dtype=dt, m=8192, n=8192, k=8192))
-    if torch and "copy" in torch:
-        lines.append(("torch copy_ (read+write)", fmt(torch["copy"]["gbps_read_plus_write"], "GB/s"), "-", "-", "torch"))
-    if torch and "matmul_bf16" in torch:
-        lines.append(("torch.matmul bf16 8192^3", fmt(torch["matmul_bf16"]["tflops"], "TFLOP/s"), "-", "-", "torch"))
+    def pct(v, peak):
+        return "-" if v is None or not peak else f"{100 * v / peak:.1f}%"
+
+    def add(label, r, tv):
+        if r is None:
+            lines.append((label, "-", fmt(tv, "") if tv is not None else "-", "-", "-", "-", "missing"))
+            return
+        v = r["aggregate"] if r["status"] == "ok" else None
+        peak = r["expected_peak"]
+        lines.append((label, fmt(v, r["unit"]), fmt(tv, r["unit"]) if tv is not None else "-", fmt(peak, r["unit"]),
+                      pct(v, peak), pct(tv, peak), r["status"]))
+
+    add("stream.copy fp64 | copy_", row(doc, "stream.copy", dtype="fp64"), tval("copy", "gbps_read_plus_write"))
+    add("stream.triad fp64 | add", row(doc, "stream.triad", dtype="fp64"), tval("triad", "gbps"))
+    for dt, ref in [("bf16", "matmul_bf16"), ("fp16", "matmul_fp16"), ("tf32", "matmul_tf32")]:
+        add(f"gemm {dt} 8192^3 | matmul", row(doc, "gemm", dtype=dt, m=8192, n=8192, k=8192), tval(ref, "tflops"))
+    add("gemm fp8_e4m3 8192^3 | _scaled_mm", row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192),
+        tval("scaled_mm_fp8", "tflops"))
+    add("copy.h2d | copy_", row(doc, "copy.h2d"), tval("copies", "h2d", "gbps"))
+    add("copy.d2h | copy_", row(doc, "copy.d2h"), tval("copies", "d2h", "gbps"))
+    d2d = tval("copies", "d2d", "gbps")
+    add("copy.d2d (read+write) | copy_", row(doc, "copy.d2d"), None if d2d is None else 2 * d2d)
     w = max(len(l[0]) for l in lines)
-    print(f"{'':<{w}}  {'measured':>18}  {'expected peak':>18}  {'of peak':>8}  status")
+    print(f"{'gpuscale | torch reference':<{w}}  {'gpuscale':>16}  {'torch':>16}  {'expected peak':>16}  "
+          f"{'of peak':>7}  {'torch':>7}  status")
     for l in lines:
-        print(f"{l[0]:<{w}}  {l[1]:>18}  {l[2]:>18}  {l[3]:>8}  {l[4]}")
+        print(f"{l[0]:<{w}}  {l[1]:>16}  {l[2]:>16}  {l[3]:>16}  {l[4]:>7}  {l[5]:>7}  {l[6]}")
+    if torch:
+        errs = {k: v["error"] for k, v in torch.items() if isinstance(v, dict) and "error" in v}
+        for k, e in errs.items():
+            print(f"  torch {k}: {e}")
+        if "error" in torch and isinstance(torch["error"], str):
+            print(f"  torch: {torch['error']}")
 
     print("\ntargets (reported, not enforced):")
 
@@ -124,12 +141,12 @@ def main():
 
     triad, copy = val(row(doc, "stream.triad", dtype="fp64")), val(row(doc, "stream.copy", dtype="fp64"))
     peak = (row(doc, "stream.triad", dtype="fp64") or {}).get("expected_peak")
-    tcopy = torch["copy"]["gbps_read_plus_write"] if torch and "copy" in torch else None
+    tcopy = tval("copy", "gbps_read_plus_write")
     for name, v in [("triad", triad), ("copy", copy)]:
         target(f"{name} >= 88% of the memory peak", None if v is None or not peak else v >= 0.88 * peak)
         target(f"{name} >= torch device copy", None if v is None or tcopy is None else v >= tcopy)
     bf16 = val(row(doc, "gemm", dtype="bf16", m=8192, n=8192, k=8192))
-    tmm = torch["matmul_bf16"]["tflops"] if torch and "matmul_bf16" in torch else None
+    tmm = tval("matmul_bf16", "tflops")
     target("bf16 8192^3 >= torch.matmul", None if bf16 is None or tmm is None else bf16 >= tmm)
     fp8r = row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192)
     target("fp8 8192^3 >= 70% of its dense peak",
@@ -143,6 +160,9 @@ def main():
         coll_summary(path)
     if args.dp_step:
         dp_summary(args.dp_step)
+    if args.health:
+        h = load(args.health)
+        print(f"\nhealth: {'no report at ' + args.health if not h else json.dumps(h.get('verdict', h.get('status', '?')))}")
     kern = load(args.kernels) if args.kernels else None
     if kern:
         errs = [b["name"] for b in kern.get("benchmarks", []) if b.get("error_occurred")]

@@ -6,8 +6,10 @@
 # and runs gpuscale with the time-limit signal forwarded. docs/slurm.md explains each piece.
 #
 # Variables (the same in every script):
-#   GPUSCALE_BIN        the gpuscale executable. Default: `gpuscale` on PATH, else the repository's
-#                       build/bin/gpuscale next to this folder; in a container, `gpuscale`.
+#   GPUSCALE_BIN        the gpuscale executable. Default: the installed one when this folder is
+#                       <prefix>/share/gpuscale/slurm (<prefix>/bin/gpuscale), else `gpuscale` on PATH,
+#                       else the repository's build/bin/gpuscale next to this folder; in a
+#                       container, `gpuscale`.
 #   GPUSCALE_ARGS       extra arguments for gpuscale, e.g. "--backend cpu --quick".
 #   GPUSCALE_OUT        folder for the result files. Default: $SLURM_SUBMIT_DIR/results.
 #   GPUSCALE_LAUNCHER   auto (default: srun --mpi=pmix when Slurm has PMIx, else mpirun), srun or mpirun.
@@ -23,6 +25,27 @@ gs_fail() {  # gs_fail CODE MESSAGE: one line on stderr, the job ends FAILED
   local code=$1; shift
   echo "$gs_name: $*" >&2
   exit "$code"
+}
+
+# The gpuscale these scripts belong to, printed: installed (cmake --install, the .deb, a bundle), the
+# scripts sit in <prefix>/share/gpuscale/slurm and gpuscale in <prefix>/bin; else `gpuscale` on PATH;
+# else the repository's build/bin/gpuscale next to this folder. Prints the
+# path, or the build path it expected and fails, when none is an executable.
+gs_find_gpuscale() {
+  local dir
+  dir=$(cd "$gs_dir" && pwd -P) || return 1
+  case $dir in
+    */share/gpuscale/slurm)
+      if [ -x "${dir%/share/gpuscale/slurm}/bin/gpuscale" ]; then echo "${dir%/share/gpuscale/slurm}/bin/gpuscale"; return 0; fi ;;
+  esac
+  if command -v gpuscale >/dev/null; then command -v gpuscale; return 0; fi
+  local repo exe
+  repo=$(cd "$dir/.." && pwd)
+  for exe in "$repo/build/bin/gpuscale"; do
+    [ -x "$exe" ] && { echo "$exe"; return 0; }
+  done
+  echo "$repo/build/bin/gpuscale"
+  return 1
 }
 
 # Sets GPUSCALE_BIN, GPUSCALE_OUT, gs_tag (job id, or ARRAYJOB_TASK), gs_runtime, gs_launcher.
@@ -47,12 +70,8 @@ gs_init() {
     case $gs_runtime in pyxis | apptainer) ;; *) gs_fail 2 "GPUSCALE_CONTAINER_RUNTIME=$gs_runtime: use pyxis or apptainer" ;; esac
     : "${GPUSCALE_BIN:=gpuscale}"  # inside the image
   elif [ -z "${GPUSCALE_BIN:-}" ]; then
-    if command -v gpuscale >/dev/null; then
-      GPUSCALE_BIN=$(command -v gpuscale)
-    else
-      GPUSCALE_BIN=$(cd "$gs_dir/.." && pwd)/build/bin/gpuscale
-      [ -x "$GPUSCALE_BIN" ] || gs_fail 2 "gpuscale not found: not on PATH and not built at $GPUSCALE_BIN (set GPUSCALE_BIN)"
-    fi
+    GPUSCALE_BIN=$(gs_find_gpuscale) ||
+      gs_fail 2 "gpuscale not found: not installed next to $gs_dir, not on PATH and not built at $GPUSCALE_BIN (set GPUSCALE_BIN)"
   fi
   if [ -z "$gs_runtime" ] && ! [ -x "$GPUSCALE_BIN" ] && ! command -v "$GPUSCALE_BIN" >/dev/null; then
     gs_fail 2 "GPUSCALE_BIN=$GPUSCALE_BIN is not an executable"
