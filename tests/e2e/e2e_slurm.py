@@ -77,9 +77,10 @@ def submit(cwd, sbatch_opts, job_script, variables):
     return p.stdout.strip().split(";")[0]
 
 
-def watch(job, limit=150):
-    """Polls squeue until the job reaches a final state; returns (states seen in order, final, exit code)."""
-    seen, start = [], time.time()
+def watch(job, limit=150, seen=None):
+    """Polls squeue until the job reaches a final state; returns (states seen in order, after those
+    already `seen`, final, exit code)."""
+    seen, start = list(seen or []), time.time()
     while True:
         p = run(["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"])
         st = p.stdout.strip()
@@ -110,6 +111,9 @@ def load_valid(path):
 
 
 def expect_completed(job, seen, final, code, log):
+    """`seen`: the states from PENDING (the held job, checked before its release) to the final one. After
+    the release the first squeue may already find the job RUNNING (a scheduling pass can start it at
+    once), so PENDING is the held state and never waited for; RUNNING must still be seen, in order."""
     if final != "COMPLETED" or code != 0:
         fail(f"job {job} ended {final} with exit code {code}; log:\n{log}")
     if seen[0] != "PENDING" or "RUNNING" not in seen:
@@ -205,14 +209,15 @@ def run_job(name, nodes, tasks_per_node, launcher, benchmarks):
         variables["GPUSCALE_LAUNCHER"] = "mpirun"
     shape = [f"--nodes={nodes}", f"--gpus-per-node={tasks_per_node}", f"--ntasks-per-node={tasks_per_node}"]
     # Held at submission, so PENDING is seen whatever the scheduler's timing (a scheduling pass that
-    # happens to run just then can start a job before the first squeue), then released.
+    # happens to run just then can start a job before the first squeue), then released: the states
+    # watched after the release start from that PENDING (a second PENDING, before it starts, merges).
     job = submit(cwd, shape + ["--hold"], "gpuscale.sbatch", variables)
     pending = run(["squeue", "-h", "-j", job, "-o", "%T %r"]).stdout.split()
     if pending != ["PENDING", "JobHeldUser"]:
         fail(f"job {job} submitted with --hold is {pending}, not PENDING (JobHeldUser)")
     if run(["scontrol", "release", job]).returncode != 0:
         fail(f"scontrol release {job} failed")
-    seen, final, code = watch(job)
+    seen, final, code = watch(job, seen=["PENDING"])
     log = log_of(cwd, f"gpuscale-{job}.out")
     expect_completed(job, seen, final, code, log)
     if f"launcher: {launcher}" not in log or "done: every measurement valid" not in log:
