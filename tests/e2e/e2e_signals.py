@@ -83,14 +83,19 @@ def case_second_signal():
     print(f"ok: exited at once, {len(doc['results'])} rows kept")
 
 
-def main():
+def parse():
     global ARGS
     ap = e2e_common.parser()
     ap.add_argument("--mpiexec", required=True)
     ARGS = ap.parse_args()
     os.makedirs(ARGS.workdir, exist_ok=True)
-    {"mpirun_usr1": case_mpirun_usr1, "second_signal": case_second_signal}[ARGS.case]()
-    print(f"PASS: {ARGS.case}")
+    return ARGS
+
+
+def main():
+    cases = {"mpirun_usr1": (case_mpirun_usr1, {}), "second_signal": (case_second_signal, {})}
+    common = {"TIMEOUT": 180, "LABELS": "e2e;cpu;faults", **e2e_common.CORES}
+    e2e_common.run_case("e2e_signal_", common, cases, parse)
 
 
 if __name__ == "__main__":
