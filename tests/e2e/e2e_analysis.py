@@ -19,6 +19,8 @@ import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import e2e_common
+
 ARGS = None
 
 
@@ -542,7 +544,7 @@ def case_no_overwrite():
     one_error_line(gs("compare", copy_in, copy_in, "--junit", copy_in, "--force"), "is also an input", "junit over an input")
 
 
-def main():
+def parse():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuscale", required=True)
@@ -556,19 +558,25 @@ def main():
     ARGS.data = os.path.abspath(ARGS.data)
     ARGS.root = os.path.abspath(ARGS.workdir)  # the real run's file lives here; each case works in its own folder
     ARGS.workdir = os.path.join(ARGS.root, ARGS.case)
+    return ARGS
+
+
+def main():
+    # `run` makes the real CPU run (the analysis_run fixture) that real_compare, real_check and browser
+    # read; browser is skipped (77) with a message when chromium is missing.
+    real = {"FIXTURES_REQUIRED": "analysis_run"}
     cases = {
-        "golden": case_golden,
-        "compare_codes": case_compare_codes,
-        "run": case_run,
-        "real_compare": case_real_compare,
-        "real_check": case_real_check,
-        "browser": case_browser,
-        "hostile": case_hostile,
-        "bad_files": case_bad_files,
-        "no_overwrite": case_no_overwrite,
+        "golden": (case_golden, {}),
+        "compare_codes": (case_compare_codes, {}),
+        "hostile": (case_hostile, {}),
+        "bad_files": (case_bad_files, {}),
+        "no_overwrite": (case_no_overwrite, {}),
+        "run": (case_run, {"FIXTURES_SETUP": "analysis_run", **e2e_common.CORES}),
+        "real_compare": (case_real_compare, real),
+        "real_check": (case_real_check, real),
+        "browser": (case_browser, {**real, "LABELS": "e2e;analysis;browser", "SKIP_RETURN_CODE": 77, "TIMEOUT": 180}),
     }
-    cases[ARGS.case]()
-    print(f"PASS: {ARGS.case}")
+    e2e_common.run_case("e2e_analysis_", {"TIMEOUT": 300, "LABELS": "e2e;analysis"}, cases, parse)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 
+import e2e_common
 from e2e_common import fail, load_valid, parser
 
 SKIP = 77
@@ -273,16 +274,38 @@ def case_device_plan(args):
 
 
 def main():
-    ap = parser()
-    ap.add_argument("--build", required=True)
-    ap.add_argument("--source", required=True)
-    args = ap.parse_args()
-    args.workdir = os.path.abspath(args.workdir)
-    cases = {"install": case_install, "cpack": case_cpack, "bundle": case_bundle, "root": case_root,
-             "chroot": case_chroot, "device_plan": case_device_plan}
-    if args.case not in cases:
-        fail(f"unknown case {args.case}")
-    cases[args.case](args)
+    def parse():
+        ap = parser()
+        ap.add_argument("--build", required=True)
+        ap.add_argument("--source", required=True)
+        args = ap.parse_args()
+        args.workdir = os.path.abspath(args.workdir)
+        return args
+
+    args = None
+
+    def with_args(case):
+        def run():
+            case(args)
+        return run
+
+    # The minbase root (debootstrap, made once per build folder under <build>/bundle-root) and the chroot
+    # runs need root; the chroot reuses the bundle and the root the fixtures made.
+    cases = {"install": (with_args(case_install), {"RESOURCE_LOCK": "cpu_cores"}),
+             "cpack": (with_args(case_cpack), {}),
+             "bundle": (with_args(case_bundle), {"FIXTURES_SETUP": "bundle_tarball"}),
+             "root": (with_args(case_root), {"FIXTURES_SETUP": "bundle_root", "TIMEOUT": 900}),
+             "chroot": (with_args(case_chroot), {"FIXTURES_REQUIRED": "bundle_tarball;bundle_root",
+                                                 "RESOURCE_LOCK": "cpu_cores"}),
+             "device_plan": (with_args(case_device_plan), {})}
+
+    def parse_and_keep():
+        nonlocal args
+        args = parse()
+        return args
+
+    e2e_common.run_case("bundle_", {"TIMEOUT": 300, "LABELS": "e2e;bundle", "SKIP_RETURN_CODE": 77}, cases,
+                        parse_and_keep)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,13 @@
 """What the end-to-end test scripts share: failing with one line, the common command-line arguments,
 waiting for a running gpuscale's first rows, and reading a result file that must pass both the JSON
-Schema (Python's jsonschema) and gpuscale validate."""
+Schema (Python's jsonschema) and gpuscale validate; and each script's table of cases, the one place a
+case is declared (its ctest registration is read from it)."""
 import argparse
 import json
 import os
 import subprocess
 import sys
 import time
-
-import jsonschema
 
 
 def fail(msg):
@@ -24,6 +23,36 @@ def parser():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--case", required=True)
     return ap
+
+
+# The ctest property of the cases that run gpuscale for real: they take the 2 cores one at a time, so
+# their timings and timeouts stay sane.
+CORES = {"RESOURCE_LOCK": "cpu_cores"}
+
+
+def cmake_value(v):
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def run_case(prefix, common, cases, parse):
+    """Runs the case that --case names. `cases`: {name: (function, its own ctest properties)}; `common`:
+    the ctest properties of every case of the script (a case's own win). Every e2e case is declared only
+    in such a table: `SCRIPT --cmake` prints one gpuscale_e2e_case(TEST CASE) call per case and its
+    properties, which tests/e2e/CMakeLists.txt runs at configure time; the test is `prefix` + name.
+    `parse`: the script's argument parsing, called (with --case among its options) otherwise."""
+    if sys.argv[1:] == ["--cmake"]:
+        for name, (_, own) in cases.items():
+            props = " ".join(f"{k} {cmake_value(v)}" for k, v in {**common, **own}.items())
+            print(f"gpuscale_e2e_case({prefix}{name} {name})")
+            if props:
+                print(f"set_tests_properties({prefix}{name} PROPERTIES {props})")
+        sys.exit(0)
+    args = parse()
+    if args.case not in cases:
+        print(f"unknown case {args.case!r}; the cases: {', '.join(cases)}", file=sys.stderr)
+        sys.exit(2)
+    cases[args.case][0]()
+    print(f"PASS: {args.case}")
 
 
 def out_path(workdir, name):
@@ -67,6 +96,7 @@ def load_valid(path, schema, gpuscale, env=None):
             doc = json.load(f)
     except OSError as e:
         fail(f"cannot read result file {path}: {e}")
+    import jsonschema  # here, so that --cmake runs where only CMake's Python is (at configure time)
     with open(schema) as f:
         jsonschema.validate(doc, json.load(f))
     p = subprocess.run([gpuscale, "validate", path], capture_output=True, text=True, env=env)

@@ -279,26 +279,30 @@ def case_rounding():
         fail("no 3-rank all_gather row")
 
 
-def main():
+def parse():
     global ARGS
     ap = e2e_common.parser()
     ap.add_argument("--mpiexec", required=True)
     ARGS = ap.parse_args()
     if shutil.which(ARGS.mpiexec) is None and not os.path.exists(ARGS.mpiexec):
         fail(f"mpiexec {ARGS.mpiexec} not found")
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
     cases = {
-        "np1": lambda: case_npN(1),
-        "np2": lambda: case_npN(2),
-        "np4": lambda: case_npN(4),
-        "singleton": case_singleton,
-        "wrong_result": case_wrong_result,
-        "failed_benchmark": case_failed_benchmark,
-        "bad_input": case_bad_input,
-        "list_version": case_list_version,
-        "rounding": case_rounding,
+        "np1": (lambda: case_npN(1), cores),
+        "np2": (lambda: case_npN(2), cores),
+        "np4": (lambda: case_npN(4), cores),
+        "singleton": (case_singleton, cores),
+        "wrong_result": (case_wrong_result, cores),
+        "failed_benchmark": (case_failed_benchmark, cores),
+        "bad_input": (case_bad_input, {}),
+        "list_version": (case_list_version, {}),
+        "rounding": (case_rounding, cores),
     }
-    cases[ARGS.case]()
-    print(f"PASS: {ARGS.case}")
+    e2e_common.run_case("e2e_cpu_", {"TIMEOUT": 300, "LABELS": "e2e;cpu"}, cases, parse)
 
 
 if __name__ == "__main__":

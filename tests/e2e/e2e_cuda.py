@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 
+import e2e_common
+
 ARGS = None
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
@@ -191,7 +193,7 @@ def case_kernels_no_device():
         fail(f"gpuscale-kernels --backend=cuda without a GPU: {p.returncode} {p.stderr!r}")
 
 
-def main():
+def parse():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuscale", required=True)
@@ -200,15 +202,20 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--case", required=True)
     ARGS = ap.parse_args()
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
     cases = {
-        "list": case_list,
-        "no_device": case_no_device,
-        "peaks": case_peaks,
-        "kernels_cpu": case_kernels_cpu,
-        "kernels_no_device": case_kernels_no_device,
+        "list": (case_list, {}),
+        "no_device": (case_no_device, cores),
+        "peaks": (case_peaks, cores),
+        "kernels_cpu": (case_kernels_cpu, cores),
+        "kernels_no_device": (case_kernels_no_device, {}),
     }
-    cases[ARGS.case]()
-    print(f"PASS: {ARGS.case}")
+    # Cases that need a CUDA build without a GPU skip (77) elsewhere.
+    e2e_common.run_case("e2e_cuda_", {"TIMEOUT": 300, "LABELS": "e2e", "SKIP_RETURN_CODE": 77}, cases, parse)
 
 
 if __name__ == "__main__":

@@ -387,34 +387,41 @@ def case_exit_codes():
     table = dict(re.findall(r"^\| (\d+) \| `(kExit\w+)` \|", doc, re.M))
     if {int(k): v for k, v in table.items()} != codes:
         fail(f"docs/reliability.md's exit code table {table} does not match core/error.h {codes}")
-    # Each row names the ctest cases that prove the code; every one is registered in tests/e2e.
-    with open(os.path.join(HERE, "CMakeLists.txt")) as f:
-        cmake = f.read()
-    foreach_cases = set(w for line in re.findall(r"foreach\(case ([^)]*)\)", cmake) for w in line.split())
-    slurm_cases = set(re.findall(r"gpuscale_slurm_test\((\w+) ", cmake))
+    # Each row names the ctest cases that prove the code; every one is a case of a script in tests/e2e
+    # (the scripts' --cmake listing is what registers them with ctest).
+    tests = set()
+    for script in sorted(f for f in os.listdir(HERE) if re.match(r"e2e_\w+\.py$", f) and f != "e2e_common.py"):
+        p = subprocess.run([sys.executable, os.path.join(HERE, script), "--cmake"], capture_output=True, text=True)
+        if p.returncode != 0:
+            fail(f"{script} --cmake: {p.stderr}")
+        tests |= set(re.findall(r"^gpuscale_e2e_case\((\w+) ", p.stdout, re.M))
     for code in codes:
         row = re.search(rf"^\| {code} \|.*$", doc, re.M).group(0)
         named = re.findall(r"`((?:e2e|slurm)_\w+)`", row)
         if not named:
             fail(f"exit code {code}: the table row names no test: {row}")
         for t in named:
-            m = re.match(r"e2e_(?:cpu|cuda|signal|fault)_(\w+)$", t)
-            if not (m and m.group(1) in foreach_cases) and not (t.startswith("slurm_") and t[6:] in slurm_cases):
-                fail(f"exit code {code}: {t} is not a test in tests/e2e/CMakeLists.txt")
+            if t not in tests:
+                fail(f"exit code {code}: {t} is not a test of tests/e2e")
     print(f"ok: exit codes {sorted(codes)} documented, each with its test")
 
 
-def main():
+def parse():
     global ARGS
     ap = e2e_common.parser()
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--source", required=True)
     ARGS = ap.parse_args()
     os.makedirs(ARGS.workdir, exist_ok=True)
-    cases = {"kill_rank": case_kill_rank, "kill_rank0": case_kill_rank0, "stall": case_stall, "resume": case_resume,
-             "no_overwrite": case_no_overwrite, "memory": case_memory, "exit_codes": case_exit_codes}
-    cases[ARGS.case]()
-    print(f"PASS: {ARGS.case}")
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
+    cases = {"kill_rank": (case_kill_rank, cores), "kill_rank0": (case_kill_rank0, cores), "stall": (case_stall, cores),
+             "resume": (case_resume, cores), "no_overwrite": (case_no_overwrite, {}), "memory": (case_memory, cores),
+             "exit_codes": (case_exit_codes, {})}
+    e2e_common.run_case("e2e_fault_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;faults"}, cases, parse)
 
 
 if __name__ == "__main__":

