@@ -136,7 +136,7 @@ std::vector<std::string> cuda_module_report() {
       lines.push_back(fmt::format("cuda backend: {} {} ({})", lib.soname, lib.version.empty() ? "?" : lib.version,
                                   lib.path));
     else
-      lines.push_back(fmt::format("cuda backend: {} missing: {}", lib.soname, lib.problem));
+      lines.push_back("cuda backend: " + lib.problem);  // names the library first
   }
   const bool all_loaded =
       std::all_of(l.libraries.begin(), l.libraries.end(), [](const CudaLibraryStatus& s) { return s.loaded; });
