@@ -48,10 +48,9 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
                                       std::string* why_chosen);
 
 std::unique_ptr<Backend> make_cpu_backend(const World& world, const BackendOptions& opts);
-#ifdef GPUSCALE_HAVE_CUDA
+// The CUDA backend, defined in its module (backends/cuda_module/cuda_module.h), which open_backend loads.
 // Number of CUDA devices this process can use (0 with no driver or no GPU), with the reason when 0.
 int cuda_visible_devices(std::string* why_none);
 std::unique_ptr<Backend> make_cuda_backend(const World& world, const BackendOptions& opts);
-#endif
 
 }  // namespace gpuscale

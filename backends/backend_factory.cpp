@@ -3,6 +3,7 @@
 
 #include "backends/backend.h"
 #include "backends/cuda/device_binding.h"
+#include "backends/cuda_module/cuda_loader.h"
 #include "core/error.h"
 
 namespace gpuscale {
@@ -23,10 +24,17 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
   }
   if (choice != "cuda" && choice != "auto")
     throw Error(fmt::format("unknown backend '{}' (use cpu, cuda or auto)", choice));
-#ifdef GPUSCALE_HAVE_CUDA
-  // Every rank takes the same branch: the backends' constructors talk to each other.
+#ifndef GPUSCALE_HAVE_CUDA
+  if (choice == "cuda")
+    throw Error("no CUDA device: this gpuscale was built without the CUDA backend (configure with -DGPUSCALE_CUDA=ON)",
+                kExitNoDevice);
+  *why_chosen = "auto: built without the CUDA backend, using the CPU backend";
+#else
+  // Every rank takes the same branch: the backends' constructors talk to each other. A rank without
+  // the CUDA libraries (its module not loadable) counts as a rank without GPUs, with that reason.
   std::string why_none;
-  const int gpus = cuda_visible_devices(&why_none);
+  const GpuscaleCudaModule* module = cuda_module(&why_none);
+  const int gpus = module ? module->visible_devices(&why_none) : 0;
   std::vector<RankGpuCount> counts;
   const auto all = world.allgather(nlohmann::json{{"gpus", gpus}, {"why", why_none}}.dump());
   for (std::size_t r = 0; r < all.size(); ++r) {
@@ -36,15 +44,10 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
   const auto missing = ranks_without_gpus(counts);
   if (!missing) {
     *why_chosen = choice == "cuda" ? "--backend cuda" : fmt::format("auto: {} CUDA device(s) visible", gpus);
-    return make_cuda_backend(world, opts);
+    return module->make_backend(world, opts);
   }
   if (choice == "cuda") throw Error(fmt::format("no CUDA device: {}", *missing), kExitNoDevice);
   *why_chosen = fmt::format("auto: no CUDA device ({}), using the CPU backend", *missing);
-#else
-  if (choice == "cuda")
-    throw Error("no CUDA device: this gpuscale was built without the CUDA backend (configure with -DGPUSCALE_CUDA=ON)",
-                kExitNoDevice);
-  *why_chosen = "auto: built without the CUDA backend, using the CPU backend";
 #endif
   return make_cpu_backend(world, opts);
 }

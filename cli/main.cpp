@@ -1,9 +1,11 @@
 // gpuscale: one executable, subcommands. Errors reach the user as one line and a non-zero exit code.
 #include <cstdio>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "backends/backend.h"
+#include "backends/cuda_module/cuda_loader.h"
 #include "core/error.h"
 #include "core/launcher.h"
 #include "gpuscale_version.h"
@@ -14,8 +16,12 @@ int main(int argc, char** argv) {
   std::string built;
   for (const auto& c : compiled_backends()) built += (built.empty() ? "" : ", ") + c;
   CLI::App app{"gpuscale: distributed GPU benchmark and scaling suite"};
-  app.set_version_flag("--version", fmt::format("gpuscale {} (commit {}; backends: {})", GPUSCALE_VERSION,
-                                                GPUSCALE_GIT_COMMIT, built));
+  // The CUDA backend's libraries are looked up only when asked for: --version says which it would load.
+  app.set_version_flag("--version", std::function<std::string()>([built] {
+    auto text = fmt::format("gpuscale {} (commit {}; backends: {})", GPUSCALE_VERSION, GPUSCALE_GIT_COMMIT, built);
+    for (const auto& line : cuda_module_report()) text += "\n" + line;
+    return text;
+  }));
   app.require_subcommand(1);
   Action action;
   add_run_command(app, action, argc, argv);

@@ -2,8 +2,8 @@
 // What `gpuscale health` needs from a GPU backend to run its short bandwidth and GEMM checks on every
 // GPU of the node from one process: the GPUs it can open (by UUID, to match NVML's), a device per GPU
 // (kernels/device.h), the expected peaks (peaks/peaks.h) and the software versions (as
-// Backend::software()). health/local_gpus_cuda.cpp implements it over the CUDA backend; builds
-// without one use health/local_gpus_none.cpp, and the checks are then NVML-only.
+// Backend::software()). health/local_gpus_cuda.cpp implements it over the CUDA backend, inside the CUDA
+// module (backends/cuda_module); without the module the checks are NVML-only.
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,5 +29,7 @@ class LocalGpus {
 // uuids() that still gives the runtime's versions, and `why_none` says why. `peaks_file` adds GPU
 // models to the built-in peaks.
 std::unique_ptr<LocalGpus> open_local_gpus(const std::string& peaks_file, std::string* why_none);
+// The same over the CUDA device, in the CUDA module (open_local_gpus calls it through the module).
+std::unique_ptr<LocalGpus> open_cuda_local_gpus(const std::string& peaks_file, std::string* why_none);
 
 }  // namespace gpuscale::health

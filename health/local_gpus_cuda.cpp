@@ -32,7 +32,7 @@ class CudaGpus final : public LocalGpus {
 
 }  // namespace
 
-std::unique_ptr<LocalGpus> open_local_gpus(const std::string& peaks_file, std::string* why_none) {
+std::unique_ptr<LocalGpus> open_cuda_local_gpus(const std::string& peaks_file, std::string* why_none) {
   // No GPU visible still leaves the runtime's versions: a driver too old for the runtime is exactly
   // the case where the CUDA runtime sees nothing (cudaErrorInsufficientDriver).
   std::string why;

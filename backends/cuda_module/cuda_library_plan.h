@@ -1,0 +1,55 @@
+#pragma once
+// Where the CUDA backend's libraries are looked for before its module (libgpuscale-cuda.so) is loaded,
+// as pure decisions: given the environment and a directory lister, the candidate files in the order
+// they are tried. The dlopen calls are in cuda_loader.cpp; this is what the unit tests check.
+//
+// The order, for each library (cudart, cuBLASLt, NCCL):
+//   1. the soname alone: whatever the loader finds (LD_LIBRARY_PATH, RUNPATH, ld.so.cache);
+//   2. $CUDA_HOME/lib64, $CUDA_HOME/lib;
+//   3. /usr/local/cuda/lib64, /usr/local/cuda/lib;
+//   4. the Python wheels' layout (pip's nvidia-* packages, as PyTorch images carry them):
+//      <site-packages>/nvidia/{cuda_runtime,cublas,nccl}/lib and CUDA 13's <site-packages>/nvidia/cu13/lib,
+//      for every site-packages / dist-packages of $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local,
+//      /usr/local/lib/python3* and /usr/lib/python3*, newest Python first.
+// GPUSCALE_CUDA_SEARCH_ROOT=DIR (for tests) looks for the fixed system directories of 3 and 4 under DIR
+// and skips step 1, so a test can hide or stage the libraries of a machine that has them.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuscale::cuda_libs {
+
+struct LibrarySpec {
+  std::string soname;                   // "libcudart.so.13"
+  std::string what;                     // "the CUDA runtime"
+  std::vector<std::string> wheel_dirs;  // under site-packages: "nvidia/cuda_runtime/lib", ...
+  std::string version_symbol;           // the C function that gives its version
+};
+
+// The libraries the module needs, in the order they are loaded.
+const std::vector<LibrarySpec>& module_libraries();
+
+struct SearchInputs {
+  std::function<std::optional<std::string>(const std::string&)> env;  // getenv
+  std::function<std::vector<std::string>(const std::string&)> list_dir;  // entry names; empty when none
+};
+
+struct Candidate {
+  std::string path;   // the soname alone (loader search) or an absolute path
+  std::string where;  // "the loader path", "$CUDA_HOME", "/usr/local/cuda", "Python wheels (<site-packages>)"
+};
+
+std::vector<Candidate> library_candidates(const LibrarySpec& lib, const SearchInputs& in);
+
+// The places searched, for the message when a library is in none of them.
+std::string searched_places(const SearchInputs& in);
+
+// Version codes as the libraries report them, as text: cudaRuntimeGetVersion 13000 -> "13.0",
+// cublasLtGetVersion 130100 -> "13.1.0", ncclGetVersion 22803 -> "2.28.3".
+std::string version_text(const LibrarySpec& lib, long code);
+
+// The module's file: $GPUSCALE_CUDA_MODULE when set, else <dir of the executable>/../lib/gpuscale/.
+std::string module_path(const SearchInputs& in, const std::string& exe_path);
+
+}  // namespace gpuscale::cuda_libs

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the CUDA backend's module and its libraries (backends/cuda_module), no GPU needed.
+
+Cases (each skips, exit 77, in a build without the CUDA backend):
+  linked   the gpuscale binary NEEDs no CUDA or NCCL library, and `--version` names the CUDA runtime,
+           cuBLASLt and NCCL it would load (version and path) and the module, which loads;
+  missing  the libraries hidden (GPUSCALE_CUDA_SEARCH_ROOT at an empty folder, no CUDA_HOME, no
+           LD_LIBRARY_PATH): `--backend cuda` prints one line naming the missing library and exits 3
+           (one process and 2 ranks), `--backend cpu` runs, `--backend auto` falls back and says why,
+           `--version` says which library is missing;
+  wheels   the libraries staged in a Python wheel layout (<site-packages>/nvidia/cu13/lib and
+           nvidia/nccl/lib) under GPUSCALE_CUDA_SEARCH_ROOT: `--version` loads them from there.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import e2e_common
+
+ARGS = None
+SKIP = 77
+LIBS = ["libcudart.so.13", "libcublasLt.so.13", "libnccl.so.2"]
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, env=None, timeout=240):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env or dict(os.environ), timeout=timeout)
+
+
+def skip_unless_cuda_built():
+    p = run([ARGS.gpuscale, "list", "--json"])
+    if "cuda" not in json.loads(p.stdout)["compiled_backends"]:
+        print("SKIP: built without the CUDA backend")
+        sys.exit(SKIP)
+
+
+def version_lines(env=None):
+    p = run([ARGS.gpuscale, "--version"], env)
+    if p.returncode != 0:
+        fail(f"--version exited {p.returncode}: {p.stderr!r}")
+    return p.stdout.splitlines()
+
+
+def library_line(lines, soname):
+    found = [l for l in lines if l.startswith(f"cuda backend: {soname} ")]
+    if len(found) != 1:
+        fail(f"--version has no single line for {soname}: {lines}")
+    return found[0]
+
+
+def loaded_path(line):
+    """'cuda backend: libX 13.0 (/path)' -> '/path'; fails when not loaded or without a version."""
+    m = re.fullmatch(r"cuda backend: (\S+) (\d+\.\d+(?:\.\d+)?) \((/\S+)\)", line)
+    if not m:
+        fail(f"not a loaded library with its version and path: {line!r}")
+    if not os.path.exists(m.group(3)) or os.path.basename(m.group(3)).split(".so")[0] != m.group(1).split(".so")[0]:
+        fail(f"{line!r}: the path is not the library's file")
+    return m.group(3)
+
+
+def hidden_env(root):
+    env = dict(os.environ)
+    for k in ("CUDA_HOME", "VIRTUAL_ENV", "CONDA_PREFIX", "GPUSCALE_CUDA_MODULE"):
+        env.pop(k, None)
+    env["LD_LIBRARY_PATH"] = ""
+    env["GPUSCALE_CUDA_SEARCH_ROOT"] = root
+    return env
+
+
+def case_linked():
+    skip_unless_cuda_built()
+    readelf = shutil.which("readelf")
+    if readelf:
+        p = run([readelf, "-d", ARGS.gpuscale])
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", p.stdout)
+        if not needed:
+            fail(f"readelf found no NEEDED entry: {p.stdout[:400]}")
+        cuda = [n for n in needed if re.match(r"lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-ml)\b", n)]
+        if cuda:
+            fail(f"the gpuscale binary links CUDA libraries: {cuda}")
+    else:
+        print("note: no readelf here, the NEEDED check is skipped")
+    lines = version_lines()
+    if not lines[0].startswith("gpuscale ") or "backends: cpu, cuda" not in lines[0]:
+        fail(f"--version first line: {lines[0]!r}")
+    for soname in LIBS:
+        loaded_path(library_line(lines, soname))
+    module = [l for l in lines if l.startswith("cuda backend: module ")]
+    if len(module) != 1 or " not " in module[0] or not module[0].endswith("libgpuscale-cuda.so"):
+        fail(f"the CUDA module does not load: {module}")
+    print("ok: no CUDA library linked; --version:\n" + "\n".join(lines))
+
+
+def case_missing():
+    skip_unless_cuda_built()
+    with tempfile.TemporaryDirectory() as root:
+        env = hidden_env(root)
+        lines = version_lines(env)
+        line = library_line(lines, LIBS[0])
+        if "(the CUDA runtime) not found in " not in line:
+            fail(f"--version with the CUDA runtime hidden: {line!r}")
+        for cmd in ([ARGS.gpuscale], [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale]):
+            out = os.path.join(root, "cuda.json")
+            p = run(cmd + ["run", "--backend", "cuda", "--quick", "-o", out], env)
+            ours = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
+            if p.returncode != 3:
+                fail(f"{cmd}: --backend cuda without the libraries exited {p.returncode}: {p.stderr!r}")
+            if len(ours) != 1 or not ours[0].startswith("gpuscale: no CUDA device: libcudart.so.13 ") \
+                    or "not found" not in ours[0]:
+                fail(f"{cmd}: expected one line naming libcudart.so.13, got {p.stderr!r}")
+            if os.path.exists(out):
+                fail("a result file was written although nothing could run")
+        for backend in ("cpu", "auto"):
+            out = os.path.join(root, f"{backend}.json")
+            p = run([ARGS.gpuscale, "run", "--backend", backend, "--quick", "--benchmarks", "stream.triad", "-o", out], env)
+            if p.returncode != 0:
+                fail(f"--backend {backend} without the CUDA libraries: exit {p.returncode}: {p.stderr}")
+            with open(out) as f:
+                doc = json.load(f)
+            if doc["backend"] != "cpu" or not doc["summary"]["valid"]:
+                fail(f"--backend {backend}: backend {doc['backend']}, summary {doc['summary']}")
+            if backend == "auto" and not any("auto: no CUDA device (libcudart.so.13" in l and "using the CPU backend" in l
+                                             for l in p.stderr.splitlines()):
+                fail(f"--backend auto does not say which library is missing: {p.stderr!r}")
+    print("ok: missing libraries named, CPU runs unaffected")
+
+
+def case_wheels():
+    skip_unless_cuda_built()
+    real = {s: loaded_path(library_line(version_lines(), s)) for s in LIBS}
+    with tempfile.TemporaryDirectory() as root:
+        site = os.path.join(root, "usr/lib/python3.11/site-packages/nvidia")
+        where = {"libcudart.so.13": "cu13/lib", "libcublasLt.so.13": "cu13/lib", "libnccl.so.2": "nccl/lib"}
+        for soname, sub in where.items():
+            os.makedirs(os.path.join(site, sub), exist_ok=True)
+            os.symlink(os.path.realpath(real[soname]), os.path.join(site, sub, soname))
+        lines = version_lines(hidden_env(root))
+        for soname, sub in where.items():
+            path = loaded_path(library_line(lines, soname))
+            if path != os.path.join(site, sub, soname):
+                fail(f"{soname} loaded from {path}, not the staged wheel {os.path.join(site, sub, soname)}")
+        module = [l for l in lines if l.startswith("cuda backend: module ")]
+        if len(module) != 1 or " not " in module[0]:
+            fail(f"the module does not load over the wheels' libraries: {module}")
+    print("ok: libraries found in the Python wheel layout")
+
+
+def parse():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuscale", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--case", required=True)
+    ARGS = ap.parse_args()
+    return ARGS
+
+
+def main():
+    cases = {"linked": (case_linked, {}), "missing": (case_missing, e2e_common.CORES), "wheels": (case_wheels, {})}
+    e2e_common.run_case("e2e_cuda_libs_", {"TIMEOUT": 300, "LABELS": "e2e", "SKIP_RETURN_CODE": 77}, cases, parse)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+// Where the CUDA backend's libraries and module are looked for (backends/cuda_module/cuda_library_plan.h):
+// a fake environment and a fake file tree, with random directory names so nothing passes by accident.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "backends/cuda_module/cuda_library_plan.h"
+
+using namespace gpuscale::cuda_libs;
+
+namespace {
+
+class FakeMachine {
+ public:
+  std::map<std::string, std::string> env;
+  std::set<std::string> dirs;  // every directory that exists, absolute
+
+  void mkdir(const std::string& path) {
+    for (std::size_t i = 1; i <= path.size(); ++i)
+      if (i == path.size() || path[i] == '/') dirs.insert(path.substr(0, i));
+  }
+  SearchInputs inputs() const {
+    SearchInputs in;
+    in.env = [this](const std::string& name) -> std::optional<std::string> {
+      auto it = env.find(name);
+      return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    in.list_dir = [this](const std::string& dir) {
+      std::vector<std::string> names;
+      const std::string prefix = dir + "/";
+      for (const auto& d : dirs)
+        if (d.rfind(prefix, 0) == 0 && d.find('/', prefix.size()) == std::string::npos)
+          names.push_back(d.substr(prefix.size()));
+      return names;
+    };
+    return in;
+  }
+};
+
+std::string random_name(std::mt19937_64& rng) {
+  std::string s = "d";
+  for (int i = 0; i < 8; ++i) s += static_cast<char>('a' + rng() % 26);
+  return s;
+}
+
+const LibrarySpec& lib(const std::string& soname) {
+  for (const auto& l : module_libraries())
+    if (l.soname == soname) return l;
+  throw std::runtime_error("no such library " + soname);
+}
+
+std::vector<std::string> paths(const std::vector<Candidate>& cs) {
+  std::vector<std::string> out;
+  for (const auto& c : cs) out.push_back(c.path);
+  return out;
+}
+
+}  // namespace
+
+TEST(CudaLibraryPlan, TheModuleNeedsCudartCublasLtAndNccl) {
+  std::vector<std::string> names;
+  for (const auto& l : module_libraries()) names.push_back(l.soname);
+  EXPECT_EQ(names, (std::vector<std::string>{"libcudart.so.13", "libcublasLt.so.13", "libnccl.so.2"}));
+}
+
+TEST(CudaLibraryPlan, LoaderFirstThenCudaHomeThenUsrLocalCuda) {
+  std::mt19937_64 rng(std::random_device{}());
+  FakeMachine m;
+  const std::string home = "/opt/" + random_name(rng);
+  m.env["CUDA_HOME"] = home;
+  const auto got = paths(library_candidates(lib("libcudart.so.13"), m.inputs()));
+  const std::vector<std::string> want = {"libcudart.so.13", home + "/lib64/libcudart.so.13", home + "/lib/libcudart.so.13",
+                                         "/usr/local/cuda/lib64/libcudart.so.13", "/usr/local/cuda/lib/libcudart.so.13"};
+  EXPECT_EQ(got, want);
+}
+
+TEST(CudaLibraryPlan, NoCudaHomeNoDuplicates) {
+  FakeMachine m;
+  auto got = paths(library_candidates(lib("libnccl.so.2"), m.inputs()));
+  EXPECT_EQ(got, (std::vector<std::string>{"libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
+                                           "/usr/local/cuda/lib/libnccl.so.2"}));
+  m.env["CUDA_HOME"] = "/usr/local/cuda";  // the same directories are tried once
+  EXPECT_EQ(paths(library_candidates(lib("libnccl.so.2"), m.inputs())), got);
+}
+
+TEST(CudaLibraryPlan, PythonWheelsOfEveryEnvironmentNewestPythonFirst) {
+  std::mt19937_64 rng(std::random_device{}());
+  FakeMachine m;
+  const std::string venv = "/" + random_name(rng) + "/venv", conda = "/" + random_name(rng) + "/conda";
+  m.env["VIRTUAL_ENV"] = venv;
+  m.env["CONDA_PREFIX"] = conda;
+  m.mkdir(venv + "/lib/python3.12/site-packages");
+  m.mkdir(conda + "/lib/python3.9/site-packages");
+  m.mkdir(conda + "/lib/python3.11/site-packages");
+  m.mkdir(conda + "/lib/pythonX/site-packages");        // not a Python 3 directory: skipped
+  m.mkdir("/usr/local/lib/python3.11/dist-packages");
+  m.mkdir("/usr/lib/python3/dist-packages");            // Debian's version-less directory
+  m.mkdir("/usr/lib/python3.11");                       // no site-packages in it: nothing to try
+  const auto got = library_candidates(lib("libnccl.so.2"), m.inputs());
+  std::vector<std::string> wheels;
+  for (const auto& c : got)
+    if (c.where.rfind("Python wheels", 0) == 0) wheels.push_back(c.path);
+  const std::vector<std::string> sites = {venv + "/lib/python3.12/site-packages", conda + "/lib/python3.11/site-packages",
+                                          conda + "/lib/python3.9/site-packages",
+                                          "/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages"};
+  std::vector<std::string> want;
+  for (const auto& s : sites)
+    for (const char* w : {"/nvidia/nccl/lib/libnccl.so.2", "/nvidia/cu13/lib/libnccl.so.2"}) want.push_back(s + w);
+  EXPECT_EQ(wheels, want);
+  // The wheels come after every fixed directory.
+  EXPECT_EQ(got.front().path, "libnccl.so.2");
+  EXPECT_EQ(got[2].path, "/usr/local/cuda/lib/libnccl.so.2");
+}
+
+TEST(CudaLibraryPlan, EachLibraryHasItsWheelFolder) {
+  FakeMachine m;
+  m.mkdir("/usr/lib/python3.10/site-packages");
+  const std::map<std::string, std::string> folder = {{"libcudart.so.13", "nvidia/cuda_runtime/lib"},
+                                                     {"libcublasLt.so.13", "nvidia/cublas/lib"},
+                                                     {"libnccl.so.2", "nvidia/nccl/lib"}};
+  for (const auto& [soname, dir] : folder) {
+    const auto got = paths(library_candidates(lib(soname), m.inputs()));
+    const auto want = "/usr/lib/python3.10/site-packages/" + dir + "/" + soname;
+    EXPECT_NE(std::find(got.begin(), got.end(), want), got.end()) << soname;
+  }
+}
+
+TEST(CudaLibraryPlan, SearchRootHidesTheMachineAndSkipsTheLoader) {
+  std::mt19937_64 rng(std::random_device{}());
+  FakeMachine m;
+  const std::string root = "/tmp/" + random_name(rng);
+  m.env["GPUSCALE_CUDA_SEARCH_ROOT"] = root;
+  m.env["HOME"] = "/root";
+  m.mkdir("/root/.local/lib/python3.11/site-packages");  // outside the root: not searched
+  m.mkdir("/usr/lib/python3.11/site-packages");          // outside the root: not searched
+  m.mkdir(root + "/usr/lib/python3.11/site-packages");
+  const auto got = paths(library_candidates(lib("libcudart.so.13"), m.inputs()));
+  const std::string site = root + "/usr/lib/python3.11/site-packages/nvidia/";
+  EXPECT_EQ(got, (std::vector<std::string>{root + "/usr/local/cuda/lib64/libcudart.so.13",
+                                           root + "/usr/local/cuda/lib/libcudart.so.13",
+                                           site + "cu13/lib/libcudart.so.13", site + "cuda_runtime/lib/libcudart.so.13"}));
+  EXPECT_EQ(searched_places(m.inputs()), root + "/usr/local/cuda and Python's nvidia wheels");
+}
+
+TEST(CudaLibraryPlan, HomeLocalPipBeforeTheSystem) {
+  FakeMachine m;
+  m.env["HOME"] = "/home/u";
+  m.mkdir("/home/u/.local/lib/python3.11/site-packages");
+  m.mkdir("/usr/lib/python3.11/dist-packages");
+  std::vector<std::string> wheels;
+  for (const auto& c : library_candidates(lib("libcublasLt.so.13"), m.inputs()))
+    if (c.where.rfind("Python wheels", 0) == 0) wheels.push_back(c.path);
+  ASSERT_EQ(wheels.size(), 4u);
+  EXPECT_EQ(wheels[0], "/home/u/.local/lib/python3.11/site-packages/nvidia/cu13/lib/libcublasLt.so.13");
+  EXPECT_EQ(wheels[3], "/usr/lib/python3.11/dist-packages/nvidia/cublas/lib/libcublasLt.so.13");
+}
+
+TEST(CudaLibraryPlan, SearchedPlacesNameWhatWasSearched) {
+  FakeMachine m;
+  EXPECT_EQ(searched_places(m.inputs()), "the loader path, /usr/local/cuda and Python's nvidia wheels");
+  m.env["CUDA_HOME"] = "/x";
+  EXPECT_EQ(searched_places(m.inputs()), "the loader path, $CUDA_HOME, /usr/local/cuda and Python's nvidia wheels");
+}
+
+TEST(CudaLibraryPlan, VersionCodesAsText) {
+  std::mt19937_64 rng(std::random_device{}());
+  const int minor = static_cast<int>(rng() % 9), patch = static_cast<int>(rng() % 99);
+  EXPECT_EQ(version_text(lib("libcudart.so.13"), 13000 + minor * 10), "13." + std::to_string(minor));
+  EXPECT_EQ(version_text(lib("libcublasLt.so.13"), 130000 + minor * 100 + patch),
+            "13." + std::to_string(minor) + "." + std::to_string(patch));
+  EXPECT_EQ(version_text(lib("libnccl.so.2"), 22800 + patch % 10), "2.28." + std::to_string(patch % 10));
+}
+
+TEST(CudaLibraryPlan, ModuleNextToTheExecutableOrFromTheEnvironment) {
+  std::mt19937_64 rng(std::random_device{}());
+  FakeMachine m;
+  const std::string prefix = "/" + random_name(rng);
+  EXPECT_EQ(module_path(m.inputs(), prefix + "/bin/gpuscale"), prefix + "/bin/../lib/gpuscale/libgpuscale-cuda.so");
+  m.env["GPUSCALE_CUDA_MODULE"] = prefix + "/x.so";
+  EXPECT_EQ(module_path(m.inputs(), "/usr/bin/gpuscale"), prefix + "/x.so");
+  m.env["GPUSCALE_CUDA_MODULE"] = "";  // empty: as if unset
+  EXPECT_EQ(module_path(m.inputs(), "/usr/bin/gpuscale"), "/usr/bin/../lib/gpuscale/libgpuscale-cuda.so");
+}
