@@ -29,7 +29,9 @@ TEST(StreamTable, EveryKernelIsListedOnceByName) {
     EXPECT_EQ(&stream_spec(k.op), &k);
     // The output array is the one the formula assigns ("c[i] = a[i]"); a reduction writes none.
     EXPECT_EQ(k.output == kNoArray, k.arrays_written == 0) << k.name;
-    if (k.output != kNoArray) EXPECT_EQ(k.formula[0], "?abc"[k.output]) << k.name;
+    if (k.output != kNoArray) {
+      EXPECT_EQ(k.formula[0], "?abc"[k.output]) << k.name;
+    }
   }
   EXPECT_EQ(ops.size(), kArraysTouched.size());
   EXPECT_EQ(names.size(), kArraysTouched.size());
