@@ -40,17 +40,17 @@ double factor_one(int) { return 1.0; }
 
 constexpr std::array<CollectiveSpec, 7> kTable{{
     {Collective::all_reduce, "all_reduce", "all_reduce_perf", true, false, true, whole_buffer, bytes_whole,
-     factor_all_reduce},
+     factor_all_reduce, "2(n-1)/n"},
     {Collective::all_gather, "all_gather", "all_gather_perf", false, false, true, all_gather_counts, bytes_times_n,
-     factor_n_minus_1},
+     factor_n_minus_1, "(n-1)/n"},
     {Collective::reduce_scatter, "reduce_scatter", "reduce_scatter_perf", true, false, true, reduce_scatter_counts,
-     bytes_times_n, factor_n_minus_1},
-    {Collective::broadcast, "broadcast", "broadcast_perf", false, true, true, whole_buffer, bytes_whole, factor_one},
-    {Collective::reduce, "reduce", "reduce_perf", true, true, true, whole_buffer, bytes_whole, factor_one},
+     bytes_times_n, factor_n_minus_1, "(n-1)/n"},
+    {Collective::broadcast, "broadcast", "broadcast_perf", false, true, true, whole_buffer, bytes_whole, factor_one, "1"},
+    {Collective::reduce, "reduce", "reduce_perf", true, true, true, whole_buffer, bytes_whole, factor_one, "1"},
     // nccl-tests runs alltoall in place too but does not check it; gpuscale measures out of place only.
     {Collective::alltoall, "alltoall", "alltoall_perf", false, false, false, alltoall_counts, bytes_times_n,
-     factor_n_minus_1},
-    {Collective::sendrecv, "sendrecv", "sendrecv_perf", false, false, true, whole_buffer, bytes_whole, factor_one},
+     factor_n_minus_1, "(n-1)/n"},
+    {Collective::sendrecv, "sendrecv", "sendrecv_perf", false, false, true, whole_buffer, bytes_whole, factor_one, "1"},
 }};
 
 constexpr std::array<std::string_view, 5> kOps{"sum", "prod", "min", "max", "avg"};

@@ -28,6 +28,7 @@ struct CollectiveSpec {
   // Bytes in algbw's numerator for a given param count.
   double (*algbw_bytes)(std::uint64_t param_count, std::uint64_t element_size, int nranks);
   double (*bus_factor)(int nranks);
+  std::string_view bus_factor_text;  // the same factor in words, for `gpuscale list`: "2(n-1)/n"
 };
 
 std::span<const CollectiveSpec> collective_table();

@@ -64,7 +64,10 @@ class Communicator {
   virtual int size() const = 0;
   virtual std::string transport() const = 0;  // "mpi", "nccl"
   // Why this communicator cannot run the case (an MPI reduction on bf16, say); nullopt when it can.
+  // Decided once, by the caller (harness/benchmarks/collectives.cpp skips such a point), from the case
+  // alone, so every rank decides alike.
   virtual std::optional<std::string> unsupported(const CollectiveCase& c) const = 0;
+  // Buffers and the transport's setup for a case unsupported() accepted (prepare does not ask again).
   virtual std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) = 0;
   // The transport's own communicator when this one wraps it (the harness wraps every communicator to
   // mark what each rank is doing, harness/guard/run_guard.h): a backend that needs its own type asks for it.

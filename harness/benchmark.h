@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -96,19 +97,33 @@ struct PeakContext {
   const LinkPeaks& links;
 };
 
+// What a benchmark is, as `gpuscale list` shows it: one value, given when the benchmark is made.
+struct BenchmarkInfo {
+  std::string key;          // "stream.triad", "gemm", "all_reduce"
+  std::string group;        // "stream", "gemm", "collective": selectable as a whole
+  std::string description;
+  std::string unit;         // "GB/s", "TFLOP/s"
+  Scope scope = Scope::independent;
+  Efficiency efficiency = Efficiency::per_device;
+  std::vector<ParamDoc> parameters;
+  std::vector<std::string> backends;  // backends it runs on
+};
+
+// The interface the run loop, the plan and resume use: a point's parameters travel as JSON (they are
+// written to the plan and the result file). Families implement it through PointBenchmark below.
 class Benchmark {
  public:
+  explicit Benchmark(BenchmarkInfo info) : info_(std::move(info)) {}
   virtual ~Benchmark() = default;
-  virtual std::string key() const = 0;          // "stream.triad", "gemm", "all_reduce"
-  virtual std::string group() const = 0;        // "stream", "gemm", "collective": selectable as a whole
-  virtual std::string description() const = 0;
-  virtual std::string unit() const = 0;         // "GB/s", "TFLOP/s"
-  virtual Scope scope() const = 0;
-  virtual Efficiency efficiency() const {
-    return scope() == Scope::independent ? Efficiency::per_device : Efficiency::link_peak;
-  }
-  virtual std::vector<ParamDoc> parameters() const = 0;
-  virtual std::vector<std::string> backends() const = 0;  // backends it runs on
+  const BenchmarkInfo& info() const { return info_; }
+  const std::string& key() const { return info_.key; }
+  const std::string& group() const { return info_.group; }
+  const std::string& description() const { return info_.description; }
+  const std::string& unit() const { return info_.unit; }
+  Scope scope() const { return info_.scope; }
+  Efficiency efficiency() const { return info_.efficiency; }
+  const std::vector<ParamDoc>& parameters() const { return info_.parameters; }
+  const std::vector<std::string>& backends() const { return info_.backends; }
   // Whether it runs on this device at all (e.g. a STREAM kernel the backend lacks).
   virtual bool available(const Device& device) const { (void)device; return true; }
   virtual std::vector<nlohmann::json> cases(const PlanContext& ctx) const = 0;
@@ -116,12 +131,35 @@ class Benchmark {
   // The figure this point is set against: per device for independent work, the link for collectives.
   virtual ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
                                      const std::string& topology) const = 0;
-  // Memory and work of one point (see PointDemand); the default asks for nothing.
-  virtual PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const {
-    (void)params;
-    (void)ctx;
-    return {};
+  // Memory and work of one point (see PointDemand).
+  virtual PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const = 0;
+
+ private:
+  BenchmarkInfo info_;
+};
+
+// A family's benchmark: a point's JSON params are parsed once, by point(), into the family's own struct
+// (its dtype, sizes, shape ...), and measuring, rating and planning the point all work on that struct.
+template <typename Point>
+class PointBenchmark : public Benchmark {
+ public:
+  using Benchmark::Benchmark;
+  // Throws (nlohmann::json's errors, gpuscale::Error) for params this family did not write.
+  virtual Point point(const nlohmann::json& params) const = 0;
+
+  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const final { return measure(point(params), ctx); }
+  ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
+                             const std::string& topology) const final {
+    return peak_of(point(params), ctx, topology);
   }
+  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const final {
+    return demand_of(point(params), ctx);
+  }
+
+ protected:
+  virtual RankMeasurement measure(const Point& p, RunContext& ctx) const = 0;
+  virtual ExpectedPeak peak_of(const Point& p, const PeakContext& ctx, const std::string& topology) const = 0;
+  virtual PointDemand demand_of(const Point& p, const DemandContext& ctx) const = 0;
 };
 
 }  // namespace gpuscale

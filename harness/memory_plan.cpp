@@ -7,28 +7,10 @@
 #include "core/term_text.h"
 #include "core/units.h"
 #include "harness/registry.h"
-#include "kernels/cuda/cuda_plan.h"
 
 namespace gpuscale {
 
-MemoryBudget memory_budget(const DeviceInfo& d) {
-  MemoryBudget b;
-  if (d.backend == "cuda") {
-    b.usable = d.free_memory_bytes > cuda::kMemoryHeadroom ? d.free_memory_bytes - cuda::kMemoryHeadroom : 0;
-    b.described = fmt::format("GPU {} ({}) has {} free, {} of it kept for the CUDA context and libraries", d.index,
-                              d.name, format_bytes(d.free_memory_bytes), format_bytes(cuda::kMemoryHeadroom));
-    return b;
-  }
-  const auto& on_node = d.details.is_object() ? d.details.value("ranks_on_node", nlohmann::json(1)) : nlohmann::json(1);
-  // A count from the backend (an int in the JSON, so signed); anything else: the whole host.
-  const std::uint64_t ranks =
-      on_node.is_number_integer() && on_node.get<long long>() > 0 ? static_cast<std::uint64_t>(on_node.get<long long>()) : 1;
-  b.usable = d.free_memory_bytes / ranks;
-  b.described = ranks > 1 ? fmt::format("each of the {} ranks on this node may use {} of the host's {} available",
-                                        ranks, format_bytes(b.usable), format_bytes(d.free_memory_bytes))
-                          : fmt::format("the host has {} available", format_bytes(d.free_memory_bytes));
-  return b;
-}
+MemoryBudget memory_budget(const DeviceInfo& d) { return {d.usable_memory_bytes(), d.usable_memory_text()}; }
 
 std::optional<std::string> memory_refusal(const std::vector<PlannedDemand>& points, const MemoryBudget& budget) {
   for (const auto& p : points) {

@@ -15,9 +15,9 @@
 
 namespace gpuscale {
 
-// What one rank may allocate: on CUDA the GPU's free memory less the headroom kept for the CUDA
-// context and libraries; on the CPU its share of the host's available memory (MemAvailable divided
-// among the ranks on the node).
+// What one rank may allocate: the device's rule (DeviceInfo::usable_memory_bytes): on CUDA the GPU's
+// free memory less the headroom kept for the CUDA context and libraries; on the CPU its share of the
+// host's available memory (MemAvailable divided among the ranks on the node).
 struct MemoryBudget {
   std::uint64_t usable = 0;
   std::string described;  // "GPU 0 (NVIDIA H200) has 139.50 GiB (...) free, 0.25 GiB kept for ..."

@@ -8,12 +8,6 @@ const CopyCaseSpec& copy_spec(CopyKind kind) {
   return kCopyCases[0];  // unreachable: every kind is in the table
 }
 
-std::optional<CopyKind> parse_copy_kind(std::string_view name) {
-  for (const auto& c : kCopyCases)
-    if (c.name == name) return c.kind;
-  return std::nullopt;
-}
-
 std::uint64_t copy_bytes_counted(CopyKind kind, std::uint64_t size) {
   return static_cast<std::uint64_t>(copy_spec(kind).bytes_factor) * size;
 }

@@ -42,7 +42,6 @@ inline constexpr std::array<CopyCaseSpec, 6> kCopyCases{{
 }};
 
 const CopyCaseSpec& copy_spec(CopyKind kind);
-std::optional<CopyKind> parse_copy_kind(std::string_view name);
 // Bytes the GB/s figure counts for one copy of `size` bytes.
 std::uint64_t copy_bytes_counted(CopyKind kind, std::uint64_t size);
 // Copy sizes are whole 16-byte vectors (the SM copy kernel moves 16 bytes per access): rounds down,

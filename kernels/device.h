@@ -25,6 +25,20 @@ struct DeviceInfo {
   std::uint64_t memory_bytes = 0;      // total device (host, for the CPU) memory
   std::uint64_t free_memory_bytes = 0;  // free when the device was opened
   nlohmann::json details = nlohmann::json::object();  // identity and configuration, backend-specific
+
+  // How this rank's share of the free memory is found: the device sets these, and every memory check
+  // (the plan's, the collectives' sweep, dp-step's model) asks usable_memory_bytes().
+  std::uint64_t reserved_memory_bytes = 0;  // of the free memory, kept for the runtime (CUDA context, libraries)
+  std::string reserved_for;                 // what it is kept for: "the CUDA context and libraries"
+  int ranks_sharing_memory = 1;             // ranks dividing the free memory (the CPU backend's ranks on a node)
+  std::string memory_owner;                 // whose memory, in messages: "the host", "GPU 0 (NVIDIA H200)"
+
+  // The rank's usable share: (free - reserved) / ranks sharing.
+  std::uint64_t usable_memory_bytes() const;
+  // The share in words, for a refusal: "each of the 2 ranks on this node may use 4.00 GiB (...) of the
+  // host's 8.00 GiB (...) available", "GPU 0 (NVIDIA H200) has 139.50 GiB (...) available, 256.00 MiB (...)
+  // of it kept for the CUDA context and libraries".
+  std::string usable_memory_text() const;
 };
 
 // Result of an analytic check of a kernel's output. wrong > 0 marks the measurement invalid.

@@ -8,12 +8,6 @@ const StreamKernelSpec& stream_spec(StreamOp op) {
   return kStreamKernels[0];  // unreachable: every op is in the table
 }
 
-std::optional<StreamOp> parse_stream_op(std::string_view name) {
-  for (const auto& k : kStreamKernels)
-    if (k.name == name) return k.op;
-  return std::nullopt;
-}
-
 std::uint64_t stream_bytes(StreamOp op, std::uint64_t elements, std::uint64_t element_size) {
   const auto& k = stream_spec(op);
   return static_cast<std::uint64_t>(k.arrays_read + k.arrays_written) * elements * element_size;

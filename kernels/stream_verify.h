@@ -24,20 +24,10 @@ struct StreamInputs {
 // Expected value of element i of the op's output array, computed in T as the kernel does.
 template <typename T>
 T stream_expected_element(StreamOp op, const StreamInputs<T>& in, std::uint64_t i) {
-  const T s = static_cast<T>(kStreamScalar);
-  switch (op) {
-    case StreamOp::copy: return in.a(i);
-    case StreamOp::scale: return s * in.c(i);
-    case StreamOp::add: return in.a(i) + in.b(i);
-    case StreamOp::triad: return in.b(i) + s * in.c(i);
-    case StreamOp::write: return s;
-    case StreamOp::dot:
-    case StreamOp::read: break;
-  }
-  return T(0);
+  return stream_formula<T>(op, in.a(i), in.b(i), in.c(i));
 }
 
-// Elementwise ops: `out` is the op's output array (c for copy/add, b for scale, a for triad/write).
+// Elementwise ops: `out` is the op's output array (StreamKernelSpec::output).
 // Tolerance: two units of roundoff of the value (a fused multiply-add in triad rounds once instead of
 // twice); any larger difference is a wrong value.
 template <typename T>
@@ -73,8 +63,7 @@ CheckResult verify_stream_sum(StreamOp op, double got, std::uint64_t n, std::uin
   long double sum = 0;
 #pragma omp parallel for reduction(+ : sum) schedule(static)
   for (std::uint64_t i = 0; i < n; ++i) {
-    const long double a = static_cast<long double>(in.a(i));
-    sum += op == StreamOp::dot ? a * static_cast<long double>(in.b(i)) : a;
+    sum += stream_formula<long double>(op, in.a(i), in.b(i), in.c(i));
   }
   // All terms are positive (inputs in [0.5, 1.5)), so the sum is also the sum of magnitudes.
   const double expect = static_cast<double>(sum);

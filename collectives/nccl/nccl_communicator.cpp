@@ -232,7 +232,6 @@ class NcclCollectives final : public NcclCommunicator {
   }
 
   std::unique_ptr<CollectiveRunner> prepare(const CollectiveCase& c) override {
-    if (auto why = unsupported(c)) throw Error(*why, kExitInvalidResult);
     cuda::ScopedDevice on(comm_.ordinal());
     return std::make_unique<NcclRunner>(comm_, *buffers_, stream_.get(), wrong_.as<unsigned long long>(), c);
   }

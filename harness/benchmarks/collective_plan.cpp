@@ -29,15 +29,12 @@ std::vector<std::string> collective_transports(const RunOptions& o, const std::s
   return o.transports;
 }
 
-std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, std::uint64_t free_bytes, int sharers,
-                                                     const std::string& device) {
-  const std::uint64_t share = free_bytes / static_cast<std::uint64_t>(std::max(sharers, 1));
-  if (max_bytes <= share / 2) return std::nullopt;
+std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, const DeviceInfo& device) {
+  if (max_bytes <= device.usable_memory_bytes() / 2) return std::nullopt;
   const std::uint64_t need = max_bytes > UINT64_MAX / 2 ? UINT64_MAX : 2 * max_bytes;
   return fmt::format("collective message size {} ({} bytes) does not fit: a send and a receive buffer need {} "
-                     "bytes per rank, but {} has {} bytes free{} (lower -e/--maxbytes)",
-                     format_size(max_bytes), max_bytes, need, device, free_bytes,
-                     sharers > 1 ? fmt::format(", {} bytes for each of its {} ranks", share, sharers) : "");
+                     "bytes per rank, but {} (lower -e/--maxbytes)",
+                     format_size(max_bytes), max_bytes, need, device.usable_memory_text());
 }
 
 ExpectedPeak collective_link_peak(const std::string& topology, const LinkPeaks& links, std::uint64_t size_bytes) {

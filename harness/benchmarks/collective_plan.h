@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/options.h"
+#include "kernels/device.h"
 #include "peaks/peaks.h"
 
 namespace gpuscale {
@@ -22,10 +23,9 @@ std::vector<std::string> collective_transports(const RunOptions& o, const std::s
                                                const std::vector<std::string>& offered);
 
 // Why a sweep up to `max_bytes` cannot run: each rank holds a send and a receive buffer of the
-// largest size (nccl-tests allocates both at -e), and `sharers` ranks share `free_bytes` (the CPU
-// backend's ranks on one node; 1 for a GPU). nullopt when it fits.
-std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, std::uint64_t free_bytes, int sharers,
-                                                     const std::string& device);
+// largest size (nccl-tests allocates both at -e) in its share of the device's memory
+// (DeviceInfo::usable_memory_bytes). nullopt when it fits.
+std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, const DeviceInfo& device);
 
 // The link a point is set against: none at one rank, the network between nodes, the intra-node link
 // (per message size when the backend measures it) inside one.

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/stats.h"
+#include "core/term_text.h"
 #include "core/units.h"
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/defaults.h"
@@ -18,10 +19,6 @@ namespace {
 constexpr DType kCollectiveTypes[] = {DType::fp64, DType::fp32, DType::fp16, DType::bf16,
                                       DType::int32, DType::int8, DType::fp8_e4m3, DType::fp8_e5m2};
 
-int ranks_sharing_memory(const DeviceInfo& d) {
-  return d.backend == "cpu" ? d.details.value("ranks_on_node", 1) : 1;
-}
-
 // nccl-tests -a: how the ranks' times become the reported time.
 double reduce_time(const std::vector<double>& t, const std::string& mode) {
   if (mode == "min") return *std::min_element(t.begin(), t.end());
@@ -30,29 +27,46 @@ double reduce_time(const std::vector<double>& t, const std::string& mode) {
   return std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size());
 }
 
-class CollectiveBenchmark final : public Benchmark {
- public:
-  explicit CollectiveBenchmark(const CollectiveSpec& spec) : spec_(spec) {}
+BenchmarkInfo collective_info(const CollectiveSpec& spec) {
+  BenchmarkInfo info{std::string(spec.name),
+                     "collective",
+                     fmt::format("{} with nccl-tests semantics (compare with {}); busbw = algbw x {}", spec.name,
+                                 spec.nccl_tests, spec.bus_factor_text),
+                     "GB/s",
+                     Scope::collective,
+                     Efficiency::link_peak,
+                     {{"dtype", "fp32 by default (--dtypes; nccl-tests names float, half, bfloat16, double accepted)"},
+                      {"size_bytes", "requested message size (-b/-e/-f or -i); counts round as nccl-tests"},
+                      {"placement", "out-of-place, in-place (--placement)"},
+                      {"transport", "CUDA backend: nccl, or mpi on GPU buffers (--transports; mpi by default when CUDA-aware)"}},
+                     {"cpu", "cuda"}};
+  if (spec.reduces) info.parameters.push_back({"op", "sum by default (--ops sum,prod,min,max,avg)"});
+  if (spec.rooted) info.parameters.push_back({"root", "rank 0"});
+  return info;
+}
 
-  std::string key() const override { return std::string(spec_.name); }
-  std::string group() const override { return "collective"; }
-  std::string description() const override {
-    return fmt::format("{} with nccl-tests semantics (compare with {}); busbw = algbw x {}", spec_.name,
-                       spec_.nccl_tests, bus_factor_text());
+// A collective point is the communicator's own case (collectives/communicator.h); the seed and the
+// sweep's span are set when it runs.
+class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
+ public:
+  explicit CollectiveBenchmark(const CollectiveSpec& spec) : PointBenchmark(collective_info(spec)), spec_(spec) {}
+
+  CollectiveCase point(const nlohmann::json& params) const override {
+    CollectiveCase c;
+    c.coll = spec_.id;
+    c.dtype = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    if (spec_.reduces) {
+      const auto op = params.at("op").get<std::string>();
+      const auto parsed = parse_redop(op);
+      if (!parsed) throw Error(fmt::format("invalid reduction op '{}' in a plan point", terminal_quote(op)));
+      c.op = *parsed;
+    }
+    c.root = params.value("root", 0);
+    c.in_place = params.at("placement").get<std::string>() == "in-place";
+    c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
+    c.transport = params.value("transport", std::string());
+    return c;
   }
-  std::string unit() const override { return "GB/s"; }
-  Scope scope() const override { return Scope::collective; }
-  std::vector<ParamDoc> parameters() const override {
-    std::vector<ParamDoc> p = {
-        {"dtype", "fp32 by default (--dtypes; nccl-tests names float, half, bfloat16, double accepted)"},
-        {"size_bytes", "requested message size (-b/-e/-f or -i); counts round as nccl-tests"},
-        {"placement", "out-of-place, in-place (--placement)"},
-        {"transport", "CUDA backend: nccl, or mpi on GPU buffers (--transports; mpi by default when CUDA-aware)"}};
-    if (spec_.reduces) p.push_back({"op", "sum by default (--ops sum,prod,min,max,avg)"});
-    if (spec_.rooted) p.push_back({"root", "rank 0"});
-    return p;
-  }
-  std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
 
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
     std::vector<DType> types;
@@ -64,11 +78,8 @@ class CollectiveBenchmark final : public Benchmark {
     std::vector<bool> placements = ctx.opts.in_place.empty() ? std::vector<bool>{false, true} : ctx.opts.in_place;
     if (!spec_.in_place) placements.erase(std::remove(placements.begin(), placements.end(), true), placements.end());
     const auto sizes = collective_sizes(ctx.opts, ctx.backend);
-    const auto& dev = ctx.device.info();
     if (!sizes.empty())  // refused up front, before anything is allocated
-      if (auto why = collective_memory_refusal(sizes.back(), dev.free_memory_bytes, ranks_sharing_memory(dev),
-                                               fmt::format("the {} device ({})", dev.backend, dev.name)))
-        throw Error(*why);
+      if (auto why = collective_memory_refusal(sizes.back(), ctx.device.info())) throw Error(*why);
     auto transports = collective_transports(ctx.opts, ctx.backend, ctx.transports);
     if (transports.empty()) transports.push_back("");  // the backend's only transport: no parameter
     std::vector<nlohmann::json> out;
@@ -88,16 +99,9 @@ class CollectiveBenchmark final : public Benchmark {
     return out;
   }
 
-  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
-    CollectiveCase c;
-    c.coll = spec_.id;
-    c.dtype = parse_dtype_or_throw(params.at("dtype").get<std::string>());
-    c.op = spec_.reduces ? *parse_redop(params.at("op").get<std::string>()) : RedOp::sum;
-    c.root = params.value("root", 0);
-    c.in_place = params.at("placement").get<std::string>() == "in-place";
-    c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
+  RankMeasurement measure(const CollectiveCase& point, RunContext& ctx) const override {
+    CollectiveCase c = point;
     c.seed = ctx.seed;
-    c.transport = params.value("transport", std::string());
     const auto sizes = collective_sizes(ctx.opts, ctx.device.info().backend);
     c.span_bytes = sizes.empty() ? 0 : sizes.back();  // nccl-tests' -e: the buffers its iterations move through
     RankMeasurement out;
@@ -155,11 +159,10 @@ class CollectiveBenchmark final : public Benchmark {
 
   // The send and receive buffers at the largest group (all_gather's receive buffer grows with it); every
   // operation (warm-up, timed, checked) reads and writes them.
-  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
-    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
-    const bool in_place = params.at("placement").get<std::string>() == "in-place";
-    const std::uint64_t es = dtype_size(type);
-    const auto c = collective_counts(spec_, params.at("size_bytes").get<std::uint64_t>(), es, std::max(ctx.ranks, 1));
+  PointDemand demand_of(const CollectiveCase& point, const DemandContext& ctx) const override {
+    const bool in_place = point.in_place;
+    const std::uint64_t es = dtype_size(point.dtype);
+    const auto c = collective_counts(spec_, point.size_bytes, es, std::max(ctx.ranks, 1));
     const std::uint64_t recv = saturating_mul(in_place ? std::max(c.recv, c.send) : c.recv, es);
     const std::uint64_t send = in_place ? 0 : saturating_mul(c.send, es);
     const auto m = collective_methodology(ctx.opts);
@@ -168,26 +171,15 @@ class CollectiveBenchmark final : public Benchmark {
     d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ctx.ranks)
                              : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ctx.ranks);
     d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
-    if (params.value("transport", std::string()) == "nccl") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
+    if (point.transport == "nccl") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
     return d;
   }
 
-  ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
-                             const std::string& topology) const override {
-    return collective_link_peak(topology, ctx.links, params.at("size_bytes").get<std::uint64_t>());
+  ExpectedPeak peak_of(const CollectiveCase& point, const PeakContext& ctx, const std::string& topology) const override {
+    return collective_link_peak(topology, ctx.links, point.size_bytes);
   }
 
  private:
-  std::string bus_factor_text() const {
-    switch (spec_.id) {
-      case Collective::all_reduce: return "2(n-1)/n";
-      case Collective::all_gather:
-      case Collective::reduce_scatter:
-      case Collective::alltoall: return "(n-1)/n";
-      default: return "1";
-    }
-  }
-
   const CollectiveSpec& spec_;
 };
 

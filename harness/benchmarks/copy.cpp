@@ -4,6 +4,8 @@
 // node has one partner, and the points over d = 1 .. visible-1 form the node's P2P matrix.
 #include <fmt/format.h>
 
+#include "core/error.h"
+#include "core/term_text.h"
 #include "core/units.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
@@ -16,27 +18,42 @@ std::uint64_t copy_size(const RunOptions& o) {
   return copy_size_rounded(o.copy_bytes.value_or(o.quick ? (32ULL << 20) : (256ULL << 20)));
 }
 
-class CopyBenchmark final : public Benchmark {
- public:
-  explicit CopyBenchmark(const CopyCaseSpec& spec) : spec_(spec) {}
+BenchmarkInfo copy_info(const CopyCaseSpec& spec) {
+  BenchmarkInfo info{fmt::format("copy.{}", spec.name),
+                     "copy",
+                     fmt::format("copy {}; GB/s counts {}; every copy checked word by word", spec.description, spec.counted),
+                     "GB/s",
+                     Scope::independent,
+                     Efficiency::per_device,
+                     {{"size_bytes", "bytes per copy (--copy-size; default 256M, --quick 32M)"}},
+                     {"cuda"}};
+  if (spec.peer) {
+    info.parameters.push_back({"peer_offset", "the peer is GPU (own + offset) mod visible GPUs; one point per offset 1 .. visible-1"});
+    info.parameters.push_back({"direction", "write (this GPU into the peer's memory) or read (from the peer's memory)"});
+  }
+  return info;
+}
 
-  std::string key() const override { return fmt::format("copy.{}", spec_.name); }
-  std::string group() const override { return "copy"; }
-  std::string description() const override {
-    return fmt::format("copy {}; GB/s counts {}; every copy checked word by word", spec_.description, spec_.counted);
-  }
-  std::string unit() const override { return "GB/s"; }
-  Scope scope() const override { return Scope::independent; }
-  std::vector<ParamDoc> parameters() const override {
-    std::vector<ParamDoc> p = {{"size_bytes", "bytes per copy (--copy-size; default 256M, --quick 32M)"}};
-    if (spec_.peer) {
-      p.push_back({"peer_offset", "the peer is GPU (own + offset) mod visible GPUs; one point per offset 1 .. visible-1"});
-      p.push_back({"direction", "write (this GPU into the peer's memory) or read (from the peer's memory)"});
-    }
-    return p;
-  }
-  std::vector<std::string> backends() const override { return {"cuda"}; }
+// A copy point is the engine's own case (kernels/copy_table.h), its seed set when it runs.
+class CopyBenchmark final : public PointBenchmark<CopyCase> {
+ public:
+  explicit CopyBenchmark(const CopyCaseSpec& spec) : PointBenchmark(copy_info(spec)), spec_(spec) {}
+
   bool available(const Device& d) const override { return d.copies() != nullptr; }
+
+  CopyCase point(const nlohmann::json& params) const override {
+    CopyCase c;
+    c.kind = spec_.kind;
+    c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
+    if (spec_.peer) {
+      c.peer_offset = params.at("peer_offset").get<int>();
+      const auto dir = params.at("direction").get<std::string>();
+      const auto parsed = parse_peer_direction(dir);
+      if (!parsed) throw Error(fmt::format("invalid copy direction '{}' in a plan point", terminal_quote(dir)));
+      c.direction = *parsed;
+    }
+    return c;
+  }
 
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
     const std::uint64_t size = copy_size(ctx.opts);
@@ -50,16 +67,10 @@ class CopyBenchmark final : public Benchmark {
     return out;
   }
 
-  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
+  RankMeasurement measure(const CopyCase& point, RunContext& ctx) const override {
     CopyEngine* engine = ctx.device.copies();
-    CopyCase c;
-    c.kind = spec_.kind;
-    c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
+    CopyCase c = point;
     c.seed = ctx.seed;
-    if (spec_.peer) {
-      c.peer_offset = params.at("peer_offset").get<int>();
-      c.direction = *parse_peer_direction(params.at("direction").get<std::string>());
-    }
     RankMeasurement out;
     if (auto why = engine->unavailable(c)) {
       out.skipped = true;
@@ -77,7 +88,7 @@ class CopyBenchmark final : public Benchmark {
     return out;
   }
 
-  ExpectedPeak expected_peak(const nlohmann::json&, const PeakContext& ctx, const std::string&) const override {
+  ExpectedPeak peak_of(const CopyCase&, const PeakContext& ctx, const std::string&) const override {
     if (ctx.table == nullptr) return {std::nullopt, "no peaks table loaded"};
     switch (spec_.kind) {
       case CopyKind::h2d:
@@ -96,8 +107,8 @@ class CopyBenchmark final : public Benchmark {
   }
 
   // A source and a destination of the copy size (on this GPU, or one of them on the peer).
-  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
-    return buffers_demand(2, "buffers", params.at("size_bytes").get<std::uint64_t>(), ctx.opts);
+  PointDemand demand_of(const CopyCase& c, const DemandContext& ctx) const override {
+    return buffers_demand(2, "buffers", c.size_bytes, ctx.opts);
   }
 
  private:

@@ -24,27 +24,28 @@ std::vector<DType> dp_dtypes(const std::string& backend) {
 
 double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 
-class DpStepBenchmark final : public Benchmark {
- public:
-  std::string key() const override { return "dp-step"; }
-  std::string group() const override { return "training"; }
-  std::string description() const override {
-    return "data-parallel training step: MLP GEMMs forward and backward, gradients all-reduced in buckets "
-           "overlapping the backward pass (DDP-style); weak-scaling efficiency throughput(k) / (k x throughput(1))";
-  }
-  std::string unit() const override { return "samples/s"; }
-  Scope scope() const override { return Scope::collective; }
-  Efficiency efficiency() const override { return Efficiency::weak_scaling; }
-  std::vector<ParamDoc> parameters() const override {
-    return {{"dtype", "bf16 on CUDA, fp32 on the CPU by default (--dtypes)"},
-            {"width", "layer width d: weights d x d (--dp-width; 8192 CUDA, 1024 CPU)"},
-            {"depth", "layers (--dp-depth; 4)"},
-            {"batch", "samples per rank per step (--dp-batch; 8192 CUDA, 256 CPU)"},
-            {"bucket_bytes", "gradient bucket cap (--dp-bucket; 25M CUDA as DDP, 8M CPU)"}};
-  }
-  std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
+BenchmarkInfo dp_step_info() {
+  return {"dp-step",
+          "training",
+          "data-parallel training step: MLP GEMMs forward and backward, gradients all-reduced in buckets "
+          "overlapping the backward pass (DDP-style); weak-scaling efficiency throughput(k) / (k x throughput(1))",
+          "samples/s",
+          Scope::collective,
+          Efficiency::weak_scaling,
+          {{"dtype", "bf16 on CUDA, fp32 on the CPU by default (--dtypes)"},
+           {"width", "layer width d: weights d x d (--dp-width; 8192 CUDA, 1024 CPU)"},
+           {"depth", "layers (--dp-depth; 4)"},
+           {"batch", "samples per rank per step (--dp-batch; 8192 CUDA, 256 CPU)"},
+           {"bucket_bytes", "gradient bucket cap (--dp-bucket; 25M CUDA as DDP, 8M CPU)"}},
+          {"cpu", "cuda"}};
+}
 
-  static DpStepConfig config_of(const nlohmann::json& params) {
+// A dp-step point is the step's own configuration (training/dp_step.h).
+class DpStepBenchmark final : public PointBenchmark<DpStepConfig> {
+ public:
+  DpStepBenchmark() : PointBenchmark(dp_step_info()) {}
+
+  DpStepConfig point(const nlohmann::json& params) const override {
     DpStepConfig c;
     c.dtype = parse_dtype_or_throw(params.at("dtype").get<std::string>());
     c.width = params.at("width").get<std::uint64_t>();
@@ -62,16 +63,14 @@ class DpStepBenchmark final : public Benchmark {
     if (ctx.opts.dtypes.empty()) types.push_back(supported.front());
     std::vector<nlohmann::json> out;
     const auto& dev = ctx.device.info();
-    const int sharers = dev.backend == "cpu" ? dev.details.value("ranks_on_node", 1) : 1;
     for (DType t : types) {
       const auto c = dp_step_config(ctx.opts, ctx.backend, t);
       const auto plan = make_dp_plan(c);  // a bad model is refused here, before anything runs
-      const std::uint64_t need = dp_memory_bytes(c), share = dev.free_memory_bytes / static_cast<std::uint64_t>(sharers);
-      if (need > share)
-        throw Error(fmt::format("dp-step width {} depth {} batch {} {} needs {} bytes per rank, but the {} device has "
-                                "{} bytes free{} (lower --dp-width or --dp-batch)",
-                                c.width, c.depth, c.batch, dtype_name(t), need, dev.backend, dev.free_memory_bytes,
-                                sharers > 1 ? fmt::format(" for {} ranks", sharers) : ""));
+      const std::uint64_t need = dp_memory_bytes(c);
+      if (need > dev.usable_memory_bytes())
+        throw Error(fmt::format("dp-step width {} depth {} batch {} {} needs {} bytes per rank, but {} (lower "
+                                "--dp-width or --dp-batch)",
+                                c.width, c.depth, c.batch, dtype_name(t), need, dev.usable_memory_text()));
       out.push_back({{"dtype", dtype_name(t)},
                      {"width", c.width},
                      {"depth", c.depth},
@@ -84,8 +83,7 @@ class DpStepBenchmark final : public Benchmark {
   // The model's weights, gradients and activations; the GEMMs of every step (full and compute-only
   // passes) and the gradients' all-reduces (full and communication-only passes). On CUDA the buckets go
   // through NCCL, whose -T timeout the watchdog lets act first.
-  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
-    const auto c = config_of(params);
+  PointDemand demand_of(const DpStepConfig& c, const DemandContext& ctx) const override {
     const auto m = dp_methodology(ctx.opts);
     const double steps = static_cast<double>(m.steps) * (m.warmup + 2.0 * m.reps);
     PointDemand d;
@@ -98,8 +96,7 @@ class DpStepBenchmark final : public Benchmark {
     return d;
   }
 
-  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
-    const auto c = config_of(params);
+  RankMeasurement measure(const DpStepConfig& c, RunContext& ctx) const override {
     const auto plan = make_dp_plan(c);
     if (ctx.backend == nullptr || ctx.comm == nullptr) throw Error("dp-step needs a backend and a communicator", 1);
     auto step = ctx.backend->make_dp_step(c, ctx.group, *ctx.comm, ctx.seed);
@@ -154,14 +151,11 @@ class DpStepBenchmark final : public Benchmark {
 
   // Samples/s one device would reach at its dense peak for the dtype: the row's fraction of peak is
   // then the model FLOP utilisation (MFU) of the group.
-  ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx, const std::string&) const override {
+  ExpectedPeak peak_of(const DpStepConfig& c, const PeakContext& ctx, const std::string&) const override {
     if (ctx.table == nullptr) return {std::nullopt, "no peak table on this backend"};
-    const DType t = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+    const DType t = c.dtype;
     const auto peak = ctx.table->compute(ctx.device, t);
     if (!peak.value) return {std::nullopt, peak.source};
-    DpStepConfig c;
-    c.width = params.at("width").get<std::uint64_t>();
-    c.depth = params.at("depth").get<int>();
     return {*peak.value * 1e12 / dp_flops_per_sample(c),
             fmt::format("dense {} peak ({}) / {:.4g} FLOP per sample", dtype_name(t), peak.source, dp_flops_per_sample(c))};
   }

@@ -1,6 +1,8 @@
 // GEMM throughput: one registry entry, points over dtypes and shapes.
 #include <fmt/format.h>
 
+#include "core/error.h"
+#include "core/term_text.h"
 #include "core/units.h"
 
 #include "harness/benchmarks/defaults.h"
@@ -24,22 +26,37 @@ std::vector<GemmShape> default_shapes(const PlanContext& ctx) {
   return out;
 }
 
-class GemmBenchmark final : public Benchmark {
+// A GEMM point: the input type and the shape with its transposes.
+struct GemmPoint {
+  DType dtype;
+  GemmShape shape;
+};
+
+BenchmarkInfo gemm_info() {
+  return {"gemm",
+          "gemm",
+          "dense matrix multiply C = op(A) op(B), random inputs, 2MNK FLOPs per product, sampled entries "
+          "checked against a long-double reference",
+          "TFLOP/s",
+          Scope::independent,
+          Efficiency::per_device,
+          {{"dtype", "fp64, fp32 (CPU); fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8 (CUDA) (--dtypes)"},
+           {"m, n, k", "shape (--gemm-shapes 4096,8192x1024x4096; default square sweep)"},
+           {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; without one NN, TN for fp8 and int8)"}},
+          {"cpu", "cuda"}};
+}
+
+class GemmBenchmark final : public PointBenchmark<GemmPoint> {
  public:
-  std::string key() const override { return "gemm"; }
-  std::string group() const override { return "gemm"; }
-  std::string description() const override {
-    return "dense matrix multiply C = op(A) op(B), random inputs, 2MNK FLOPs per product, sampled entries "
-           "checked against a long-double reference";
+  GemmBenchmark() : PointBenchmark(gemm_info()) {}
+
+  GemmPoint point(const nlohmann::json& params) const override {
+    const auto layout = params.at("layout").get<std::string>();
+    if (layout.size() != 2) throw Error(fmt::format("invalid GEMM layout '{}' in a plan point", terminal_quote(layout)));
+    return {parse_dtype_or_throw(params.at("dtype").get<std::string>()),
+            {params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
+             params.at("k").get<std::uint64_t>(), layout[0] == 'T', layout[1] == 'T'}};
   }
-  std::string unit() const override { return "TFLOP/s"; }
-  Scope scope() const override { return Scope::independent; }
-  std::vector<ParamDoc> parameters() const override {
-    return {{"dtype", "fp64, fp32 (CPU); fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8 (CUDA) (--dtypes)"},
-            {"m, n, k", "shape (--gemm-shapes 4096,8192x1024x4096; default square sweep)"},
-            {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; without one NN, TN for fp8 and int8)"}};
-  }
-  std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
 
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
     std::vector<DType> types;
@@ -59,17 +76,15 @@ class GemmBenchmark final : public Benchmark {
     return out;
   }
 
-  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
-    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
+  RankMeasurement measure(const GemmPoint& p, RunContext& ctx) const override {
+    const DType type = p.dtype;
+    const GemmShape& s = p.shape;
     RankMeasurement out;
     if (auto why = ctx.device.gemm_unsupported(type)) {
       out.skipped = true;
       out.message = *why;
       return out;
     }
-    const auto layout = params.at("layout").get<std::string>();
-    GemmShape s{params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
-                params.at("k").get<std::uint64_t>(), layout[0] == 'T', layout[1] == 'T'};
     if (auto why = ctx.device.gemm_shape_unsupported(type, s)) {
       out.skipped = true;
       out.message = *why;
@@ -85,17 +100,16 @@ class GemmBenchmark final : public Benchmark {
     return out;
   }
 
-  ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx, const std::string&) const override {
+  ExpectedPeak peak_of(const GemmPoint& p, const PeakContext& ctx, const std::string&) const override {
     if (ctx.table == nullptr) return {std::nullopt, "no peaks table loaded"};
-    return ctx.table->compute(ctx.device, parse_dtype_or_throw(params.at("dtype").get<std::string>()));
+    return ctx.table->compute(ctx.device, p.dtype);
   }
 
   // A, B and C (plus cuBLASLt's workspace on CUDA); the products of warm-up, timing and, on CUDA, the
   // timed choice among the heuristic's candidates.
-  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
-    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
-    const GemmShape s{params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
-                      params.at("k").get<std::uint64_t>(), false, false};
+  PointDemand demand_of(const GemmPoint& p, const DemandContext& ctx) const override {
+    const DType type = p.dtype;
+    const GemmShape& s = p.shape;
     const bool cuda = ctx.backend == "cuda";
     const auto m = gemm_methodology(ctx.opts);
     PointDemand d;

@@ -10,28 +10,38 @@
 namespace gpuscale {
 namespace {
 
-class StreamBenchmark final : public Benchmark {
- public:
-  explicit StreamBenchmark(const StreamKernelSpec& spec) : spec_(spec) {}
+// A STREAM point: the element type and the elements per array.
+struct StreamPoint {
+  DType dtype;
+  std::uint64_t elements;
+};
 
-  std::string key() const override { return fmt::format("stream.{}", spec_.name); }
-  std::string group() const override { return "stream"; }
-  std::string description() const override {
-    return fmt::format("STREAM {}: {}; {} arrays touched per element", spec_.name, spec_.formula,
-                       spec_.arrays_read + spec_.arrays_written);
-  }
-  std::string unit() const override { return "GB/s"; }
-  Scope scope() const override { return Scope::independent; }
-  std::vector<ParamDoc> parameters() const override {
-    return {{"dtype", "element type (--dtypes; default fp64,fp32, --quick fp64)"},
-            {"array_bytes", "bytes per array (--array-size; default 4x the last-level cache, or 8x the GPU's L2 and at least 1G)"},
-            {"elements", "elements per array"}};
-  }
-  std::vector<std::string> backends() const override { return {"cpu", "cuda"}; }
+BenchmarkInfo stream_info(const StreamKernelSpec& spec) {
+  return {fmt::format("stream.{}", spec.name),
+          "stream",
+          fmt::format("STREAM {}: {}; {} arrays touched per element", spec.name, spec.formula,
+                      spec.arrays_read + spec.arrays_written),
+          "GB/s",
+          Scope::independent,
+          Efficiency::per_device,
+          {{"dtype", "element type (--dtypes; default fp64,fp32, --quick fp64)"},
+           {"array_bytes", "bytes per array (--array-size; default 4x the last-level cache, or 8x the GPU's L2 and at least 1G)"},
+           {"elements", "elements per array"}},
+          {"cpu", "cuda"}};
+}
+
+class StreamBenchmark final : public PointBenchmark<StreamPoint> {
+ public:
+  explicit StreamBenchmark(const StreamKernelSpec& spec) : PointBenchmark(stream_info(spec)), spec_(spec) {}
+
   bool available(const Device& d) const override {
     for (auto op : d.stream_ops())
       if (op == spec_.op) return true;
     return false;
+  }
+
+  StreamPoint point(const nlohmann::json& params) const override {
+    return {parse_dtype_or_throw(params.at("dtype").get<std::string>()), params.at("elements").get<std::uint64_t>()};
   }
 
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
@@ -50,9 +60,9 @@ class StreamBenchmark final : public Benchmark {
     return out;
   }
 
-  RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const override {
-    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
-    const auto n = params.at("elements").get<std::uint64_t>();
+  RankMeasurement measure(const StreamPoint& p, RunContext& ctx) const override {
+    const DType type = p.dtype;
+    const auto n = p.elements;
     const auto m = kernel_methodology(ctx.opts);
     auto arrays = ctx.device.make_stream(type, n, ctx.seed);
     const double bytes = static_cast<double>(stream_bytes(spec_.op, n, dtype_size(type)));
@@ -65,15 +75,14 @@ class StreamBenchmark final : public Benchmark {
     return out;
   }
 
-  ExpectedPeak expected_peak(const nlohmann::json&, const PeakContext& ctx, const std::string&) const override {
+  ExpectedPeak peak_of(const StreamPoint&, const PeakContext& ctx, const std::string&) const override {
     if (ctx.table == nullptr) return {std::nullopt, "no peaks table loaded"};
     return ctx.table->memory_bandwidth(ctx.device);
   }
 
   // Three arrays (every kernel's harness allocates a, b and c), each touched on each pass.
-  PointDemand demand(const nlohmann::json& params, const DemandContext& ctx) const override {
-    const DType type = parse_dtype_or_throw(params.at("dtype").get<std::string>());
-    return buffers_demand(3, "arrays", saturating_mul(params.at("elements").get<std::uint64_t>(), dtype_size(type)), ctx.opts);
+  PointDemand demand_of(const StreamPoint& p, const DemandContext& ctx) const override {
+    return buffers_demand(3, "arrays", saturating_mul(p.elements, dtype_size(p.dtype)), ctx.opts);
   }
 
  private:

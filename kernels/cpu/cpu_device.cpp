@@ -1,5 +1,7 @@
 #include "kernels/cpu/cpu_device.h"
 
+#include <algorithm>
+
 #include <cblas.h>
 #include <omp.h>
 
@@ -22,7 +24,9 @@ class CpuDevice final : public Device {
     info_.name = topo_.model;
     info_.index = 0;
     info_.memory_bytes = topo_.memory_bytes;
-    info_.free_memory_bytes = topo_.available_bytes;
+    info_.free_memory_bytes = topo_.available_bytes;  // MemAvailable
+    info_.ranks_sharing_memory = std::max(opts.ranks_on_node, 1);
+    info_.memory_owner = "the host";
     info_.details = {
         {"threads", threads_},
         {"online_cores", topo_.online_cores},
@@ -38,7 +42,7 @@ class CpuDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
 
   std::vector<StreamOp> stream_ops() const override {
-    return {StreamOp::copy, StreamOp::scale, StreamOp::add, StreamOp::triad, StreamOp::dot};
+    return cpu_stream_ops();
   }
   std::vector<DType> stream_dtypes() const override { return {DType::fp64, DType::fp32}; }
   std::uint64_t default_stream_array_bytes() const override { return stream_bytes_; }

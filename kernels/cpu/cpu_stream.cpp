@@ -72,33 +72,23 @@ class CpuStreamArrays final : public StreamArrays {
   }
 
   CheckResult verify(StreamOp op) override {
-    switch (op) {
-      case StreamOp::copy: return verify_stream_elements<T>(op, c_.data(), n_, seed_);
-      case StreamOp::scale: return verify_stream_elements<T>(op, b_.data(), n_, seed_);
-      case StreamOp::add: return verify_stream_elements<T>(op, c_.data(), n_, seed_);
-      case StreamOp::triad:
-      case StreamOp::write: return verify_stream_elements<T>(op, a_.data(), n_, seed_);
-      case StreamOp::dot:
-      case StreamOp::read: return verify_stream_sum<T>(op, last_sum_, n_, seed_);
-    }
-    return {};
+    const StreamArray out = stream_spec(op).output;
+    if (out == kNoArray) return verify_stream_sum<T>(op, last_sum_, n_, seed_);
+    return verify_stream_elements<T>(op, array(out), n_, seed_);
   }
 
  private:
+  T* array(StreamArray which) { return which == kArrayA ? a_.data() : which == kArrayB ? b_.data() : c_.data(); }
+
   // Test-only: make the kernel's output really wrong (one element, or the sum), so the tests can
   // prove verification reports it.
   void inject_fault(StreamOp op) {
     if (!fault_injected(fmt::format("wrong:stream.{}", stream_spec(op).name))) return;
-    const std::uint64_t i = n_ / 2;
-    switch (op) {
-      case StreamOp::copy:
-      case StreamOp::add: c_[i] += T(1); break;
-      case StreamOp::scale: b_[i] += T(1); break;
-      case StreamOp::triad:
-      case StreamOp::write: a_[i] += T(1); break;
-      case StreamOp::dot:
-      case StreamOp::read: last_sum_ *= 1.01; break;
-    }
+    const StreamArray out = stream_spec(op).output;
+    if (out == kNoArray)
+      last_sum_ *= 1.01;
+    else
+      array(out)[n_ / 2] += T(1);
   }
 
   std::uint64_t n_;
@@ -108,6 +98,10 @@ class CpuStreamArrays final : public StreamArrays {
 };
 
 }  // namespace
+
+std::vector<StreamOp> cpu_stream_ops() {
+  return {StreamOp::copy, StreamOp::scale, StreamOp::add, StreamOp::triad, StreamOp::dot};
+}
 
 std::unique_ptr<StreamArrays> make_cpu_stream(DType type, std::uint64_t elements, std::uint64_t seed) {
   switch (type) {

@@ -91,6 +91,9 @@ class CudaDevice final : public Device {
     info_.index = o.ordinal;
     info_.memory_bytes = total;
     info_.free_memory_bytes = free;
+    info_.reserved_memory_bytes = cuda::kMemoryHeadroom;
+    info_.reserved_for = "the CUDA context and libraries";
+    info_.memory_owner = fmt::format("GPU {} ({})", o.ordinal, p.name);
     info_.details = {
         {"uuid", format_gpu_uuid(uuid)},
         {"pci_bus_id", bus},

@@ -54,7 +54,7 @@ class CudaStreamArrays final : public StreamArrays {
 
   CheckResult verify(StreamOp op) override {
     ctx_.stream.synchronize();
-    if (op == StreamOp::dot || op == StreamOp::read) {
+    if (stream_spec(op).output == kNoArray) {
       std::vector<double> partials(static_cast<std::size_t>(last_blocks_));
       check(cudaMemcpy(partials.data(), partials_.get(), partials.size() * sizeof(double), cudaMemcpyDeviceToHost),
             "cudaMemcpy");
@@ -73,20 +73,16 @@ class CudaStreamArrays final : public StreamArrays {
   T* a() { return a_.as<T>(); }
   T* b() { return b_.as<T>(); }
   T* c() { return c_.as<T>(); }
-  // The array each elementwise op writes (kernels/stream_table.h).
+  // The array an elementwise op writes (kernels/stream_table.h).
   T* output(StreamOp op) {
-    switch (op) {
-      case StreamOp::copy:
-      case StreamOp::add: return c();
-      case StreamOp::scale: return b();
-      default: return a();
-    }
+    const StreamArray out = stream_spec(op).output;
+    return out == kArrayA ? a() : out == kArrayB ? b() : c();
   }
 
   // Test-only: really corrupt the output (one element, or the sum) so tests can prove it is caught.
   void inject_fault(StreamOp op) {
     if (!fault_injected(fmt::format("wrong:stream.{}", stream_spec(op).name))) return;
-    if (op == StreamOp::dot || op == StreamOp::read) {
+    if (stream_spec(op).output == kNoArray) {
       wrong_sum_ = true;
       return;
     }

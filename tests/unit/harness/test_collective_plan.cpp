@@ -37,20 +37,35 @@ TEST(CollectivePlan, TransportsPerBackend) {
   }
 }
 
+DeviceInfo memory_device(std::uint64_t free, std::uint64_t reserved, int sharers) {
+  DeviceInfo d;
+  d.backend = sharers > 1 ? "cpu" : "cuda";
+  d.name = "NVIDIA H200";
+  d.free_memory_bytes = free;
+  d.reserved_memory_bytes = reserved;
+  d.reserved_for = "the CUDA context and libraries";
+  d.ranks_sharing_memory = sharers;
+  d.memory_owner = sharers > 1 ? "the host" : "GPU 0 (NVIDIA H200)";
+  return d;
+}
+
 TEST(CollectivePlan, SizesOverMemoryAreRefusedWithTheNumbers) {
-  EXPECT_EQ(collective_memory_refusal(8ULL << 30, 140ULL << 30, 1, "GPU"), std::nullopt);
-  const auto why = collective_memory_refusal(64ULL << 30, 100ULL << 30, 1, "the cuda device (NVIDIA H200)");
+  EXPECT_EQ(collective_memory_refusal(8ULL << 30, memory_device(140ULL << 30, 256ULL << 20, 1)), std::nullopt);
+  const auto why = collective_memory_refusal(64ULL << 30, memory_device(100ULL << 30, 256ULL << 20, 1));
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("64G (68719476736 bytes) does not fit: a send and a receive buffer need 137438953472 bytes "
-                      "per rank, but the cuda device (NVIDIA H200) has 107374182400 bytes free"),
+                      "per rank, but GPU 0 (NVIDIA H200) has 100.00 GiB (107374182400 bytes) available"),
             std::string::npos)
       << *why;
+  // The headroom kept for the CUDA context counts: exactly half the free memory does not fit.
+  EXPECT_TRUE(collective_memory_refusal(50ULL << 30, memory_device(100ULL << 30, 256ULL << 20, 1)));
+  EXPECT_FALSE(collective_memory_refusal(50ULL << 30, memory_device(100ULL << 30, 0, 1)));
   // Ranks sharing one host's memory each get their share.
-  EXPECT_EQ(collective_memory_refusal(1ULL << 30, 8ULL << 30, 4, "cpu"), std::nullopt);
-  const auto shared = collective_memory_refusal(1ULL << 30, 8ULL << 30, 8, "cpu");
+  EXPECT_EQ(collective_memory_refusal(1ULL << 30, memory_device(8ULL << 30, 0, 4)), std::nullopt);
+  const auto shared = collective_memory_refusal(1ULL << 30, memory_device(8ULL << 30, 0, 8));
   ASSERT_TRUE(shared);
-  EXPECT_NE(shared->find("1073741824 bytes for each of its 8 ranks"), std::string::npos) << *shared;
-  EXPECT_TRUE(collective_memory_refusal(UINT64_MAX, UINT64_MAX, 1, "x")) << "no overflow";
+  EXPECT_NE(shared->find("each of the 8 ranks on this node may use 1.00 GiB"), std::string::npos) << *shared;
+  EXPECT_TRUE(collective_memory_refusal(UINT64_MAX, memory_device(UINT64_MAX, 0, 1))) << "no overflow";
 }
 
 TEST(CollectivePlan, LinkPeakByTopology) {

@@ -31,6 +31,8 @@ DeviceInfo cpu_device(std::uint64_t available, int ranks_on_node) {
   d.memory_bytes = available * 2;
   d.free_memory_bytes = available;
   d.details = {{"ranks_on_node", ranks_on_node}};
+  d.ranks_sharing_memory = ranks_on_node;  // as the CPU device sets them
+  d.memory_owner = "the host";
   return d;
 }
 
@@ -41,6 +43,9 @@ DeviceInfo gpu_device(std::uint64_t free) {
   d.index = 3;
   d.memory_bytes = 141 * GiB;
   d.free_memory_bytes = free;
+  d.reserved_memory_bytes = cuda::kMemoryHeadroom;  // as the CUDA device sets them
+  d.reserved_for = "the CUDA context and libraries";
+  d.memory_owner = "GPU 3 (NVIDIA H200)";
   return d;
 }
 
@@ -114,9 +119,8 @@ TEST(MemoryPlan, BudgetsPerBackend) {
   EXPECT_EQ(g.usable, 10 * GiB - cuda::kMemoryHeadroom);
   EXPECT_EQ(memory_budget(gpu_device(1)).usable, 0u);  // less than the headroom: nothing
   EXPECT_EQ(memory_budget(cpu_device(12 * GiB, 3)).usable, 4 * GiB);
-  auto odd = cpu_device(12 * GiB, 1);
-  odd.details = {{"ranks_on_node", "many"}};  // not a count: the whole host
-  EXPECT_EQ(memory_budget(odd).usable, 12 * GiB);
+  EXPECT_EQ(memory_budget(cpu_device(12 * GiB, 0)).usable, 12 * GiB);  // no count: the whole host
+  EXPECT_EQ(memory_budget(cpu_device(12 * GiB, 1)).described, "the host has 12.00 GiB (12884901888 bytes) available");
 }
 
 TEST(MemoryPlan, PlanDemandsNameUnknownBenchmarks) {
