@@ -1,3 +1,6 @@
+#include <cstdlib>
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -33,7 +36,23 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
   // Every rank takes the same branch: the backends' constructors talk to each other. A rank without
   // the CUDA libraries (its module not loadable) counts as a rank without GPUs, with that reason.
   std::string why_none;
-  const GpuscaleCudaModule* module = cuda_module(&why_none);
+  BackendOptions cuda_opts = opts;
+  bool slices_ok = true;
+  try {  // before anything starts CUDA: a process sees the slice CUDA_VISIBLE_DEVICES names, or the first
+    auto env = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v ? std::optional<std::string>(v) : std::nullopt;
+    };
+    if (auto b = mig_slice_binding(env("CUDA_VISIBLE_DEVICES"), env("NVIDIA_VISIBLE_DEVICES"), world.local_rank(),
+                                   world.local_size())) {
+      ::setenv("CUDA_VISIBLE_DEVICES", b->visible_devices.c_str(), 1);
+      cuda_opts.mig_binding = b->rule;
+    }
+  } catch (const Error& e) {
+    why_none = e.what();
+    slices_ok = false;
+  }
+  const GpuscaleCudaModule* module = slices_ok ? cuda_module(&why_none) : nullptr;
   const int gpus = module ? module->visible_devices(&why_none) : 0;
   std::vector<RankGpuCount> counts;
   const auto all = world.allgather(nlohmann::json{{"gpus", gpus}, {"why", why_none}}.dump());
@@ -44,7 +63,7 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
   const auto missing = ranks_without_gpus(counts);
   if (!missing) {
     *why_chosen = choice == "cuda" ? "--backend cuda" : fmt::format("auto: {} CUDA device(s) visible", gpus);
-    return module->make_backend(world, opts);
+    return module->make_backend(world, cuda_opts);
   }
   if (choice == "cuda") throw Error(fmt::format("no CUDA device: {}", *missing), kExitNoDevice);
   *why_chosen = fmt::format("auto: no CUDA device ({}), using the CPU backend", *missing);

@@ -13,6 +13,7 @@ struct BackendOptions {
   double timeout_s = 300;            // NCCL waits: abort after this long (-T; 0 = never)
   std::optional<double> link_peak;   // GB/s, intra-node link peak override (--link-peak)
   std::optional<double> net_peak;    // GB/s, inter-node link peak override (--net-peak)
+  std::string mig_binding;           // set by open_backend: how this rank was given its MIG slice, if it was
 };
 
 }  // namespace gpuscale

@@ -58,7 +58,8 @@ class CudaBackend final : public Backend {
  public:
   CudaBackend(const World& world, const BackendOptions& opts) {
     const auto assignment = bind(world);
-    device_ = make_cuda_device({assignment.ordinal, assignment.rule});
+    const auto rule = opts.mig_binding.empty() ? assignment.rule : opts.mig_binding + "; " + assignment.rule;
+    device_ = make_cuda_device({assignment.ordinal, rule});
     peaks_ = make_gpu_peak_table(opts.peaks_file);
     mpi_memory_ = make_cuda_mpi_memory(assignment.ordinal, mpi_is_cuda_aware());
     nccl_.ordinal = assignment.ordinal;

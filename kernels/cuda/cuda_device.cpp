@@ -1,6 +1,7 @@
 // The CUDA device: opens one GPU, records who it is (name, UUID, PCI ids, SMs, clocks, memory, compute
 // capability) and hands out STREAM arrays, cuBLASLt GEMMs and the copy engine.
 #include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cpu_binding.h"
 
 #include <cstdlib>
 
@@ -76,6 +77,8 @@ class CudaDevice final : public Device {
     static_assert(sizeof(p.uuid.bytes) == 16);
     for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(p.uuid.bytes[i]);
     const auto pci_id = read_pci_device_id("/sys", bus);
+    // Before the context and its streams: host<->device copies run from the GPU's own NUMA node.
+    const auto cpu_binding = bind_to_gpu_numa_node(bus);
     const int sm_clock_khz = attribute(cudaDevAttrClockRate, o.ordinal);
     const int mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, o.ordinal);
     const int bus_width = attribute(cudaDevAttrGlobalMemoryBusWidth, o.ordinal);
@@ -106,6 +109,8 @@ class CudaDevice final : public Device {
         {"l2_cache_bytes", p.l2CacheSize},
         {"visible_gpus", copies_->visible_gpus()},
         {"binding", o.binding},
+        {"cpu_binding",
+         {{"cpus", format_cpulist(cpu_binding.cpus)}, {"bound", cpu_binding.bound}, {"rule", cpu_binding.rule}}},
         {"cuda_visible_devices", visible ? nlohmann::json(visible) : nlohmann::json(nullptr)},
         {"driver_cuda_version", versions.driver},
         {"default_stream_array_bytes", sizing_.bytes},

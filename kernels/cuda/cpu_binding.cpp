@@ -1,4 +1,4 @@
-#include "backends/cuda/cpu_binding.h"
+#include "kernels/cuda/cpu_binding.h"
 
 #include <sched.h>
 

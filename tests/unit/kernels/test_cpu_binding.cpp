@@ -1,9 +1,9 @@
-// Binding a rank to its GPU's NUMA cores (backends/cuda/cpu_binding.h): the pure decision.
+// Binding a rank to its GPU's NUMA cores (kernels/cuda/cpu_binding.h): the pure decision.
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "backends/cuda/cpu_binding.h"
+#include "kernels/cuda/cpu_binding.h"
 
 namespace gpuscale {
 namespace {
