@@ -55,7 +55,7 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
   const auto table = run_option_table();
   for (std::size_t i = 0; i < table.size(); ++i) {
     const RunOption& e = table[i];
-    if (e.section != section) continue;
+    if (e.section != section || e.shared) continue;  // shared: health::add_telemetry_flags adds it
     auto& v = flags.values[i];
     v.text = e.initial;
     if (e.is_switch)

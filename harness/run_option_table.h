@@ -4,8 +4,9 @@
 // (plan.options) and a resumed run takes it back (harness/resume.h). cli/cmd_run.cpp binds the entries
 // to CLI11; resume reads the same entries; the value lists below serve the parser and the recorder.
 //
-// Not in the table: the telemetry flags, which `gpuscale health` shares (health/telemetry_options.h).
-// The command line adds them between the measurement and the reliability options.
+// The telemetry flags, which `gpuscale health` shares, are health's (health/telemetry_options.h): the
+// command line adds them between the measurement and the reliability options, and the table holds only
+// how they are recorded (the `shared` entry).
 #include <functional>
 #include <span>
 #include <string>
@@ -14,28 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/options.h"
+#include "harness/run_option_values.h"
 
 namespace gpuscale {
-
-// -a/--time-reduce: how the ranks' times of a collective combine; nccl_tests is nccl-tests' -a number.
-struct TimeReduceValue {
-  std::string_view name;
-  char nccl_tests;
-};
-std::span<const TimeReduceValue> time_reduce_values();  // avg, min, max, rank0
-// --transports: the collective transports a run may compare.
-std::span<const std::string_view> transport_values();  // nccl, mpi
-// --placement: out-of-place (false) or in-place (true), as recorded; `alias` is also accepted on the
-// command line.
-struct PlacementValue {
-  std::string_view name, alias;
-  bool in_place;
-};
-std::span<const PlacementValue> placement_values();  // out-of-place, in-place
-std::string_view placement_name(bool in_place);
-
-// "a, b or c" (last = " or ") / "a and/or b": value lists in messages.
-std::string join_values(std::span<const std::string_view> values, std::string_view sep, std::string_view last);
 
 // What a result file's plan.options entry means to a resumed run.
 enum class Recorded {
@@ -58,6 +40,7 @@ struct RunOption {
   Section section = Section::measure;
   bool is_switch = false;     // a flag without a value (its text is "true" or "false")
   const char* initial = "";   // the text when not given; an option with one is parsed even when not given
+  bool shared = false;        // the telemetry flags add it to the command line (no parse here)
   // From the command-line text: throws gpuscale::Error naming `what` ("-b/--minbytes") and the text.
   void (*parse)(RunOptions& o, const std::string& text, const std::string& what) = nullptr;
   // Runs after this option is parsed, given or not: checks that read several options.
@@ -69,11 +52,6 @@ struct RunOption {
 
   std::string flag() const;  // the long name: "--minbytes" (messages and the given-check use it)
   std::string what() const;  // as parse errors name it: "-b/--minbytes"
-};
-
-// A recorded value that is not what its option holds: `expected` says what it should be.
-struct BadRecordedValue {
-  std::string expected;
 };
 
 // Every option of `gpuscale run` in --help order (the order they are parsed in, too).

@@ -66,6 +66,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"link_peak", [&] { return n(1, 900) + ".5"; }},
       {"net_peak", [&] { return n(1, 400); }},
       {"watchdog_s", [&] { return n(1, 600); }},
+      {"timeout_s", [&] { return n(1, 299); }},
   };
   auto it = samples.find(e.key);
   return it == samples.end() ? std::string() : it->second();
@@ -78,7 +79,7 @@ TEST(RunOptionTable, NamesAndKeysAreUnique) {
     EXPECT_TRUE(flags.insert(e.flag()).second) << e.flag();
     EXPECT_EQ(e.flag().rfind("--", 0), 0u) << e.names;
     EXPECT_FALSE(e.help.empty()) << e.names;
-    EXPECT_NE(e.parse, nullptr) << e.names;
+    EXPECT_EQ(e.parse == nullptr, e.shared) << e.names;
     EXPECT_EQ(e.record != nullptr, e.recorded == Recorded::shapes || e.recorded == Recorded::label) << e.names;
     EXPECT_EQ(e.adopt != nullptr, e.recorded == Recorded::shapes) << e.names;
   }
@@ -91,7 +92,8 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
   const std::set<std::string> expected = {
       "quick", "benchmarks", "dtypes", "min_bytes", "max_bytes", "step_factor", "step_bytes", "iters", "warmup",
       "reps", "ops", "placements", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
-      "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "peaks_file", "link_peak", "net_peak", "watchdog_s"};
+      "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "peaks_file", "link_peak", "net_peak", "watchdog_s",
+      "timeout_s", "telemetry"};
   std::set<std::string> got;
   for (const auto& [key, value] : plan_options_json(RunOptions{}).items()) got.insert(key);
   EXPECT_EQ(got, expected);
@@ -107,7 +109,7 @@ TEST(RunOptionTable, EveryRecordedOptionRoundTrips) {
   const json defaults = plan_options_json(RunOptions{});
   for (int round = 0; round < 20; ++round)
     for (const auto& e : run_option_table()) {
-      if (!e.record) continue;
+      if (!e.record || e.shared) continue;
       const std::string text = sample_text(e, rng);
       ASSERT_FALSE(text.empty()) << "no sample text for " << e.key << ": add one to this test";
       const RunOptions o = parsed(e, text);
