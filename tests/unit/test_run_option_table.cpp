@@ -95,7 +95,8 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
       "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "peaks_file", "link_peak", "net_peak", "watchdog_s",
       "timeout_s", "telemetry"};
   std::set<std::string> got;
-  for (const auto& [key, value] : plan_options_json(RunOptions{}).items()) got.insert(key);
+  const json recorded = plan_options_json(RunOptions{});  // named: items() of a temporary would dangle
+  for (const auto& [key, value] : recorded.items()) got.insert(key);
   EXPECT_EQ(got, expected);
   std::set<std::string> given;  // what --resume compares: plan.options plus backend and seed
   for (const auto& [key, flag] : recorded_option_flags()) given.insert(key);
@@ -110,6 +111,7 @@ TEST(RunOptionTable, EveryRecordedOptionRoundTrips) {
   for (int round = 0; round < 20; ++round)
     for (const auto& e : run_option_table()) {
       if (!e.record || e.shared) continue;
+      if (e.key == "peaks_file") continue;  // parsing loads the file: the e2e peaks tests cover it
       const std::string text = sample_text(e, rng);
       ASSERT_FALSE(text.empty()) << "no sample text for " << e.key << ": add one to this test";
       const RunOptions o = parsed(e, text);
