@@ -1,8 +1,6 @@
 #include "harness/resume.h"
 
 #include <algorithm>
-#include <climits>
-#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -10,182 +8,12 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "harness/plan.h"
+#include "harness/run_option_table.h"
 
 namespace gpuscale {
 namespace {
 
 using nlohmann::json;
-
-// A recorded value that is not what the option holds.
-struct BadValue {
-  std::string expected;
-};
-
-template <typename T>
-json opt_json(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-std::optional<std::uint64_t> positive_u64_or_null(const json& j) {
-  if (j.is_null()) return std::nullopt;
-  if (!j.is_number_unsigned() || j.get<std::uint64_t>() == 0) throw BadValue{"a positive integer or null"};
-  return j.get<std::uint64_t>();
-}
-
-std::optional<int> int_or_null(const json& j, int min) {
-  if (j.is_null()) return std::nullopt;
-  if (!j.is_number_integer() || j.get<long long>() < min || j.get<long long>() > INT_MAX)
-    throw BadValue{fmt::format("an integer from {} to {} or null", min, INT_MAX)};
-  return static_cast<int>(j.get<long long>());
-}
-
-std::vector<std::string> strings(const json& j) {
-  if (!j.is_array()) throw BadValue{"an array of strings"};
-  std::vector<std::string> out;
-  for (const auto& e : j) {
-    if (!e.is_string()) throw BadValue{"an array of strings"};
-    out.push_back(e.get<std::string>());
-  }
-  return out;
-}
-
-// "MxNxK" or "MxNxK:TN" when the layout was given (without one, each dtype's default layout applies).
-std::string shape_text(const GemmShape& s) {
-  return fmt::format("{}x{}x{}{}", s.m, s.n, s.k, s.layout_given ? ":" + gemm_layout(s) : std::string());
-}
-
-struct OptionField {
-  const char* key;   // in plan.options
-  const char* flag;  // on the command line
-  bool shapes;       // shapes the points or their measurement: adopted and compared when resuming
-  json (*get)(const RunOptions&);
-  void (*set)(RunOptions&, const json&);  // from a recorded value; throws BadValue
-};
-
-void no_set(RunOptions&, const json&) {}
-
-// One entry per recorded option: plan_options_json, the given-flags table and adoption all read it.
-const std::vector<OptionField>& option_table() {
-  static const std::vector<OptionField> table = {
-      {"quick", "--quick", true, [](const RunOptions& o) { return json(o.quick); },
-       [](RunOptions& o, const json& j) {
-         if (!j.is_boolean()) throw BadValue{"true or false"};
-         o.quick = j.get<bool>();
-       }},
-      {"benchmarks", "--benchmarks", true, [](const RunOptions& o) { return json(o.benchmarks); },
-       [](RunOptions& o, const json& j) { o.benchmarks = strings(j); }},
-      {"dtypes", "--dtypes", true,
-       [](const RunOptions& o) {
-         json a = json::array();
-         for (DType t : o.dtypes) a.push_back(dtype_name(t));
-         return a;
-       },
-       [](RunOptions& o, const json& j) {
-         o.dtypes.clear();
-         for (const auto& s : strings(j)) {
-           auto t = parse_dtype(s);
-           if (!t) throw BadValue{"dtype names"};
-           o.dtypes.push_back(*t);
-         }
-       }},
-      {"min_bytes", "--minbytes", true, [](const RunOptions& o) { return opt_json(o.min_bytes); },
-       [](RunOptions& o, const json& j) { o.min_bytes = positive_u64_or_null(j); }},
-      {"max_bytes", "--maxbytes", true, [](const RunOptions& o) { return opt_json(o.max_bytes); },
-       [](RunOptions& o, const json& j) { o.max_bytes = positive_u64_or_null(j); }},
-      {"step_factor", "--stepfactor", true, [](const RunOptions& o) { return opt_json(o.step_factor); },
-       [](RunOptions& o, const json& j) { o.step_factor = positive_u64_or_null(j); }},
-      {"step_bytes", "--stepbytes", true, [](const RunOptions& o) { return opt_json(o.step_bytes); },
-       [](RunOptions& o, const json& j) { o.step_bytes = positive_u64_or_null(j); }},
-      {"iters", "--iters", true, [](const RunOptions& o) { return opt_json(o.iters); },
-       [](RunOptions& o, const json& j) { o.iters = int_or_null(j, 1); }},
-      {"warmup", "--warmup", true, [](const RunOptions& o) { return opt_json(o.warmup); },
-       [](RunOptions& o, const json& j) { o.warmup = int_or_null(j, 0); }},
-      {"reps", "--reps", true, [](const RunOptions& o) { return opt_json(o.reps); },
-       [](RunOptions& o, const json& j) { o.reps = int_or_null(j, 1); }},
-      {"ops", "--ops", true,
-       [](const RunOptions& o) {
-         json a = json::array();
-         for (RedOp op : o.ops) a.push_back(redop_name(op));
-         return a;
-       },
-       [](RunOptions& o, const json& j) {
-         o.ops.clear();
-         for (const auto& s : strings(j)) {
-           auto op = parse_redop(s);
-           if (!op) throw BadValue{"reduction op names"};
-           o.ops.push_back(*op);
-         }
-       }},
-      {"placements", "--placement", true,
-       [](const RunOptions& o) {
-         json a = json::array();
-         for (bool in : o.in_place) a.push_back(in ? "in-place" : "out-of-place");
-         return a;
-       },
-       [](RunOptions& o, const json& j) {
-         o.in_place.clear();
-         for (const auto& s : strings(j)) {
-           if (s != "in-place" && s != "out-of-place") throw BadValue{"in-place or out-of-place"};
-           o.in_place.push_back(s == "in-place");
-         }
-       }},
-      {"array_bytes", "--array-size", true, [](const RunOptions& o) { return opt_json(o.array_bytes); },
-       [](RunOptions& o, const json& j) { o.array_bytes = positive_u64_or_null(j); }},
-      {"gemm_shapes", "--gemm-shapes", true,
-       [](const RunOptions& o) {
-         json a = json::array();
-         for (const auto& s : o.gemm_shapes) a.push_back(shape_text(s));
-         return a;
-       },
-       [](RunOptions& o, const json& j) {
-         o.gemm_shapes.clear();
-         for (const auto& s : strings(j)) {
-           try {
-             o.gemm_shapes.push_back(parse_gemm_shape(s));
-           } catch (const Error&) {
-             throw BadValue{"GEMM shapes (MxNxK[:TN])"};
-           }
-         }
-       }},
-      {"copy_bytes", "--copy-size", true, [](const RunOptions& o) { return opt_json(o.copy_bytes); },
-       [](RunOptions& o, const json& j) { o.copy_bytes = positive_u64_or_null(j); }},
-      {"threads", "--threads", true, [](const RunOptions& o) { return json(o.backend_options.threads); },
-       [](RunOptions& o, const json& j) { o.backend_options.threads = int_or_null(j, 0).value_or(0); }},
-      {"time_reduce", "--time-reduce", true, [](const RunOptions& o) { return json(o.time_reduce); },
-       [](RunOptions& o, const json& j) {
-         const std::string s = j.is_string() ? j.get<std::string>() : "";
-         if (s != "avg" && s != "min" && s != "max" && s != "rank0") throw BadValue{"avg, min, max or rank0"};
-         o.time_reduce = s;
-       }},
-      {"transports", "--transports", true, [](const RunOptions& o) { return json(o.transports); },
-       [](RunOptions& o, const json& j) {
-         o.transports = strings(j);
-         for (const auto& t : o.transports)
-           if (t != "nccl" && t != "mpi") throw BadValue{"nccl and/or mpi"};
-       }},
-      {"dp_width", "--dp-width", true, [](const RunOptions& o) { return opt_json(o.dp_width); },
-       [](RunOptions& o, const json& j) { o.dp_width = positive_u64_or_null(j); }},
-      {"dp_depth", "--dp-depth", true, [](const RunOptions& o) { return opt_json(o.dp_depth); },
-       [](RunOptions& o, const json& j) { o.dp_depth = int_or_null(j, 1); }},
-      {"dp_batch", "--dp-batch", true, [](const RunOptions& o) { return opt_json(o.dp_batch); },
-       [](RunOptions& o, const json& j) { o.dp_batch = positive_u64_or_null(j); }},
-      {"dp_bucket", "--dp-bucket", true, [](const RunOptions& o) { return opt_json(o.dp_bucket); },
-       [](RunOptions& o, const json& j) { o.dp_bucket = positive_u64_or_null(j); }},
-      // Labels only: a resumed run may set them anew.
-      {"peaks_file", "--peaks", false,
-       [](const RunOptions& o) { return o.backend_options.peaks_file.empty() ? json(nullptr) : json(o.backend_options.peaks_file); }, no_set},
-      {"link_peak", "--link-peak", false, [](const RunOptions& o) { return opt_json(o.backend_options.link_peak); }, no_set},
-      {"net_peak", "--net-peak", false, [](const RunOptions& o) { return opt_json(o.backend_options.net_peak); }, no_set},
-      {"watchdog_s", "--watchdog", false, [](const RunOptions& o) { return opt_json(o.watchdog_s); }, no_set},
-      {"timeout_s", "--timeout", false, [](const RunOptions& o) { return json(o.backend_options.timeout_s); }, no_set},
-      {"telemetry", "--no-telemetry", false,
-       [](const RunOptions& o) {
-         return json{{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}};
-       },
-       no_set},
-  };
-  return table;
-}
 
 std::string shown(const json& j) { return terminal_quote(j.dump(), 80); }
 
@@ -214,13 +42,15 @@ std::string shape_text(const std::vector<int>& per_host) {
 
 json plan_options_json(const RunOptions& o) {
   json out = json::object();
-  for (const auto& f : option_table()) out[f.key] = f.get(o);
+  for (const auto& f : run_option_table())
+    if (f.record) out[f.key] = f.record(o);
   return out;
 }
 
 std::vector<std::pair<std::string, std::string>> recorded_option_flags() {
-  std::vector<std::pair<std::string, std::string>> out = {{"backend", "--backend"}, {"seed", "--seed"}};
-  for (const auto& f : option_table()) out.emplace_back(f.key, f.flag);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& f : run_option_table())
+    if (f.recorded != Recorded::no) out.emplace_back(f.key, f.flag());
   return out;
 }
 
@@ -237,9 +67,9 @@ RunOptions adopt_recorded_options(const json& doc, RunOptions o, const std::stri
     throw Error(fmt::format("--resume {}: --seed {} differs from the file's seed {} (resumed points reuse its inputs)",
                             name, *o.seed, seed));
   o.seed = seed;
-  for (const auto& f : option_table()) {
-    if (!f.shapes) continue;
-    const json mine = f.get(o);
+  for (const auto& f : run_option_table()) {
+    if (f.recorded != Recorded::shapes) continue;
+    const json mine = f.record(o);
     if (!recorded.contains(f.key))
       throw Error(fmt::format("--resume {}: plan.options lacks \"{}\" (written by an older gpuscale?): it cannot be "
                               "resumed",
@@ -249,12 +79,12 @@ RunOptions adopt_recorded_options(const json& doc, RunOptions o, const std::stri
       if (mine != theirs)
         throw Error(fmt::format("--resume {}: {} is {} on this command line but {} in the file; resume with the "
                                 "file's options (or leave {} out)",
-                                name, f.flag, shown(mine), shown(theirs), f.flag));
+                                name, f.flag(), shown(mine), shown(theirs), f.flag()));
       continue;
     }
     try {
-      f.set(o, theirs);
-    } catch (const BadValue& bad) {
+      f.adopt(o, theirs);
+    } catch (const BadRecordedValue& bad) {
       throw Error(fmt::format("--resume {}: plan.options.{} is {}, expected {}", name, f.key, shown(theirs), bad.expected));
     }
   }

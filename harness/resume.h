@@ -23,7 +23,7 @@
 
 namespace gpuscale {
 
-// plan.options of a result file: every option in the table below.
+// plan.options of a result file: every recorded option of the run option table (harness/run_option_table.h).
 nlohmann::json plan_options_json(const RunOptions& o);
 
 // (plan.options key, command-line flag) of every recorded option, for RunOptions::given.

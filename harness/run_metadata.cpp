@@ -1,8 +1,16 @@
 #include "harness/run_metadata.h"
 
+#include <cstdlib>
 #include <ctime>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
+
+#include "core/fault.h"
+#include "gpuscale_version.h"
+#include "harness/resume.h"
+#include "results/result_file.h"
 
 extern char** environ;
 
@@ -86,6 +94,73 @@ std::string default_result_path(const std::string& cluster, std::chrono::system_
   std::erase(stamp, '-');
   std::erase(stamp, ':');
   return fmt::format("results/{}-{}{}.json", safe, stamp, job_id.empty() ? "" : "-" + job_id);
+}
+
+nlohmann::json rank_identity(int rank, const std::string& host, int local_rank, const DeviceInfo& d) {
+  return {{"rank", rank},
+          {"host", host},
+          {"pid", static_cast<long long>(::getpid())},
+          {"local_rank", local_rank},
+          {"device",
+           {{"backend", d.backend},
+            {"name", d.name},
+            {"index", d.index},
+            {"memory_bytes", d.memory_bytes},
+            {"free_memory_bytes", d.free_memory_bytes},
+            {"details", d.details}}}};
+}
+
+nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& host_of_rank, const nlohmann::json& ranks) {
+  nlohmann::json hosts = nlohmann::json::array();
+  for (int node = 0; node < topo.nodes; ++node) {
+    nlohmann::json h = {{"name", ""}, {"node_index", node}, {"cpu_model", ""}, {"ranks", nlohmann::json::array()}};
+    for (std::size_t r = 0; r < topo.node_of_rank.size(); ++r)
+      if (topo.node_of_rank[r] == node) {
+        if (h["ranks"].empty()) {
+          h["name"] = host_of_rank[r];
+          const auto& dev = ranks[r]["device"];
+          h["cpu_model"] = dev["backend"] == "cpu" ? dev["name"] : dev["details"].value("cpu_model", nlohmann::json(""));
+        }
+        h["ranks"].push_back(r);
+      }
+    hosts.push_back(h);
+  }
+  return hosts;
+}
+
+nlohmann::json result_header(const ResultHeader& h) {
+  nlohmann::json keys = nlohmann::json::array();  // the benchmarks, in plan order
+  for (const auto& p : h.points)
+    if (keys.empty() || keys.back() != p["benchmark"]) keys.push_back(p["benchmark"]);
+  auto peak_json = [](const ExpectedPeak& p) {
+    return nlohmann::json{{"value", p.value ? nlohmann::json(*p.value) : nlohmann::json(nullptr)}, {"source", p.source}};
+  };
+  const char* fault = std::getenv(kFaultEnv);
+  return {{"schema", kResultSchemaName},
+          {"schema_version", kResultSchemaVersion},
+          {"tool", {{"name", "gpuscale"}, {"version", GPUSCALE_VERSION}, {"commit", GPUSCALE_GIT_COMMIT}}},
+          {"created_utc", utc_timestamp(h.started)},
+          {"finished_utc", nullptr},
+          {"cluster", {{"name", h.cluster.name}, {"source", h.cluster.source}}},
+          {"backend", h.backend},
+          {"command_line", h.command_line},
+          {"environment", h.environment},
+          {"test_fault", fault ? nlohmann::json(fault) : nlohmann::json(nullptr)},
+          {"slurm", h.slurm},
+          {"mpi", {{"library", h.mpi_library}, {"world_size", h.world_size}}},
+          {"software", h.software},
+          {"hosts", nlohmann::json::array()},
+          {"ranks", nlohmann::json::array()},
+          {"links", {{"intra_node", peak_json(h.links.intra_node)}, {"inter_node", peak_json(h.links.inter_node)}}},
+          {"plan",
+           {{"gpu_counts", h.gpu_counts},
+            {"benchmarks", keys},
+            {"points", h.points.size()},
+            {"seed", h.seed},
+            {"options", h.options},
+            {"point_list", point_list(nlohmann::json{{"points", h.points}})}}},
+          {"results", nlohmann::json::array()},
+          {"summary", h.summary}};
 }
 
 }  // namespace gpuscale

@@ -8,6 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/plan.h"
+#include "kernels/device.h"
+#include "peaks/peaks.h"
+
 namespace gpuscale {
 
 // Environment variables recorded in results: these prefixes only (others may hold secrets).
@@ -33,5 +37,35 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t);
 // results/<cluster>-<YYYYMMDDTHHMMSSZ>[-<jobid>].json, with the cluster name made file-name safe.
 std::string default_result_path(const std::string& cluster, std::chrono::system_clock::time_point t,
                                 const std::string& job_id);
+
+// One rank as the result file's `ranks` lists it: rank, host, pid, local rank and its device.
+nlohmann::json rank_identity(int rank, const std::string& host, int local_rank, const DeviceInfo& device);
+
+// The result file's `hosts`: one entry per node of `topo`, with its ranks and CPU model (from `ranks`,
+// the document's rank identities; `hosts` is the host of every rank).
+nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& hosts, const nlohmann::json& ranks);
+
+// Everything the result document says before its first row.
+struct ResultHeader {
+  std::chrono::system_clock::time_point started;
+  ClusterName cluster;
+  nlohmann::json slurm;                       // slurm_info()
+  std::map<std::string, std::string> environment;
+  std::string backend;
+  std::vector<std::string> command_line;
+  std::string mpi_library;
+  int world_size = 1;
+  nlohmann::json software;                    // the backend's software versions
+  LinkPeaks links;
+  nlohmann::json points;                      // the plan's points ({benchmark, params})
+  std::vector<int> gpu_counts;
+  std::uint64_t seed = 0;
+  nlohmann::json options;                     // plan.options (harness/resume.h)
+  nlohmann::json summary;                     // the summary of a run with no rows yet
+};
+
+// The result document before any row (docs/results.md): schema, tool, cluster, environment, MPI,
+// software, links and plan; `hosts`, `ranks` and `results` are empty arrays for the runner to fill.
+nlohmann::json result_header(const ResultHeader& h);
 
 }  // namespace gpuscale

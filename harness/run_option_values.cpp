@@ -1,0 +1,186 @@
+#include "harness/run_option_values.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace gpuscale {
+
+using nlohmann::json;
+
+std::span<const TimeReduceValue> time_reduce_values() {
+  static constexpr std::array<TimeReduceValue, 4> kValues{{{"avg", '1'}, {"min", '2'}, {"max", '3'}, {"rank0", '0'}}};
+  return kValues;
+}
+
+std::span<const std::string_view> transport_values() {
+  static constexpr std::array<std::string_view, 2> kValues{"nccl", "mpi"};
+  return kValues;
+}
+
+std::span<const PlacementValue> placement_values() {
+  static constexpr std::array<PlacementValue, 2> kValues{{{"out-of-place", "out", false}, {"in-place", "in", true}}};
+  return kValues;
+}
+
+std::string_view placement_name(bool in_place) {
+  for (const auto& p : placement_values())
+    if (p.in_place == in_place) return p.name;
+  return {};
+}
+
+std::string join_values(std::span<const std::string_view> values, std::string_view sep, std::string_view last) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == values.size() ? last : sep) + std::string(values[i]);
+  return out;
+}
+
+std::vector<std::string_view> time_reduce_names() {
+  std::vector<std::string_view> out;
+  for (const auto& v : time_reduce_values()) out.push_back(v.name);
+  return out;
+}
+
+std::vector<std::string_view> placement_names() {
+  std::vector<std::string_view> out;
+  for (const auto& p : placement_values()) out.push_back(p.name);
+  return out;
+}
+
+std::vector<std::string> strings(const json& j) {
+  if (!j.is_array()) throw BadRecordedValue{"an array of strings"};
+  std::vector<std::string> out;
+  for (const auto& e : j) {
+    if (!e.is_string()) throw BadRecordedValue{"an array of strings"};
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+std::string shape_text(const GemmShape& s) {
+  return fmt::format("{}x{}x{}{}", s.m, s.n, s.k, s.layout_given ? ":" + gemm_layout(s) : std::string());
+}
+
+void parse_ops(RunOptions& o, const std::string& t, const std::string& what) {
+  for (const auto& name : split_list(t, what)) {
+    auto op = parse_redop(name);
+    if (!op) throw Error(fmt::format("invalid {} '{}': use sum, prod, min, max or avg", what, name));
+    o.ops.push_back(*op);
+  }
+}
+
+void parse_placements(RunOptions& o, const std::string& t, const std::string& what) {
+  for (const auto& name : split_list(t, what)) {
+    const PlacementValue* found = nullptr;
+    for (const auto& p : placement_values())
+      if (name == p.name || name == p.alias) found = &p;
+    if (!found)
+      throw Error(fmt::format("invalid {} '{}': use {}", what, name, join_values(placement_names(), ", ", " and/or ")));
+    o.in_place.push_back(found->in_place);
+  }
+}
+
+void parse_time_reduce(RunOptions& o, const std::string& t, const std::string& what) {
+  for (const auto& v : time_reduce_values())
+    if (t == v.name || (t.size() == 1 && t[0] == v.nccl_tests)) {
+      o.time_reduce = v.name;
+      return;
+    }
+  throw Error(fmt::format("invalid {} '{}': use {} (or 0-3 as nccl-tests)", what, t,
+                          join_values(time_reduce_names(), ", ", ", ")));
+}
+
+void parse_transports(RunOptions& o, const std::string& t, const std::string& what) {
+  const auto known = transport_values();
+  for (const auto& name : split_list(t, what)) {
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw Error(fmt::format("invalid {} '{}': use {}", what, name, join_values(known, ", ", " and/or ")));
+    o.transports.push_back(name);
+  }
+}
+
+json record_dtypes(const RunOptions& o) {
+  json a = json::array();
+  for (DType t : o.dtypes) a.push_back(dtype_name(t));
+  return a;
+}
+
+void adopt_dtypes(RunOptions& o, const json& j) {
+  o.dtypes.clear();
+  for (const auto& s : strings(j)) {
+    auto t = parse_dtype(s);
+    if (!t) throw BadRecordedValue{"dtype names"};
+    o.dtypes.push_back(*t);
+  }
+}
+
+json record_ops(const RunOptions& o) {
+  json a = json::array();
+  for (RedOp op : o.ops) a.push_back(redop_name(op));
+  return a;
+}
+
+void adopt_ops(RunOptions& o, const json& j) {
+  o.ops.clear();
+  for (const auto& s : strings(j)) {
+    auto op = parse_redop(s);
+    if (!op) throw BadRecordedValue{"reduction op names"};
+    o.ops.push_back(*op);
+  }
+}
+
+json record_placements(const RunOptions& o) {
+  json a = json::array();
+  for (bool in : o.in_place) a.push_back(placement_name(in));
+  return a;
+}
+
+void adopt_placements(RunOptions& o, const json& j) {
+  o.in_place.clear();
+  for (const auto& s : strings(j)) {
+    const auto names = placement_names();
+    if (std::find(names.begin(), names.end(), s) == names.end()) {
+      const std::vector<std::string_view> in_first(names.rbegin(), names.rend());
+      throw BadRecordedValue{join_values(in_first, ", ", " or ")};
+    }
+    o.in_place.push_back(s == placement_name(true));
+  }
+}
+
+json record_gemm_shapes(const RunOptions& o) {
+  json a = json::array();
+  for (const auto& s : o.gemm_shapes) a.push_back(shape_text(s));
+  return a;
+}
+
+void adopt_gemm_shapes(RunOptions& o, const json& j) {
+  o.gemm_shapes.clear();
+  for (const auto& s : strings(j)) {
+    try {
+      o.gemm_shapes.push_back(parse_gemm_shape(s));
+    } catch (const Error&) {
+      throw BadRecordedValue{"GEMM shapes (MxNxK[:TN])"};
+    }
+  }
+}
+
+void adopt_time_reduce(RunOptions& o, const json& j) {
+  const std::string s = j.is_string() ? j.get<std::string>() : "";
+  const auto names = time_reduce_names();
+  if (std::find(names.begin(), names.end(), s) == names.end()) throw BadRecordedValue{join_values(names, ", ", " or ")};
+  o.time_reduce = s;
+}
+
+void adopt_transports(RunOptions& o, const json& j) {
+  o.transports = strings(j);
+  const auto known = transport_values();
+  for (const auto& t : o.transports)
+    if (std::find(known.begin(), known.end(), t) == known.end()) throw BadRecordedValue{join_values(known, ", ", " and/or ")};
+}
+
+}  // namespace gpuscale
