@@ -184,18 +184,32 @@ def check_pvc():
 
 
 def check_dockerfile():
+    """Two stages: the devel image builds and bundles as the project does, the runtime image runs the
+    bundle (no compiler, no build tree)."""
     with open(os.path.join(ARGS.source, "k8s", "Dockerfile")) as f:
         text = f.read()
     # Join continued lines, drop comments.
     lines = [l for l in re.sub(r"\\\n", " ", text).splitlines() if l.strip() and not l.lstrip().startswith("#")]
-    args = {m.group(1): m.group(2) for l in lines for m in [re.match(r"ARG (\w+)=(.*)", l)] if m}
-    froms = [l.split()[1] for l in lines if l.startswith("FROM ")]
-    check(len(froms) == 1, f"Dockerfile: expected one stage, found FROM {froms}")
-    base = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), ""), froms[0] if froms else "")
-    check(re.fullmatch(r"nvidia/cuda:\d+\.\d+\.\d+-devel-ubuntu\d\d\.\d\d", base) is not None,
-          f"Dockerfile: base image {base} is not an nvidia/cuda devel image")
-    runs = " ".join(l for l in lines if l.startswith("RUN "))
-    check("COPY . /opt/gpuscale" in lines, "Dockerfile: does not copy the repository")
+    args = {m.group(1): m.group(2).strip('"') for l in lines for m in [re.match(r"ARG (\w+)=(.*)", l)] if m}
+    stages = []  # (base, name, lines)
+    for l in lines:
+        if l.startswith("FROM "):
+            parts = l.split()
+            base = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m.group(1), ""), parts[1])
+            stages.append((base, parts[3] if len(parts) > 3 and parts[2].upper() == "AS" else "", []))
+        elif stages:
+            stages[-1][2].append(l)
+    if not check(len(stages) == 2, f"Dockerfile: expected two stages (build, runtime), found {len(stages)}"):
+        return
+    (build_base, build_name, build_lines), (run_base, _, run_lines) = stages
+    check(re.fullmatch(r"nvidia/cuda:\d+\.\d+\.\d+-devel-ubuntu\d\d\.\d\d", build_base) is not None,
+          f"Dockerfile: build stage base {build_base} is not an nvidia/cuda devel image")
+    check(re.fullmatch(r"nvidia/cuda:\d+\.\d+\.\d+-runtime-ubuntu\d\d\.\d\d", run_base) is not None,
+          f"Dockerfile: runtime stage base {run_base} is not an nvidia/cuda runtime image")
+    check(build_base.split(":")[1].split("-")[0] == run_base.split(":")[1].split("-")[0],
+          "Dockerfile: the two stages use different CUDA versions")
+    runs = " ".join(l for l in build_lines if l.startswith("RUN "))
+    check(any(l.startswith("COPY . ") for l in build_lines), "Dockerfile: the build stage does not copy the repository")
     check("scripts/install-deps" in runs, "Dockerfile: does not install with scripts/install-deps")
     m = re.search(r"scripts/build ([^&]*)", runs)
     if check(m is not None, "Dockerfile: does not build with scripts/build"):
@@ -207,11 +221,19 @@ def check_dockerfile():
             cmake += f.read()
         for var in re.findall(r"-D(\w+)=", opts):
             check(re.search(rf"\b{var}\b", cmake) is not None, f"Dockerfile: -D{var} is not an option of the project")
-    check("openssh-server" in runs, "Dockerfile: the MPI Operator needs sshd in the image")
-    check("/usr/local/bin/gpuscale" in runs, "Dockerfile: gpuscale is not put on PATH")
+    bm = re.search(r"scripts/bundle (?:--build \S+ )?(\S+\.tar\.gz)", runs)
+    if check(bm is not None, "Dockerfile: the build stage does not make a bundle with scripts/bundle"):
+        check(any(l.startswith(f"COPY --from={build_name} {bm.group(1)}") for l in run_lines),
+              "Dockerfile: the runtime stage does not copy the bundle from the build stage")
+    rruns = " ".join(l for l in run_lines if l.startswith("RUN "))
+    check("openssh-server" in rruns, "Dockerfile: the MPI Operator needs sshd in the runtime image")
+    check("/usr/local/bin/gpuscale" in rruns, "Dockerfile: gpuscale is not put on PATH")
+    check("/usr/local/bin/mpirun" in rruns, "Dockerfile: the bundle's mpirun is not put on PATH")
+    check(not any("scripts/build" in l or "install-deps" in l for l in run_lines),
+          "Dockerfile: the runtime stage builds or installs build dependencies")
     with open(os.path.join(ARGS.source, "scripts", "install-deps")) as f:
         deps = f.read()
-    check("openmpi-bin" in deps, "scripts/install-deps no longer installs Open MPI: the image would lack mpirun")
+    check("openmpi-bin" in deps, "scripts/install-deps no longer installs Open MPI: the bundle would lack mpirun")
 
 
 def main():
