@@ -1,6 +1,7 @@
 #include "harness/pair_schedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -12,14 +13,15 @@ namespace {
 
 // Circle method over `labels` (label[i] is the node at position i): position 0 stays, the others turn
 // one step per round. An odd count gets a phantom position whose partner has the bye.
-std::vector<PairRound> circle(const std::vector<int>& labels) {
+std::vector<PairRound> circle(const std::vector<int>& labels, int max_rounds) {
   const int n = static_cast<int>(labels.size());
   std::vector<PairRound> rounds;
   if (n < 2) return rounds;
   const int m = n + (n % 2);  // even: positions 0..m-1, position m-1 is the phantom when n is odd
   const int turning = m - 1;
-  rounds.resize(static_cast<std::size_t>(turning));
-  for (int r = 0; r < turning; ++r) {
+  const int count = std::min(turning, max_rounds);
+  rounds.resize(static_cast<std::size_t>(count));
+  for (int r = 0; r < count; ++r) {
     auto& round = rounds[static_cast<std::size_t>(r)];
     round.pairs.reserve(static_cast<std::size_t>(m / 2));
     // Position p (p >= 1) holds turning-slot (p - 1 + r) mod turning, i.e. position 1 + that slot.
@@ -33,7 +35,6 @@ std::vector<PairRound> circle(const std::vector<int>& labels) {
       const int a = labels[static_cast<std::size_t>(x)], b = labels[static_cast<std::size_t>(y)];
       round.pairs.push_back({std::min(a, b), std::max(a, b)});
     }
-    std::sort(round.pairs.begin(), round.pairs.end(), [](const NodePair& p, const NodePair& q) { return p.a < q.a; });
   }
   return rounds;
 }
@@ -43,7 +44,7 @@ std::vector<PairRound> circle(const std::vector<int>& labels) {
 std::vector<PairRound> round_robin(int nodes) {
   std::vector<int> labels(static_cast<std::size_t>(std::max(nodes, 0)));
   std::iota(labels.begin(), labels.end(), 0);
-  return circle(labels);
+  return circle(labels, std::numeric_limits<int>::max());
 }
 
 std::vector<PairRound> sampled_rounds(int nodes, int rounds, std::uint64_t seed) {
@@ -56,9 +57,7 @@ std::vector<PairRound> sampled_rounds(int nodes, int rounds, std::uint64_t seed)
     const auto j = static_cast<std::size_t>(random_int(seed, kStream, i, 0, static_cast<std::int64_t>(i - 1)));
     std::swap(labels[i - 1], labels[j]);
   }
-  auto all = circle(labels);
-  if (static_cast<std::size_t>(rounds) < all.size()) all.resize(static_cast<std::size_t>(rounds));
-  return all;
+  return circle(labels, rounds);
 }
 
 std::vector<GpuPair> gpu_pair_schedule(int gpus, bool ordered) {
