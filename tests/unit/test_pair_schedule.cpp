@@ -95,7 +95,8 @@ TEST(PairSchedule, SeedsShuffleTheNodeOrder) {
   std::set<std::vector<std::pair<int, int>>> firsts;
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     std::vector<std::pair<int, int>> round;
-    for (const auto& p : sampled_rounds(16, 1, seed)[0].pairs) round.emplace_back(p.a, p.b);
+    const auto rounds = sampled_rounds(16, 1, seed);  // kept: a range-for over [0] of a temporary would dangle
+    for (const auto& p : rounds[0].pairs) round.emplace_back(p.a, p.b);
     firsts.insert(round);
   }
   EXPECT_GT(firsts.size(), 15u);
