@@ -12,6 +12,14 @@ std::uint64_t copy_bytes_counted(CopyKind kind, std::uint64_t size) {
   return static_cast<std::uint64_t>(copy_spec(kind).bytes_factor) * size;
 }
 
+std::uint64_t copy_bytes_once(CopyKind kind, std::uint64_t size) {
+  return kind == CopyKind::d2d ? size : copy_bytes_counted(kind, size);
+}
+
+std::string_view copy_counting_name(CopyKind kind) {
+  return copy_bytes_once(kind, 1) == copy_bytes_counted(kind, 1) ? "once" : "read+write";
+}
+
 std::uint64_t copy_size_rounded(std::uint64_t requested) {
   const std::uint64_t r = requested / 16 * 16;
   return r == 0 ? 16 : r;

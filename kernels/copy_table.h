@@ -6,6 +6,8 @@
 //   h2d, d2h, p2p_ce, p2p_sm   size          one direction over one link
 //   bidir                      2 x size      host-to-device and device-to-host at once, both directions added
 //   d2d                        2 x size      read plus written in the same memory, as STREAM copy counts
+// d2d also reports the once-counted figure (size per copy), nvbandwidth's device-to-device number,
+// half the read-plus-write one.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -44,6 +46,12 @@ inline constexpr std::array<CopyCaseSpec, 6> kCopyCases{{
 const CopyCaseSpec& copy_spec(CopyKind kind);
 // Bytes the GB/s figure counts for one copy of `size` bytes.
 std::uint64_t copy_bytes_counted(CopyKind kind, std::uint64_t size);
+// Bytes each copied byte counted once (what nvbandwidth reports): size, or 2 x size for bidir, whose
+// two directions move different bytes. Differs from copy_bytes_counted only for d2d.
+std::uint64_t copy_bytes_once(CopyKind kind, std::uint64_t size);
+// The counting the row value uses, for the row's label: "read+write" when each byte counts twice
+// (d2d), else "once".
+std::string_view copy_counting_name(CopyKind kind);
 // Copy sizes are whole 16-byte vectors (the SM copy kernel moves 16 bytes per access): rounds down,
 // never below 16.
 std::uint64_t copy_size_rounded(std::uint64_t requested);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
 #include "harness/benchmarks/defaults.h"
@@ -83,6 +84,18 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
     out.reps = time_independent(
         ctx.group, m.warmup, m.reps, [&] { return transfer->run(); }, [&](double s) { return bytes / s / 1e9; });
     out.metrics["bytes_counted"] = bytes;
+    // d2d counts read + write; the once-counted figure (nvbandwidth's) goes beside it, per rank and,
+    // summed over the group like the row's aggregate, in the row.
+    out.row_metrics["counting"] = copy_counting_name(c.kind);
+    const double once = static_cast<double>(copy_bytes_once(c.kind, c.size_bytes));
+    if (once != bytes) {
+      const double mine = out.reps.empty() ? 0.0 : median_of(out.reps) * once / bytes;
+      out.metrics["bytes_once_counted"] = once;
+      out.metrics["once_counted_gbps"] = mine;
+      double sum = 0;
+      for (double v : ctx.group.allgather(mine)) sum += v;
+      out.row_metrics["once_counted_gbps"] = sum;
+    }
     out.metrics["copy"] = transfer->details();
     apply_check(out, transfer->verify());
     return out;

@@ -23,6 +23,20 @@ TEST(CopyTable, BytesCountedPerCase) {
   EXPECT_EQ(copy_bytes_counted(CopyKind::d2d, size), stream_bytes(StreamOp::copy, size / 8, 8));
 }
 
+TEST(CopyTable, OnceCountedBytesHalveOnlyD2d) {
+  const std::uint64_t size = 64ULL << 20;
+  // nvbandwidth's device-to-device figure counts each byte once: half of the read + write count.
+  EXPECT_EQ(copy_bytes_once(CopyKind::d2d, size), size);
+  EXPECT_EQ(2 * copy_bytes_once(CopyKind::d2d, size), copy_bytes_counted(CopyKind::d2d, size));
+  EXPECT_EQ(copy_counting_name(CopyKind::d2d), "read+write");
+  for (const auto& c : kCopyCases) {
+    if (c.kind == CopyKind::d2d) continue;
+    EXPECT_EQ(copy_bytes_once(c.kind, size), copy_bytes_counted(c.kind, size)) << c.name;
+    EXPECT_EQ(copy_counting_name(c.kind), "once") << c.name;
+  }
+  EXPECT_EQ(copy_bytes_once(CopyKind::bidir, size), 2 * size);  // two directions, different bytes
+}
+
 TEST(CopyTable, KeysAndPeerCases) {
   std::set<std::string_view> names;
   for (const auto& c : kCopyCases) {
