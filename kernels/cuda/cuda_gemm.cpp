@@ -99,6 +99,7 @@ class CudaGemm final : public GemmProblem {
     auto j = algo_config(algo_);
     j["library"] = fmt::format("cuBLASLt {}", cuda_versions().cublaslt);
     j["compute_type"] = lt_.types().compute_name;
+    j["reduction_scheme_mask"] = reduction_scheme_names(lt_.reduction_mask());
     j["output_dtype"] = dtype_name(out_type_);
     j["heuristic_rank"] = chosen_.heuristic_rank;
     j["candidates"] = candidates_;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -137,6 +138,20 @@ std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& c
       best = i;
   }
   return best;
+}
+
+std::uint32_t gemm_reduction_scheme_mask(DType type) {
+  const DType out = gemm_output_type(type);
+  const bool out_as_precise = out == DType::fp64 || out == DType::fp32 || out == DType::int32;
+  return out_as_precise ? kReduceAll : kReduceComputeType;
+}
+
+std::string reduction_scheme_names(std::uint32_t mask) {
+  std::string out;
+  for (auto [bit, name] : {std::pair{kReduceInplace, "inplace"}, std::pair{kReduceComputeType, "compute_type"},
+                           std::pair{kReduceOutputType, "output_type"}})
+    if (mask & bit) out += (out.empty() ? "" : "|") + std::string(name);
+  return out.empty() ? "none" : out;
 }
 
 int gemm_batch(double seconds_per_product, double target_seconds, int max_batch) {
