@@ -83,7 +83,7 @@ class CudaGemm final : public GemmProblem {
       const double* a = ha.data() + static_cast<std::uint64_t>(t) * k;
       const double* b = hb.data() + static_cast<std::uint64_t>(t) * k;
       const auto e = check_gemm_entry(type_, k, hc[t], [&](std::uint64_t p) { return a[p]; },
-                                      [&](std::uint64_t p) { return b[p]; });
+                                      [&](std::uint64_t p) { return b[p]; }, s_.fast_accum);
       ++r.checked;
       r.max_error = std::max(r.max_error, e.error_ratio);
       if (!e.ok) {
@@ -105,7 +105,7 @@ class CudaGemm final : public GemmProblem {
     j["candidates"] = candidates_;
     j["workspace_bytes"] = kGemmWorkspaceBytes;
     j["products_per_timing"] = batch_;
-    if (type_ == DType::fp8_e4m3) j["fast_accumulation"] = false;
+    if (gemm_has_fast_accum(type_)) j["fast_accumulation"] = s_.fast_accum;
     return j;
   }
 

@@ -31,6 +31,11 @@ class LtProblem {
     const cublasOperation_t ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute");
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute");
+    if (gemm_has_fast_accum(type)) {
+      const std::int8_t fast = s.fast_accum ? 1 : 0;
+      check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+            "cublasLtMatmulDescSetAttribute");
+    }
     const std::uint64_t ar = s.trans_a ? s.k : s.m, ac = s.trans_a ? s.m : s.k;
     const std::uint64_t br = s.trans_b ? s.n : s.k, bc = s.trans_b ? s.k : s.n;
     check(cublasLtMatrixLayoutCreate(&a_, types_.ab, ar, ac, static_cast<std::int64_t>(ar)), "cublasLtMatrixLayoutCreate");
