@@ -38,4 +38,24 @@ int peer_ordinal(int own, int offset, int visible) {
   return ((own + offset) % visible + visible) % visible;
 }
 
+std::string_view peer_mode_name(PeerMode m) { return m == PeerMode::all_pairs ? "all-pairs" : "one-pair"; }
+
+std::optional<PeerMode> parse_peer_mode(std::string_view name) {
+  if (name == "all-pairs") return PeerMode::all_pairs;
+  if (name == "one-pair") return PeerMode::one_pair;
+  return std::nullopt;
+}
+
+std::vector<std::vector<int>> peer_copy_turns(PeerMode mode, int ranks) {
+  std::vector<std::vector<int>> turns;
+  if (ranks <= 0) return turns;
+  if (mode == PeerMode::all_pairs) {
+    turns.emplace_back();
+    for (int r = 0; r < ranks; ++r) turns.back().push_back(r);
+    return turns;
+  }
+  for (int r = 0; r < ranks; ++r) turns.push_back({r});
+  return turns;
+}
+
 }  // namespace gpuscale

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "core/random.h"
 
@@ -62,6 +63,17 @@ std::string_view peer_direction_name(PeerDirection d);
 std::optional<PeerDirection> parse_peer_direction(std::string_view name);
 // The peer of GPU `own` at `offset` among `visible` GPUs: (own + offset) mod visible.
 int peer_ordinal(int own, int offset, int visible);
+
+// How the ranks' peer copies share the time: all-pairs runs every rank's pair at once (the links and
+// switches loaded together); one-pair runs one pair at a time while the others wait, as nvbandwidth
+// measures each pair.
+enum class PeerMode { all_pairs, one_pair };
+std::string_view peer_mode_name(PeerMode m);  // "all-pairs", "one-pair"
+std::optional<PeerMode> parse_peer_mode(std::string_view name);
+// The turns of a peer copy among `ranks` group ranks: each turn lists the ranks that copy in it, in
+// order. all-pairs: one turn of every rank; one-pair: one turn per rank, rank 0 first. Every rank is
+// in exactly one turn.
+std::vector<std::vector<int>> peer_copy_turns(PeerMode mode, int ranks);
 
 // Word i of the random data a copy moves (verification regenerates it from the seed).
 enum CopyStream : std::uint64_t { kCopyData = 31 };

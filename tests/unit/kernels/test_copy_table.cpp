@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 
 #include "kernels/copy_table.h"
@@ -35,6 +36,30 @@ TEST(CopyTable, OnceCountedBytesHalveOnlyD2d) {
     EXPECT_EQ(copy_counting_name(c.kind), "once") << c.name;
   }
   EXPECT_EQ(copy_bytes_once(CopyKind::bidir, size), 2 * size);  // two directions, different bytes
+}
+
+TEST(CopyTable, PeerModesNameAndParse) {
+  for (auto m : {PeerMode::all_pairs, PeerMode::one_pair}) EXPECT_EQ(parse_peer_mode(peer_mode_name(m)), m);
+  EXPECT_EQ(peer_mode_name(PeerMode::one_pair), "one-pair");
+  EXPECT_FALSE(parse_peer_mode("one_pair"));
+}
+
+TEST(CopyTable, PeerTurnsPutEveryRankInExactlyOneTurn) {
+  const int ranks = 2 + static_cast<int>(std::random_device{}() % 15);
+  const auto all = peer_copy_turns(PeerMode::all_pairs, ranks);
+  ASSERT_EQ(all.size(), 1u);  // every pair at once
+  EXPECT_EQ(static_cast<int>(all[0].size()), ranks);
+  const auto one = peer_copy_turns(PeerMode::one_pair, ranks);
+  ASSERT_EQ(static_cast<int>(one.size()), ranks);  // one pair at a time
+  std::vector<int> seen(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t t = 0; t < one.size(); ++t) {
+    ASSERT_EQ(one[t].size(), 1u) << "turn " << t;
+    EXPECT_EQ(one[t][0], static_cast<int>(t));
+    ++seen[static_cast<std::size_t>(one[t][0])];
+  }
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(seen[static_cast<std::size_t>(r)], 1) << r;
+  for (std::size_t i = 0; i < all[0].size(); ++i) EXPECT_EQ(all[0][i], static_cast<int>(i));
+  EXPECT_TRUE(peer_copy_turns(PeerMode::one_pair, 0).empty());
 }
 
 TEST(CopyTable, KeysAndPeerCases) {
