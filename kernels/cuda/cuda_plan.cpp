@@ -160,6 +160,10 @@ int gemm_batch(double seconds_per_product, double target_seconds, int max_batch)
   return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(std::max(max_batch, 1))));
 }
 
+int gemm_warmup_products(double seconds_per_product, double warmup_seconds, int max_products) {
+  return gemm_batch(seconds_per_product, warmup_seconds, max_products);
+}
+
 std::string call_failure(std::string_view call, std::string_view error_string, std::string_view error_name) {
   if (error_name.empty()) return fmt::format("{} failed: {}", call, error_string);
   return fmt::format("{} failed: {} ({})", call, error_string, error_name);

@@ -185,5 +185,14 @@ TEST(CudaPlan, SplitKReductionRoundsOnlyInTheComputeTypeForNarrowOutputs) {
   EXPECT_EQ(reduction_scheme_names(0), "none");
 }
 
+TEST(CudaPlan, GemmWarmupKeepsTheGpuBusyLongEnoughForTheClocks) {
+  EXPECT_EQ(gemm_warmup_products(0.01), 20);      // 10 ms products: 20 of them fill 0.2 s
+  EXPECT_EQ(gemm_warmup_products(1e-5), 20000);   // 10 us products: 0.2 s
+  EXPECT_EQ(gemm_warmup_products(1e-7), 20000);   // capped
+  EXPECT_EQ(gemm_warmup_products(1.0), 1);        // one long product is warm-up enough
+  EXPECT_EQ(gemm_warmup_products(0.0), 1);        // a failed first timing still warms up once
+  EXPECT_GE(gemm_warmup_products(2e-5) * 2e-5, kGemmWarmupSeconds * (1 - 1e-9));
+}
+
 }  // namespace
 }  // namespace gpuscale::cuda
