@@ -142,7 +142,8 @@ std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& c
 
 std::uint32_t gemm_reduction_scheme_mask(DType type) {
   const DType out = gemm_output_type(type);
-  const bool out_as_precise = out == DType::fp64 || out == DType::fp32 || out == DType::int32;
+  // tf32's C is stored as fp32 (gemm_output_type names the input type).
+  const bool out_as_precise = out == DType::fp64 || out == DType::fp32 || out == DType::tf32 || out == DType::int32;
   return out_as_precise ? kReduceAll : kReduceComputeType;
 }
 
