@@ -20,6 +20,7 @@ struct CopyCase {
   std::uint64_t size_bytes = 0;  // bytes per copy (a multiple of 16: copy_size_rounded)
   int peer_offset = 1;           // peer cases: the peer is GPU (own + offset) mod visible GPUs
   PeerDirection direction = PeerDirection::write;
+  PeerMode mode = PeerMode::all_pairs;  // peer cases: every rank's pair at once, or one pair at a time
   std::uint64_t seed = 0;
 };
 

@@ -60,8 +60,10 @@ GemmShape parse_gemm_shape(std::string_view text) {
   return s;
 }
 
-GemmTolerance gemm_tolerance(DType type) {
+GemmTolerance gemm_tolerance(DType type, bool fast_accum) {
   const double e24 = dtype_epsilon(DType::fp32);
+  // Fast accumulation: a ~14-bit accumulator per 32-product chunk, 2^-13 with a factor 2 of margin.
+  if (fast_accum && gemm_has_fast_accum(type)) return {dtype_epsilon(DType::bf16), e24, 0, std::ldexp(1.0, -13)};
   switch (type) {
     case DType::fp64: return {dtype_epsilon(DType::fp64), dtype_epsilon(DType::fp64)};
     case DType::fp32: return {e24, e24};

@@ -22,7 +22,12 @@ struct GemmShape {
   bool trans_a = false;  // A stored k x m and used transposed
   bool trans_b = false;  // B stored n x k and used transposed
   bool layout_given = false;  // parsed with a ":TN"-style suffix; without one, each dtype's default applies
+  // fp8 only: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM (the accumulation NVIDIA's fp8 throughput
+  // figures quote), which skips the tensor cores' periodic promotion of partial sums to fp32.
+  bool fast_accum = false;
 };
+// Whether `type` has the two accumulation modes (fast accumulation on or off): the fp8 types.
+inline bool gemm_has_fast_accum(DType type) { return type == DType::fp8_e4m3 || type == DType::fp8_e5m2; }
 
 inline double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
@@ -41,17 +46,22 @@ std::string format_gemm_shape(const GemmShape& s);  // "4096x4096x4096:NN"
 // Tolerance for one entry c_ij with reference r = sum_p a_ip b_pj, scale S = sum_p |a_ip b_pj| and
 // spread Q = sqrt(sum_p (a_ip b_pj)^2):
 //   |c - r| <= output_eps |r| + accum_eps (4 sqrt(k) + 8) S + input_eps (|r| + 8 Q)
+//              + chunk_eps (k / 32 + 8) Q
 // output_eps: rounding of the stored result; accum_eps: rounding of products and sums inside the
 // multiply (int8 is exact); input_eps: relative error of one product when the multiply rounds its
 // inputs further than they are stored (tf32 keeps 10 mantissa bits of fp32 inputs). Those errors of
 // independent random inputs add like a random walk: |r| covers a bias (truncation), 8 Q far more than
 // their spread, so a tf32 result that is wrong by more than a few percent is caught.
+// chunk_eps: fp8 with fast accumulation adds each chunk of 32 products into an accumulator that keeps
+// about 14 mantissa bits, not fp32's 24, so each of the k/32 additions may lose that much of a partial
+// sum, which random inputs keep near Q; 0 in every other mode.
 struct GemmTolerance {
   double output_eps;
   double accum_eps;
   double input_eps = 0;
+  double chunk_eps = 0;
 };
-GemmTolerance gemm_tolerance(DType type);
+GemmTolerance gemm_tolerance(DType type, bool fast_accum = false);
 
 enum GemmMatrix : std::uint64_t { kMatrixA = 11, kMatrixB = 12 };
 
@@ -71,8 +81,9 @@ struct GemmEntryCheck {
 };
 
 // Checks one entry given the k products' inputs as stored (a(p) = op(A)[i][p], b(p) = op(B)[p][j]).
+// fast_accum: the fp8 product ran with fast accumulation (GemmShape::fast_accum).
 template <typename GetA, typename GetB>
-GemmEntryCheck check_gemm_entry(DType type, std::uint64_t k, double c, GetA a, GetB b) {
+GemmEntryCheck check_gemm_entry(DType type, std::uint64_t k, double c, GetA a, GetB b, bool fast_accum = false) {
   long double ref = 0, scale = 0, squares = 0;
   for (std::uint64_t p = 0; p < k; ++p) {
     long double prod = static_cast<long double>(a(p)) * static_cast<long double>(b(p));
@@ -80,11 +91,12 @@ GemmEntryCheck check_gemm_entry(DType type, std::uint64_t k, double c, GetA a, G
     scale += prod < 0 ? -prod : prod;
     squares += prod * prod;
   }
-  const auto tol = gemm_tolerance(type);
+  const auto tol = gemm_tolerance(type, fast_accum);
   const double abs_ref = std::fabs(static_cast<double>(ref));
   const double bound = tol.output_eps * abs_ref +
                        tol.accum_eps * (4.0 * std::sqrt(static_cast<double>(k)) + 8.0) * static_cast<double>(scale) +
-                       tol.input_eps * (abs_ref + 8.0 * std::sqrt(static_cast<double>(squares)));
+                       tol.input_eps * (abs_ref + 8.0 * std::sqrt(static_cast<double>(squares))) +
+                       tol.chunk_eps * (static_cast<double>(k) / 32.0 + 8.0) * std::sqrt(static_cast<double>(squares));
   const double err = std::fabs(c - static_cast<double>(ref));
   if (bound == 0) return {err == 0, err == 0 ? 0.0 : INFINITY};
   return {err <= bound, err / bound};

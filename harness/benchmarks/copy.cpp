@@ -2,9 +2,12 @@
 // devices with a copy engine (the CUDA backend). Peer cases have one point per peer offset and
 // direction: rank r's GPU copies with GPU (own + offset) mod visible, so at offset d every GPU of the
 // node has one partner, and the points over d = 1 .. visible-1 form the node's P2P matrix.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
 #include "harness/benchmarks/defaults.h"
@@ -30,6 +33,8 @@ BenchmarkInfo copy_info(const CopyCaseSpec& spec) {
   if (spec.peer) {
     info.parameters.push_back({"peer_offset", "the peer is GPU (own + offset) mod visible GPUs; one point per offset 1 .. visible-1"});
     info.parameters.push_back({"direction", "write (this GPU into the peer's memory) or read (from the peer's memory)"});
+    info.parameters.push_back({"mode", "all-pairs (every rank's pair copies at once) or one-pair (one pair at a time, "
+                                       "the others waiting, as nvbandwidth)"});
   }
   return info;
 }
@@ -51,6 +56,11 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
       const auto parsed = parse_peer_direction(dir);
       if (!parsed) throw Error(fmt::format("invalid copy direction '{}' in a plan point", terminal_quote(dir)));
       c.direction = *parsed;
+      // Points of files written before the parameter existed ran every pair at once.
+      const auto mode = params.value("mode", std::string(peer_mode_name(PeerMode::all_pairs)));
+      const auto m = parse_peer_mode(mode);
+      if (!m) throw Error(fmt::format("invalid peer copy mode '{}' in a plan point", terminal_quote(mode)));
+      c.mode = *m;
     }
     return c;
   }
@@ -63,7 +73,11 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
     std::vector<nlohmann::json> out;
     for (int off = 1; off < visible; ++off)
       for (auto dir : {PeerDirection::write, PeerDirection::read})
-        out.push_back({{"size_bytes", size}, {"peer_offset", off}, {"direction", peer_direction_name(dir)}});
+        for (auto mode : {PeerMode::all_pairs, PeerMode::one_pair})
+          out.push_back({{"size_bytes", size},
+                         {"peer_offset", off},
+                         {"direction", peer_direction_name(dir)},
+                         {"mode", peer_mode_name(mode)}});
     return out;
   }
 
@@ -80,9 +94,32 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
     const auto m = kernel_methodology(ctx.opts);
     auto transfer = engine->make(c);
     const double bytes = static_cast<double>(copy_bytes_counted(c.kind, c.size_bytes));
-    out.reps = time_independent(
-        ctx.group, m.warmup, m.reps, [&] { return transfer->run(); }, [&](double s) { return bytes / s / 1e9; });
+    const auto to_gbps = [&](double s) { return bytes / s / 1e9; };
+    if (c.mode == PeerMode::all_pairs || !spec_.peer) {
+      out.reps = time_independent(ctx.group, m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps);
+    } else {
+      // One pair at a time: the group takes the turns together; in its own turn a rank warms up and
+      // times alone while the others wait at the next barrier.
+      for (const auto& turn : peer_copy_turns(c.mode, ctx.group.size())) {
+        ctx.group.barrier();
+        if (std::find(turn.begin(), turn.end(), ctx.group.rank()) == turn.end()) continue;
+        out.reps = time_repetitions(m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps, [] {});
+      }
+      ctx.group.barrier();
+    }
     out.metrics["bytes_counted"] = bytes;
+    // d2d counts read + write; the once-counted figure (nvbandwidth's) goes beside it, per rank and,
+    // summed over the group like the row's aggregate, in the row.
+    out.row_metrics["counting"] = copy_counting_name(c.kind);
+    const double once = static_cast<double>(copy_bytes_once(c.kind, c.size_bytes));
+    if (once != bytes) {
+      const double mine = out.reps.empty() ? 0.0 : median_of(out.reps) * once / bytes;
+      out.metrics["bytes_once_counted"] = once;
+      out.metrics["once_counted_gbps"] = mine;
+      double sum = 0;
+      for (double v : ctx.group.allgather(mine)) sum += v;
+      out.row_metrics["once_counted_gbps"] = sum;
+    }
     out.metrics["copy"] = transfer->details();
     apply_check(out, transfer->verify());
     return out;

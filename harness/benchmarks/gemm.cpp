@@ -42,7 +42,9 @@ BenchmarkInfo gemm_info() {
           Efficiency::per_device,
           {{"dtype", "fp64, fp32 (CPU); fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8 (CUDA) (--dtypes)"},
            {"m, n, k", "shape (--gemm-shapes 4096,8192x1024x4096; default square sweep)"},
-           {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; without one NN, TN for fp8 and int8)"}},
+           {"layout", "transposes of A and B, NN/TN/NT/TT (suffix :TN on a shape; without one NN, TN for fp8 and int8)"},
+           {"fast_accum", "fp8 only: cuBLASLt's fast accumulation on (the mode NVIDIA's fp8 figures quote) or off; "
+                          "one point each"}},
           {"cpu", "cuda"}};
 }
 
@@ -53,9 +55,12 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
   GemmPoint point(const nlohmann::json& params) const override {
     const auto layout = params.at("layout").get<std::string>();
     if (layout.size() != 2) throw Error(fmt::format("invalid GEMM layout '{}' in a plan point", terminal_quote(layout)));
-    return {parse_dtype_or_throw(params.at("dtype").get<std::string>()),
-            {params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
-             params.at("k").get<std::uint64_t>(), layout[0] == 'T', layout[1] == 'T'}};
+    GemmPoint p{parse_dtype_or_throw(params.at("dtype").get<std::string>()),
+                {params.at("m").get<std::uint64_t>(), params.at("n").get<std::uint64_t>(),
+                 params.at("k").get<std::uint64_t>(), layout[0] == 'T', layout[1] == 'T'}};
+    // Points of files written before the parameter existed ran without fast accumulation.
+    p.shape.fast_accum = params.value("fast_accum", false);
+    return p;
   }
 
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
@@ -71,7 +76,15 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
     for (DType t : types)
       for (auto s : shapes) {
         if (!s.layout_given) s.trans_a = gemm_default_transpose_a(t);  // TN for fp8 and int8
-        out.push_back({{"dtype", dtype_name(t)}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"layout", gemm_layout(s)}});
+        nlohmann::json pt = {{"dtype", dtype_name(t)}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"layout", gemm_layout(s)}};
+        if (!gemm_has_fast_accum(t)) {
+          out.push_back(pt);
+          continue;
+        }
+        for (bool fast : {false, true}) {  // fp8: both accumulation modes, named in the row
+          pt["fast_accum"] = fast;
+          out.push_back(pt);
+        }
       }
     return out;
   }

@@ -7,16 +7,22 @@
 
 namespace gpuscale {
 
-std::vector<double> time_independent(const Group& group, int warmup, int reps, const std::function<double()>& pass,
-                                     const std::function<double(double)>& to_unit) {
+std::vector<double> time_repetitions(int warmup, int reps, const std::function<double()>& pass,
+                                     const std::function<double(double)>& to_unit,
+                                     const std::function<void()>& before_each) {
   for (int i = 0; i < warmup; ++i) pass();
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(reps));
   for (int i = 0; i < reps; ++i) {
-    group.barrier();
+    before_each();
     out.push_back(to_unit(pass()));
   }
   return out;
+}
+
+std::vector<double> time_independent(const Group& group, int warmup, int reps, const std::function<double()>& pass,
+                                     const std::function<double(double)>& to_unit) {
+  return time_repetitions(warmup, reps, pass, to_unit, [&] { group.barrier(); });
 }
 
 void apply_check(RankMeasurement& m, const CheckResult& check) {

@@ -11,6 +11,12 @@ namespace gpuscale {
 std::vector<double> time_independent(const Group& group, int warmup, int reps, const std::function<double()>& pass,
                                      const std::function<double(double)>& to_unit);
 
+// The same loop with `before_each` run before every timed repetition (time_independent: the group's
+// barrier; a rank timing alone: nothing).
+std::vector<double> time_repetitions(int warmup, int reps, const std::function<double()>& pass,
+                                     const std::function<double(double)>& to_unit,
+                                     const std::function<void()>& before_each);
+
 // Applies a verification result to a measurement (invalid with the check's detail when wrong > 0).
 void apply_check(RankMeasurement& m, const CheckResult& check);
 

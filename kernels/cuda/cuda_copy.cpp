@@ -37,7 +37,10 @@ CheckResult check_device_words(int ordinal, const std::uint32_t* p, std::uint64_
   check(cudaMemcpyAsync(out, counts.get(), sizeof out, cudaMemcpyDeviceToHost, s.get()), "cudaMemcpyAsync");
   s.synchronize();
   std::uint32_t got = 0;
-  if (out[0] > 0) check(cudaMemcpy(&got, p + out[1], sizeof got, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  if (out[0] > 0) {
+    check(cudaMemcpyAsync(&got, p + out[1], sizeof got, cudaMemcpyDeviceToHost, s.get()), "cudaMemcpyAsync");
+    s.synchronize();
+  }
   return wrong_words_result(n, out[0], out[1], seed, where, got);
 }
 
@@ -66,15 +69,27 @@ void fill_device_words(int ordinal, std::uint32_t* p, std::uint64_t n, std::uint
 // Test-only (GPUSCALE_TEST_FAULT=wrong:copy.<case>): flips one destination word after the copy.
 bool copy_fault(const CopyCase& c) { return fault_injected(fmt::format("wrong:copy.{}", copy_spec(c.kind).name)); }
 
-void corrupt_device_word(const DeviceMemory& m, std::uint64_t words) {
+// The zero and corrupt helpers write on a stream ordered with the timed copies: the context's stream
+// when the buffer is on this GPU (the copies run on it), else a stream on the buffer's GPU; either is
+// synchronized, so the write is done before the next copy starts (cudaMemset on the legacy stream is
+// not ordered with the context's non-blocking stream).
+void memset_ordered(CudaContext& ctx, const DeviceMemory& m, std::uint64_t offset, int value, std::uint64_t bytes) {
   ScopedDevice on(m.ordinal());
-  check(cudaMemset(m.as<std::uint32_t>() + words / 2, 0xA5, sizeof(std::uint32_t)), "cudaMemset");
+  if (m.ordinal() == ctx.ordinal) {
+    check(cudaMemsetAsync(m.as<char>() + offset, value, bytes, ctx.stream.get()), "cudaMemsetAsync");
+    ctx.stream.synchronize();
+    return;
+  }
+  Stream s;
+  check(cudaMemsetAsync(m.as<char>() + offset, value, bytes, s.get()), "cudaMemsetAsync");
+  s.synchronize();
 }
 
-void zero_device(const DeviceMemory& m) {
-  ScopedDevice on(m.ordinal());
-  check(cudaMemset(m.get(), 0, m.bytes()), "cudaMemset");
+void corrupt_device_word(CudaContext& ctx, const DeviceMemory& m, std::uint64_t words) {
+  memset_ordered(ctx, m, (words / 2) * sizeof(std::uint32_t), 0xA5, sizeof(std::uint32_t));
 }
+
+void zero_device(CudaContext& ctx, const DeviceMemory& m) { memset_ordered(ctx, m, 0, 0, m.bytes()); }
 
 // h2d, d2h and bidir: pinned host buffers and device buffers, timed on this GPU's copy engines.
 class HostCopy final : public CopyTransfer {
@@ -87,7 +102,7 @@ class HostCopy final : public CopyTransfer {
       host_src_ = std::make_unique<PinnedMemory>(c.size_bytes);
       dev_dst_ = DeviceMemory(ctx.ordinal, c.size_bytes);
       fill_host_words(host_src_->as<std::uint32_t>(), words_, c.seed);
-      zero_device(dev_dst_);
+      zero_device(ctx, dev_dst_);
     }
     if (down) {
       dev_src_ = DeviceMemory(ctx.ordinal, c.size_bytes);
@@ -152,7 +167,7 @@ class HostCopy final : public CopyTransfer {
   void inject_fault() {
     if (!copy_fault(c_)) return;
     if (host_dst_) host_dst_->as<std::uint32_t>()[words_ / 2] ^= 0xA5A5A5A5u;
-    if (host_src_) corrupt_device_word(dev_dst_, words_);
+    if (host_src_) corrupt_device_word(ctx_, dev_dst_, words_);
   }
 
   CudaContext& ctx_;
@@ -189,7 +204,7 @@ class DeviceCopy final : public CopyTransfer {
     src_ = DeviceMemory(src_dev_, c.size_bytes);
     dst_ = DeviceMemory(dst_dev_, c.size_bytes);
     fill_device_words(src_dev_, src_.as<std::uint32_t>(), words_, c.seed);
-    zero_device(dst_);
+    zero_device(ctx, dst_);
     if (c.kind == CopyKind::p2p_sm) {
       const int per_sm = copy_words_blocks_per_sm(kStreamThreads);
       if (per_sm <= 0) throw Error("the occupancy query for the SM copy kernel failed", kExitInvalidResult);
@@ -214,7 +229,7 @@ class DeviceCopy final : public CopyTransfer {
     }
     stop_.record(s);
     const double t = elapsed_seconds(start_, stop_);
-    if (copy_fault(c_)) corrupt_device_word(dst_, words_);
+    if (copy_fault(c_)) corrupt_device_word(ctx_, dst_, words_);
     return t;
   }
 

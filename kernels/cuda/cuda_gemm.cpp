@@ -35,12 +35,21 @@ class CudaGemm final : public GemmProblem {
     check(cudaMemsetAsync(c_.get(), 0, c_.bytes(), st), "cudaMemsetAsync");
     ctx.stream.synchronize();
     choose_algorithm();
+    capture_batch();
+  }
+  CudaGemm(const CudaGemm&) = delete;
+  CudaGemm& operator=(const CudaGemm&) = delete;
+  ~CudaGemm() override {
+    if (graph_) cudaGraphExecDestroy(graph_);
   }
 
   double run() override {
     const auto st = ctx_.stream.get();
     start_.record(st);
-    for (int i = 0; i < batch_; ++i) matmul(algo_);
+    if (graph_)
+      check(cudaGraphLaunch(graph_, st), "cudaGraphLaunch");
+    else
+      for (int i = 0; i < batch_; ++i) matmul(algo_);
     stop_.record(st);
     const double seconds = elapsed_seconds(start_, stop_) / batch_;
     if (fault_injected("wrong:gemm"))
@@ -83,7 +92,7 @@ class CudaGemm final : public GemmProblem {
       const double* a = ha.data() + static_cast<std::uint64_t>(t) * k;
       const double* b = hb.data() + static_cast<std::uint64_t>(t) * k;
       const auto e = check_gemm_entry(type_, k, hc[t], [&](std::uint64_t p) { return a[p]; },
-                                      [&](std::uint64_t p) { return b[p]; });
+                                      [&](std::uint64_t p) { return b[p]; }, s_.fast_accum);
       ++r.checked;
       r.max_error = std::max(r.max_error, e.error_ratio);
       if (!e.ok) {
@@ -99,12 +108,16 @@ class CudaGemm final : public GemmProblem {
     auto j = algo_config(algo_);
     j["library"] = fmt::format("cuBLASLt {}", cuda_versions().cublaslt);
     j["compute_type"] = lt_.types().compute_name;
+    j["reduction_scheme_mask"] = reduction_scheme_names(lt_.reduction_mask());
     j["output_dtype"] = dtype_name(out_type_);
     j["heuristic_rank"] = chosen_.heuristic_rank;
     j["candidates"] = candidates_;
     j["workspace_bytes"] = kGemmWorkspaceBytes;
     j["products_per_timing"] = batch_;
-    if (type_ == DType::fp8_e4m3) j["fast_accumulation"] = false;
+    j["timing"] = graph_ ? "one CUDA graph launch of the batch between two events"
+                         : "the batch launched on the stream between two events (graph capture failed: " + graph_error_ + ")";
+    j["warmup_products"] = warmup_products_;
+    if (gemm_has_fast_accum(type_)) j["fast_accumulation"] = s_.fast_accum;
     return j;
   }
 
@@ -114,14 +127,57 @@ class CudaGemm final : public GemmProblem {
               ctx_.stream.get());
   }
 
-  // Times each of the heuristic's top-K algorithms (one warm-up, then the median of 3 products) and
-  // keeps the fastest; an algorithm that fails is recorded and passed over.
+  // Runs the heuristic's first algorithm for about kGemmWarmupSeconds (gemm_warmup_products) so the
+  // algorithms are timed at working clocks, not idle ones; if it fails, the choice records why.
+  void warm_up(const cublasLtMatmulAlgo_t& algo) {
+    const auto st = ctx_.stream.get();
+    try {
+      start_.record(st);
+      matmul(algo);
+      stop_.record(st);
+      warmup_products_ = gemm_warmup_products(elapsed_seconds(start_, stop_));
+      for (int i = 0; i < warmup_products_; ++i) matmul(algo);
+      ctx_.stream.synchronize();
+    } catch (const Error&) {
+      cudaGetLastError();
+      warmup_products_ = 0;
+    }
+  }
+
+  // The timed batch of products as one CUDA graph (captured once), so a repetition is one launch. If
+  // capture fails, the repetitions launch the batch on the stream and the row says why.
+  void capture_batch() {
+    const auto st = ctx_.stream.get();
+    cudaGraph_t g = nullptr;
+    try {
+      check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+      try {
+        for (int i = 0; i < batch_; ++i) matmul(algo_);
+      } catch (const Error&) {
+        cudaStreamEndCapture(st, &g);
+        if (g) cudaGraphDestroy(g);
+        throw;
+      }
+      check(cudaStreamEndCapture(st, &g), "cudaStreamEndCapture");
+      const auto rc = cudaGraphInstantiate(&graph_, g, 0);
+      cudaGraphDestroy(g);
+      check(rc, "cudaGraphInstantiate");
+    } catch (const Error& e) {
+      cudaGetLastError();
+      graph_ = nullptr;
+      graph_error_ = e.what();
+    }
+  }
+
+  // Times each of the heuristic's top-K algorithms after the warm-up (one product each, then the
+  // median of 3 products) and keeps the fastest; an algorithm that fails is recorded and passed over.
   void choose_algorithm() {
     const auto results = lt_.heuristic(ctx_.lt);
     if (results.empty())
       throw Error(fmt::format("cuBLASLt has no algorithm for GEMM {} {} on this GPU", format_gemm_shape(s_),
                               dtype_name(type_)),
                   kExitInvalidResult);
+    warm_up(results.front().algo);
     std::vector<GemmCandidate> timed;
     const auto st = ctx_.stream.get();
     for (std::size_t i = 0; i < results.size(); ++i) {
@@ -171,6 +227,9 @@ class CudaGemm final : public GemmProblem {
   GemmCandidate chosen_;
   nlohmann::json candidates_ = nlohmann::json::array();
   int batch_ = 1;
+  int warmup_products_ = 0;
+  cudaGraphExec_t graph_ = nullptr;
+  std::string graph_error_;
 };
 
 }  // namespace

@@ -6,6 +6,11 @@
 
 namespace gpuscale::cuda {
 
+static_assert(kReduceInplace == CUBLASLT_REDUCTION_SCHEME_INPLACE);
+static_assert(kReduceComputeType == CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+static_assert(kReduceOutputType == CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+static_assert(kReduceAll == CUBLASLT_REDUCTION_SCHEME_MASK);
+
 LtTypes lt_types(DType t) {
   switch (t) {
     case DType::fp64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, "CUBLAS_COMPUTE_64F"};

@@ -26,11 +26,16 @@ LtTypes lt_types(DType t);
 // m x k (k x m when transposed), B is k x n (n x k when transposed), C = D is m x n.
 class LtProblem {
  public:
-  LtProblem(DType type, const GemmShape& s) : types_(lt_types(type)) {
+  LtProblem(DType type, const GemmShape& s) : types_(lt_types(type)), reduction_mask_(gemm_reduction_scheme_mask(type)) {
     check(cublasLtMatmulDescCreate(&op_, types_.compute, types_.scale), "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute");
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute");
+    if (gemm_has_fast_accum(type)) {
+      const std::int8_t fast = s.fast_accum ? 1 : 0;
+      check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast),
+            "cublasLtMatmulDescSetAttribute");
+    }
     const std::uint64_t ar = s.trans_a ? s.k : s.m, ac = s.trans_a ? s.m : s.k;
     const std::uint64_t br = s.trans_b ? s.n : s.k, bc = s.trans_b ? s.k : s.n;
     check(cublasLtMatrixLayoutCreate(&a_, types_.ab, ar, ac, static_cast<std::int64_t>(ar)), "cublasLtMatrixLayoutCreate");
@@ -39,6 +44,9 @@ class LtProblem {
     check(cublasLtMatmulPreferenceCreate(&pref_), "cublasLtMatmulPreferenceCreate");
     const std::uint64_t ws = kGemmWorkspaceBytes;
     check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+          "cublasLtMatmulPreferenceSetAttribute");
+    check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction_mask_,
+                                               sizeof reduction_mask_),
           "cublasLtMatmulPreferenceSetAttribute");
   }
   LtProblem(const LtProblem&) = delete;
@@ -64,6 +72,7 @@ class LtProblem {
   }
 
   const LtTypes& types() const { return types_; }
+  std::uint32_t reduction_mask() const { return reduction_mask_; }  // split-K schemes allowed
   cublasLtMatmulDesc_t op() const { return op_; }
   cublasLtMatrixLayout_t a() const { return a_; }
   cublasLtMatrixLayout_t b() const { return b_; }
@@ -71,6 +80,7 @@ class LtProblem {
 
  private:
   LtTypes types_;
+  std::uint32_t reduction_mask_;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
   cublasLtMatmulPreference_t pref_ = nullptr;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -139,10 +140,29 @@ std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& c
   return best;
 }
 
+std::uint32_t gemm_reduction_scheme_mask(DType type) {
+  const DType out = gemm_output_type(type);
+  // tf32's C is stored as fp32 (gemm_output_type names the input type).
+  const bool out_as_precise = out == DType::fp64 || out == DType::fp32 || out == DType::tf32 || out == DType::int32;
+  return out_as_precise ? kReduceAll : kReduceComputeType;
+}
+
+std::string reduction_scheme_names(std::uint32_t mask) {
+  std::string out;
+  for (auto [bit, name] : {std::pair{kReduceInplace, "inplace"}, std::pair{kReduceComputeType, "compute_type"},
+                           std::pair{kReduceOutputType, "output_type"}})
+    if (mask & bit) out += (out.empty() ? "" : "|") + std::string(name);
+  return out.empty() ? "none" : out;
+}
+
 int gemm_batch(double seconds_per_product, double target_seconds, int max_batch) {
   if (!(seconds_per_product > 0) || !std::isfinite(seconds_per_product)) return 1;
   const double n = std::ceil(target_seconds / seconds_per_product * (1 - 1e-12));  // 2e-3 / 4e-6 is 500, not 501
   return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(std::max(max_batch, 1))));
+}
+
+int gemm_warmup_products(double seconds_per_product, double warmup_seconds, int max_products) {
+  return gemm_batch(seconds_per_product, warmup_seconds, max_products);
 }
 
 std::string call_failure(std::string_view call, std::string_view error_string, std::string_view error_name) {

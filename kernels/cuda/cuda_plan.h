@@ -85,8 +85,30 @@ struct GemmCandidate {
 };
 // The fastest candidate that ran (lowest seconds; the heuristic's order breaks ties), nullopt when none did.
 std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& candidates);
-// Products per timed repetition so one repetition lasts about `target_seconds` (1 ... max_batch).
+// Products per timed repetition so one repetition lasts about `target_seconds` (1 ... max_batch). The
+// batch is captured once into a CUDA graph and each repetition is one graph launch between two
+// events, so a small GEMM's figure is the GPU's time, not the host's launch cost.
 int gemm_batch(double seconds_per_product, double target_seconds = 2e-3, int max_batch = 1000);
+// Products run before the algorithms are timed, so the clocks have left idle when the choice is made:
+// enough to keep the GPU busy about `warmup_seconds`, from one product's time (1 ... max_products).
+inline constexpr double kGemmWarmupSeconds = 0.2;
+int gemm_warmup_products(double seconds_per_product, double warmup_seconds = kGemmWarmupSeconds,
+                         int max_products = 20000);
+
+// cuBLASLt's split-K reduction schemes, as bits of CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK (the
+// values of cublasLtReductionScheme_t; kernels/cuda/cuda_lt.cpp checks they match).
+inline constexpr std::uint32_t kReduceInplace = 1;      // partial sums added into C, in C's type
+inline constexpr std::uint32_t kReduceComputeType = 2;  // partial sums kept in the compute type, then reduced
+inline constexpr std::uint32_t kReduceOutputType = 4;   // partial sums kept in C's type, then reduced
+inline constexpr std::uint32_t kReduceAll = kReduceInplace | kReduceComputeType | kReduceOutputType;
+// The split-K schemes the heuristic may offer at `type`: every one when C's type is as precise as the
+// compute type (fp64, fp32, tf32, int8 with int32 out); else only the compute-type scheme, since
+// INPLACE and OUTPUT_TYPE round each partial sum to C's type (bf16, fp16; fp8 with bf16 out), an
+// error that grows with the split and is not in the check's tolerance. Algorithms without split-K
+// are never filtered.
+std::uint32_t gemm_reduction_scheme_mask(DType type);
+// The mask as text for the row: "compute_type", "inplace|compute_type|output_type".
+std::string reduction_scheme_names(std::uint32_t mask);
 
 // ---- errors --------------------------------------------------------------------------------------
 

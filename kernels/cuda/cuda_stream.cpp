@@ -56,8 +56,10 @@ class CudaStreamArrays final : public StreamArrays {
     ctx_.stream.synchronize();
     if (stream_spec(op).output == kNoArray) {
       std::vector<double> partials(static_cast<std::size_t>(last_blocks_));
-      check(cudaMemcpy(partials.data(), partials_.get(), partials.size() * sizeof(double), cudaMemcpyDeviceToHost),
-            "cudaMemcpy");
+      check(cudaMemcpyAsync(partials.data(), partials_.get(), partials.size() * sizeof(double),
+                            cudaMemcpyDeviceToHost, ctx_.stream.get()),
+            "cudaMemcpyAsync");
+      ctx_.stream.synchronize();
       long double sum = 0;
       for (double p : partials) sum += p;
       double got = static_cast<double>(sum);
@@ -65,7 +67,9 @@ class CudaStreamArrays final : public StreamArrays {
       return verify_stream_sum<T>(op, got, n_, seed_);
     }
     HostBuffer<T> out(n_);
-    check(cudaMemcpy(out.data(), output(op), n_ * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check(cudaMemcpyAsync(out.data(), output(op), n_ * sizeof(T), cudaMemcpyDeviceToHost, ctx_.stream.get()),
+          "cudaMemcpyAsync");
+    ctx_.stream.synchronize();
     return verify_stream_elements<T>(op, out.data(), n_, seed_);
   }
 
@@ -88,9 +92,13 @@ class CudaStreamArrays final : public StreamArrays {
     }
     T* p = output(op) + n_ / 2;
     T v{};
-    check(cudaMemcpy(&v, p, sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    // On the context's stream, so the write is ordered after the timed kernel and before the next one.
+    const auto s = ctx_.stream.get();
+    check(cudaMemcpyAsync(&v, p, sizeof(T), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+    ctx_.stream.synchronize();
     v += T(1);
-    check(cudaMemcpy(p, &v, sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    check(cudaMemcpyAsync(p, &v, sizeof(T), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync");
+    ctx_.stream.synchronize();
   }
 
   CudaContext& ctx_;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 
 #include "kernels/copy_table.h"
@@ -21,6 +22,44 @@ TEST(CopyTable, BytesCountedPerCase) {
   EXPECT_EQ(copy_bytes_counted(CopyKind::p2p_sm, size), size);
   // d2d counts exactly what STREAM copy counts for the same bytes.
   EXPECT_EQ(copy_bytes_counted(CopyKind::d2d, size), stream_bytes(StreamOp::copy, size / 8, 8));
+}
+
+TEST(CopyTable, OnceCountedBytesHalveOnlyD2d) {
+  const std::uint64_t size = 64ULL << 20;
+  // nvbandwidth's device-to-device figure counts each byte once: half of the read + write count.
+  EXPECT_EQ(copy_bytes_once(CopyKind::d2d, size), size);
+  EXPECT_EQ(2 * copy_bytes_once(CopyKind::d2d, size), copy_bytes_counted(CopyKind::d2d, size));
+  EXPECT_EQ(copy_counting_name(CopyKind::d2d), "read+write");
+  for (const auto& c : kCopyCases) {
+    if (c.kind == CopyKind::d2d) continue;
+    EXPECT_EQ(copy_bytes_once(c.kind, size), copy_bytes_counted(c.kind, size)) << c.name;
+    EXPECT_EQ(copy_counting_name(c.kind), "once") << c.name;
+  }
+  EXPECT_EQ(copy_bytes_once(CopyKind::bidir, size), 2 * size);  // two directions, different bytes
+}
+
+TEST(CopyTable, PeerModesNameAndParse) {
+  for (auto m : {PeerMode::all_pairs, PeerMode::one_pair}) EXPECT_EQ(parse_peer_mode(peer_mode_name(m)), m);
+  EXPECT_EQ(peer_mode_name(PeerMode::one_pair), "one-pair");
+  EXPECT_FALSE(parse_peer_mode("one_pair"));
+}
+
+TEST(CopyTable, PeerTurnsPutEveryRankInExactlyOneTurn) {
+  const int ranks = 2 + static_cast<int>(std::random_device{}() % 15);
+  const auto all = peer_copy_turns(PeerMode::all_pairs, ranks);
+  ASSERT_EQ(all.size(), 1u);  // every pair at once
+  EXPECT_EQ(static_cast<int>(all[0].size()), ranks);
+  const auto one = peer_copy_turns(PeerMode::one_pair, ranks);
+  ASSERT_EQ(static_cast<int>(one.size()), ranks);  // one pair at a time
+  std::vector<int> seen(static_cast<std::size_t>(ranks), 0);
+  for (std::size_t t = 0; t < one.size(); ++t) {
+    ASSERT_EQ(one[t].size(), 1u) << "turn " << t;
+    EXPECT_EQ(one[t][0], static_cast<int>(t));
+    ++seen[static_cast<std::size_t>(one[t][0])];
+  }
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(seen[static_cast<std::size_t>(r)], 1) << r;
+  for (std::size_t i = 0; i < all[0].size(); ++i) EXPECT_EQ(all[0][i], static_cast<int>(i));
+  EXPECT_TRUE(peer_copy_turns(PeerMode::one_pair, 0).empty());
 }
 
 TEST(CopyTable, KeysAndPeerCases) {

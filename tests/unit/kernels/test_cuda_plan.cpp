@@ -171,5 +171,28 @@ TEST(CudaErrors, OneLineWithTheCallTheErrorAndItsName) {
             "cublasLtMatmul failed: the requested functionality is not supported");
 }
 
+TEST(CudaPlan, SplitKReductionRoundsOnlyInTheComputeTypeForNarrowOutputs) {
+  // Narrow C (bf16, fp16, fp8's bf16): only the scheme that keeps partial sums in fp32.
+  for (DType t : {DType::bf16, DType::fp16, DType::fp8_e4m3}) {
+    EXPECT_EQ(gemm_reduction_scheme_mask(t), kReduceComputeType) << dtype_name(t);
+    EXPECT_EQ(gemm_reduction_scheme_mask(t) & (kReduceInplace | kReduceOutputType), 0u) << dtype_name(t);
+  }
+  // C as precise as the compute type: every scheme.
+  for (DType t : {DType::fp64, DType::fp32, DType::tf32, DType::int8})
+    EXPECT_EQ(gemm_reduction_scheme_mask(t), kReduceAll) << dtype_name(t);
+  EXPECT_EQ(reduction_scheme_names(kReduceComputeType), "compute_type");
+  EXPECT_EQ(reduction_scheme_names(kReduceAll), "inplace|compute_type|output_type");
+  EXPECT_EQ(reduction_scheme_names(0), "none");
+}
+
+TEST(CudaPlan, GemmWarmupKeepsTheGpuBusyLongEnoughForTheClocks) {
+  EXPECT_EQ(gemm_warmup_products(0.01), 20);      // 10 ms products: 20 of them fill 0.2 s
+  EXPECT_EQ(gemm_warmup_products(1e-5), 20000);   // 10 us products: 0.2 s
+  EXPECT_EQ(gemm_warmup_products(1e-7), 20000);   // capped
+  EXPECT_EQ(gemm_warmup_products(1.0), 1);        // one long product is warm-up enough
+  EXPECT_EQ(gemm_warmup_products(0.0), 1);        // a failed first timing still warms up once
+  EXPECT_GE(gemm_warmup_products(2e-5) * 2e-5, kGemmWarmupSeconds * (1 - 1e-9));
+}
+
 }  // namespace
 }  // namespace gpuscale::cuda

@@ -133,6 +133,48 @@ TEST(GemmCheck, AcceptsAnFp32DotProductAndRejectsOneMissingTerm) {
   }
 }
 
+// x to `bits` significant bits, toward zero (the fast-accumulation model's accumulator) or nearest.
+double truncate_to_bits(double x, int bits, bool nearest = false) {
+  int e = 0;
+  const double m = std::ldexp(std::frexp(x, &e), bits);
+  return std::ldexp(nearest ? std::nearbyint(m) : std::trunc(m), e - bits);
+}
+
+TEST(GemmTolerance, FastAccumulationWidensOnlyFp8) {
+  EXPECT_EQ(gemm_tolerance(DType::fp8_e4m3).chunk_eps, 0.0);
+  EXPECT_GT(gemm_tolerance(DType::fp8_e4m3, true).chunk_eps, 0.0);
+  EXPECT_EQ(gemm_tolerance(DType::bf16, true).chunk_eps, 0.0);  // no such mode outside fp8
+  EXPECT_TRUE(gemm_has_fast_accum(DType::fp8_e4m3));
+  EXPECT_FALSE(gemm_has_fast_accum(DType::bf16));
+}
+
+TEST(GemmCheck, Fp8FastAccumulationPassesItsBoundAndAGrossErrorFails) {
+  // fp8 inputs, products added 32 at a time into a 14-bit accumulator truncated after each chunk.
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const std::uint64_t k = 4096;
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<double> a(k), b(k);
+    for (std::uint64_t p = 0; p < k; ++p) {
+      a[p] = truncate_to_bits(u(rng), 4);  // e4m3 keeps 3 stored + 1 implicit mantissa bits
+      b[p] = truncate_to_bits(u(rng), 4);
+    }
+    double acc = 0, spread = 0;
+    for (std::uint64_t c0 = 0; c0 < k; c0 += 32) {
+      double chunk = 0;
+      for (std::uint64_t p = c0; p < c0 + 32; ++p) chunk += a[p] * b[p];
+      acc = truncate_to_bits(acc + chunk, 14);
+    }
+    for (std::uint64_t p = 0; p < k; ++p) spread += a[p] * b[p] * a[p] * b[p];
+    const double c = truncate_to_bits(acc, 8, true);  // bf16 output, rounded
+    auto ga = [&](std::uint64_t p) { return a[p]; };
+    auto gb = [&](std::uint64_t p) { return b[p]; };
+    EXPECT_TRUE(check_gemm_entry(DType::fp8_e4m3, k, c, ga, gb, true).ok) << trial;
+    // A quarter of the products' spread off is outside the fast-accumulation bound too.
+    EXPECT_FALSE(check_gemm_entry(DType::fp8_e4m3, k, c + 0.25 * std::sqrt(spread), ga, gb, true).ok) << trial;
+  }
+}
+
 TEST(GemmCheck, Int8IsExact) {
   std::mt19937_64 rng(53);
   for (int trial = 0; trial < 50; ++trial) {
