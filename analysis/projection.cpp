@@ -51,11 +51,7 @@ bool modelled_transport(const ResultRow& r) {
 int latency_steps(const std::string& collective, int n) {
   const auto c = parse_collective(collective);
   if (!c || n < 2) return 0;
-  switch (*c) {
-    case Collective::all_reduce: return 2 * (n - 1);
-    case Collective::sendrecv: return 1;
-    default: return n - 1;
-  }
+  return collective_spec(*c).latency_steps(n);
 }
 
 std::optional<double> bus_factor(const std::string& collective, int n) {

@@ -39,7 +39,8 @@ struct AlphaBetaFit {
   double min_bytes = 0, max_bytes = 0;
 };
 
-// Latency steps of the ring algorithm for a collective key ("all_reduce"); 0 for an unknown key.
+// Latency steps of the ring algorithm for a collective key ("all_reduce", collectives/collective_table.h);
+// 0 for an unknown key.
 int latency_steps(const std::string& collective, int n);
 // nccl-tests' busbw factor (collectives/collective_table.h); nullopt for an unknown key.
 std::optional<double> bus_factor(const std::string& collective, int n);

@@ -56,11 +56,11 @@ bool collective_value_ok(const CollCheckCase& c, int rank, std::uint64_t index, 
 }
 
 std::uint64_t collective_result_count(const CollCheckCase& c, int rank) {
-  switch (c.coll) {
-    case Collective::reduce: return rank == c.root ? c.counts.recv : 0;
-    case Collective::reduce_scatter: return c.counts.param;
-    default: return c.counts.recv;
-  }
+  return collective_spec(c.coll).result_count(c.counts, rank == c.root);
+}
+
+std::uint64_t collective_input_count(const CollCheckCase& c, int rank) {
+  return collective_spec(c.coll).input_count(c.counts, rank == c.root);
 }
 
 }  // namespace gpuscale

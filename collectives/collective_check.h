@@ -17,7 +17,8 @@
 // Integer avg is exact: NCCL sums in the type (wrapping) and then divides toward zero (SumPostDiv).
 //
 // The core is plain data and inline functions (GPUSCALE_HD) so the CUDA backend checks on the device
-// with the very code the host uses.
+// with the very code the host uses. What each collective's result must hold (coll_expected), and
+// which of its elements a rank checks, are in that collective's block of collectives/collective_table.h.
 #include <cstdint>
 
 #include "collectives/collective_types.h"
@@ -110,25 +111,9 @@ GPUSCALE_HD inline CollExpected coll_reduce(const CollCheckPlan& p, std::uint64_
   return {static_cast<double>(acc), p.op == RedOp::sum ? p.sum_slack : 0.0};
 }
 
-// What rank p.rank must hold at element `index` of its result (the receive buffer, or for
-// reduce_scatter the rank's own block).
-GPUSCALE_HD inline CollExpected coll_expected(const CollCheckPlan& p, std::uint64_t index) {
-  const std::uint64_t per = p.per;
-  const auto source = [&](int rank, std::uint64_t i) {
-    return CollExpected{collective_input(p.seed, p.op, p.range, rank, i), 0.0};
-  };
-  switch (p.coll) {
-    case Collective::all_reduce:
-    case Collective::reduce: return coll_reduce(p, index);
-    case Collective::reduce_scatter: return coll_reduce(p, static_cast<std::uint64_t>(p.rank) * per + index);
-    case Collective::broadcast: return source(p.root, index);
-    case Collective::all_gather: return source(static_cast<int>(index / per), index % per);
-    case Collective::alltoall:
-      // Block j of my receive buffer is block `rank` of rank j's send buffer.
-      return source(static_cast<int>(index / per), static_cast<std::uint64_t>(p.rank) * per + index % per);
-    case Collective::sendrecv: return source((p.rank - 1 + p.nranks) % p.nranks, index);
-  }
-  return {0.0, 0.0};
+// Element `i` of rank `rank`'s send buffer, as an exact expected value.
+GPUSCALE_HD inline CollExpected coll_source(const CollCheckPlan& p, int rank, std::uint64_t i) {
+  return CollExpected{collective_input(p.seed, p.op, p.range, rank, i), 0.0};
 }
 
 // NaN and infinities are never within a tolerance.
@@ -145,5 +130,7 @@ bool collective_value_ok(const CollCheckCase& c, int rank, std::uint64_t index, 
 
 // Number of result elements rank `rank` checks (0 for non-root ranks of reduce).
 std::uint64_t collective_result_count(const CollCheckCase& c, int rank);
+// Number of send-buffer elements rank `rank` fills with inputs (0 for non-root ranks of broadcast).
+std::uint64_t collective_input_count(const CollCheckCase& c, int rank);
 
 }  // namespace gpuscale

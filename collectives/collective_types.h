@@ -1,11 +1,14 @@
 #pragma once
-// The plain types of the collective table (which collective, which reduction, element counts), in
-// C++17 so CUDA kernels (compiled as C++17) share them with the host code.
+// The plain types every collective shares (which reduction, element counts), in C++17 so CUDA kernels
+// (compiled as C++17) share them with the host code. The collectives themselves, one block each, are
+// in collectives/collective_table.h.
 #include <cstdint>
 
 namespace gpuscale {
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
+// Defined, with one value per collective, in collectives/collective_table.h; declared here so the
+// check's plain data can name it.
+enum class Collective : int;
 enum class RedOp { sum, prod, min, max, avg };
 
 // Element counts of one operation, as nccl-tests' GetCollByteCount computes them.

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "collectives/collective_check.h"
+#include "collectives/collective_table.h"
 #include "core/element_codec.h"
 #include "core/error.h"
 #include "core/fault.h"
@@ -123,7 +123,7 @@ class MpiRunner final : public CollectiveRunner {
   void load_inputs() {
     const std::int64_t range = collective_input_range(c_.dtype, c_.op, size_);
     std::byte* dst = send_ptr();
-    const std::uint64_t n = c_.coll == Collective::broadcast && rank_ != c_.root ? 0 : counts_.send;
+    const std::uint64_t n = collective_input_count(check_case_, rank_);
     for (std::uint64_t i = 0; i < n; ++i)
       store_element(c_.dtype, dst, i, collective_input(c_.seed, c_.op, range, rank_, i));
     if (device_) {

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "collectives/collective_check.h"
+#include "collectives/collective_table.h"
 
 namespace gpuscale::nccl {
 

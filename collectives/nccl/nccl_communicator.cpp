@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "collectives/collective_check.h"
+#include "collectives/collective_table.h"
 #include "collectives/nccl/collective_kernels.cuh"
 #include "collectives/nccl/nccl_plan.h"
 #include "core/fault.h"
@@ -151,7 +151,7 @@ class NcclRunner final : public CollectiveRunner {
     cuda::check(cudaMemsetAsync(recv_base(), 0, std::max<std::uint64_t>(recv_elems, 1) * es_, stream_), "cudaMemsetAsync");
     std::byte* dst = c_.in_place ? recv_base() + counts_.send_inplace_offset * static_cast<std::uint64_t>(rank) * es_
                                  : send_base();
-    const std::uint64_t n = c_.coll == Collective::broadcast && rank != c_.root ? 0 : counts_.send;
+    const std::uint64_t n = collective_input_count(check_case_, rank);
     const auto range = collective_input_range(c_.dtype, c_.op, comm_.size());
     cuda::check(fill_inputs(c_.dtype, dst, n, c_.seed, c_.op, range, rank, grid_, stream_), "fill_inputs launch");
   }

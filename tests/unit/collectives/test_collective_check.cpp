@@ -373,6 +373,19 @@ TEST_F(ThreeRanks, ReduceOnlyTheRootChecks) {
     for (u64 i = 0; i < 12; ++i) EXPECT_EQ(collective_expected(ar, r, i), in(0, i) + in(1, i) + in(2, i));
 }
 
+TEST_F(ThreeRanks, OnlyTheBroadcastRootFillsInputs) {
+  const auto b = make(Collective::broadcast, {4, 4, 4, 0, 0}, 1);
+  EXPECT_EQ(collective_input_count(b, 0), 0u);
+  EXPECT_EQ(collective_input_count(b, 1), 4u);
+  EXPECT_EQ(collective_input_count(b, 2), 0u);
+  // Every other collective reads every rank's send buffer (root 1 too: reduce has one).
+  for (const auto& spec : collective_table()) {
+    if (spec.id == Collective::broadcast) continue;
+    const auto c = make(spec.id, {12, 7, 4, 0, 0}, 1);
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(collective_input_count(c, r), 12u) << spec.name << " rank " << r;
+  }
+}
+
 TEST(CollectiveCheck, ManyRankInt8SumsFollowInt8Arithmetic) {
   // More int8 ranks than the input range can keep exact (range 1): expected values are int8 sums.
   CollCheckCase c{Collective::all_reduce, DType::int8, RedOp::sum, 300, 0, {64, 64, 64, 0, 0}, 5};
