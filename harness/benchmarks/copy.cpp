@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "core/units.h"
+#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/registry.h"
@@ -78,7 +79,8 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
       return out;
     }
     const auto m = kernel_methodology(ctx.opts);
-    auto transfer = engine->make(c);
+    decltype(engine->make(c)) transfer;
+    agreed_setup(ctx.group, key(), [&] { transfer = engine->make(c); });
     const double bytes = static_cast<double>(copy_bytes_counted(c.kind, c.size_bytes));
     out.reps = time_independent(
         ctx.group, m.warmup, m.reps, [&] { return transfer->run(); }, [&](double s) { return bytes / s / 1e9; });

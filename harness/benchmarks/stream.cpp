@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/registry.h"
@@ -64,7 +65,8 @@ class StreamBenchmark final : public PointBenchmark<StreamPoint> {
     const DType type = p.dtype;
     const auto n = p.elements;
     const auto m = kernel_methodology(ctx.opts);
-    auto arrays = ctx.device.make_stream(type, n, ctx.seed);
+    decltype(ctx.device.make_stream(type, n, ctx.seed)) arrays;
+    agreed_setup(ctx.group, key(), [&] { arrays = ctx.device.make_stream(type, n, ctx.seed); });
     const double bytes = static_cast<double>(stream_bytes(spec_.op, n, dtype_size(type)));
     RankMeasurement out;
     out.reps = time_independent(

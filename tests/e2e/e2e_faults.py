@@ -7,6 +7,9 @@ valid result file holding every point it finished; no gpuscale process may be le
   kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; rank 0's last file stays valid.
   stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): the watchdog ends the run
                 with 5, naming the stalled rank, its host and the ranks waiting for it.
+  setup_fail:   rank 1's setup of stream.copy fails (GPUSCALE_TEST_FAULT=setup-fail:stream.copy@1): the 2-GPU row
+                fails on both ranks with rank 1's message, the next point runs, the run ends with 1, not the
+                watchdog's 5.
   resume:       a run killed mid-way, then --resume: the plan completes, finished points are not measured again.
   no_overwrite: run and merge refuse an existing output unless --force; clear errors for bad output folders.
   memory:       a plan larger than the host's memory is refused up front with the numbers (exit 2).
@@ -225,6 +228,35 @@ def case_stall():
     print(f"ok: stall caught in {took:.1f} s, {len(doc['results'])} rows kept")
 
 
+def case_setup_fail():
+    path = work("setup_fail.json")
+    env = env_with({ENV_FAULT: "setup-fail:stream.copy@1"})
+    # A short watchdog: without the setup agreement rank 0 waits in the first timed barrier, and the
+    # watchdog would end the run with 5 after 10 s.
+    p = start_ranks(2, ["--backend", "cpu", "--quick", "--benchmarks", "stream.copy,stream.triad", "--array-size", "256K",
+                        "--watchdog", "10", "-o", path], env=env)
+    rc, out, err, took = finish(p, 120, "a failed setup on rank 1")
+    if rc != 1:
+        fail(f"exit {rc}, expected 1 (a failed measurement; 5 would be the watchdog)\n{out}\n{err}")
+    doc = load_valid(path)
+    if not doc["summary"]["complete"]:
+        fail(f"the run did not finish: {doc['summary']}")
+    rows = {(r["benchmark"], r["gpu_count"]): r for r in doc["results"]}
+    want = {("stream.copy", 1): "ok", ("stream.copy", 2): "failed", ("stream.triad", 1): "ok", ("stream.triad", 2): "ok"}
+    got = {k: rows[k]["status"] if k in rows else None for k in want}
+    if got != want:
+        fail(f"row statuses {got}, expected {want}")
+    failed = rows[("stream.copy", 2)]
+    errors = {e["rank"]: e.get("error", "") for e in failed["ranks"]}
+    if sorted(errors) != [0, 1]:
+        fail(f"the failed row should hold both ranks' entries: {failed['ranks']}")
+    if "setup failed on rank 1: injected setup failure" not in errors[1]:
+        fail(f"rank 1's entry does not give its own setup failure: {errors[1]!r}")
+    if "setup failed on rank 1" not in errors[0]:
+        fail(f"rank 0's entry does not name rank 1 as the one whose setup failed: {errors[0]!r}")
+    print(f"ok: setup failure on rank 1 failed the 2-GPU row on both ranks, the run finished in {took:.1f} s with 1")
+
+
 def case_resume():
     path, rcdir = work("resume.json"), os.path.join(ARGS.workdir, "resume-rc")
     # dp-step too: its model options must come back from the file as the others do.
@@ -419,6 +451,7 @@ def parse():
 def main():
     cores = e2e_common.CORES
     cases = {"kill_rank": (case_kill_rank, cores), "kill_rank0": (case_kill_rank0, cores), "stall": (case_stall, cores),
+             "setup_fail": (case_setup_fail, cores),
              "resume": (case_resume, cores), "no_overwrite": (case_no_overwrite, {}), "memory": (case_memory, cores),
              "exit_codes": (case_exit_codes, {})}
     e2e_common.run_case("e2e_fault_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;faults"}, cases, parse)
