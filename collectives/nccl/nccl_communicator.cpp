@@ -153,7 +153,9 @@ class NcclRunner final : public CollectiveRunner {
                                  : send_base();
     const std::uint64_t n = c_.coll == Collective::broadcast && rank != c_.root ? 0 : counts_.send;
     const auto range = collective_input_range(c_.dtype, c_.op, comm_.size());
-    cuda::check(fill_inputs(c_.dtype, dst, n, c_.seed, c_.op, range, rank, grid_, stream_), "fill_inputs launch");
+    const int contributors = collective_contributors(c_.dtype, c_.op, comm_.size());
+    cuda::check(fill_inputs(c_.dtype, dst, n, c_.seed, c_.op, range, rank, comm_.size(), contributors, grid_, stream_),
+                "fill_inputs launch");
   }
 
   // One operation at iteration `iter`'s offset, exactly the calls nccl-tests makes.
