@@ -434,7 +434,9 @@ TEST(CollectiveCheck, FloatBoundsStayTightAtAnyRankCount) {
             // the mean of many ranks' inputs falls below its resolution (e4m3's smallest subnormal is
             // 2^-9), so no choice of inputs makes its average precise.
             const bool fp8 = t == DType::fp8_e4m3 || t == DType::fp8_e5m2;
-            if (magnitude > 0 && !fp8) EXPECT_LT(want.tolerance, 0.5 * magnitude / n) << "i=" << i;
+            if (magnitude > 0 && !fp8) {
+              EXPECT_LT(want.tolerance, 0.5 * magnitude / n) << "i=" << i;
+            }
           }
         }
         EXPECT_GE(seen.size(), 3u) << "inputs must vary, never constant";
