@@ -6,7 +6,8 @@ valid result file holding every point it finished; no gpuscale process may be le
   kill_rank:    SIGKILL to rank 2 of 4 mid-run: the others exit with 6 within 60 s, the file names the lost rank.
   kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; rank 0's last file stays valid.
   stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): the watchdog ends the run
-                with 5, naming the stalled rank, its host and the ranks waiting for it.
+                with 5, naming the stalled rank, its host and the ranks waiting for it (in the setup agreement:
+                the stall comes before rank 2's setup).
   setup_fail:   rank 1's setup of stream.copy fails (GPUSCALE_TEST_FAULT=setup-fail:stream.copy@1): the 2-GPU row
                 fails on both ranks with rank 1's message, the next point runs, the run ends with 1, not the
                 watchdog's 5.
@@ -209,15 +210,15 @@ def case_stall():
     line = [l for l in err.splitlines() if "watchdog:" in l]
     want = (rf"watchdog: all_reduce .* on 4 GPU\(s\) did not finish within 3 s; rank 2 \({re.escape(host2)}, pid "
             rf"{pids[2]}\) stalled in its own work \(computing: all_reduce \(injected stall.*\)\); ranks 0, 1, 3 waited "
-            rf"for it \(in collective: all_reduce\)")
+            rf"for it \(waiting for peers: setup agreement of the GPU count's ranks\)")
     if len(line) != 1 or not re.search(want, line[0]):
         fail(f"expected one watchdog line matching {want!r}, got {line}")
     s = doc["summary"]
     st = s.get("stalled") or {}
     if s["exit_code"] != 5 or s["complete"] or st.get("stalled_ranks") != [2] or st.get("benchmark") != "all_reduce":
         fail(f"summary does not record the stall: {s}")
-    if st.get("gpu_count") != 4 or [r["phase"] for r in st["ranks"]] != ["in collective", "in collective", "computing",
-                                                                          "in collective"]:
+    if st.get("gpu_count") != 4 or [r["phase"] for r in st["ranks"]] != ["waiting for peers", "waiting for peers",
+                                                                          "computing", "waiting for peers"]:
         fail(f"stalled record wrong: {st}")
     triad = [r for r in doc["results"] if r["benchmark"] == "stream.triad"]
     if len(triad) != 3 or any(r["benchmark"] == "all_reduce" for r in doc["results"]):
