@@ -154,8 +154,6 @@ TEST(Plan, GpuCounts) {
   EXPECT_EQ(big.back(), INT_MAX);
 }
 
-}  // namespace
-}  // namespace gpuscale
 
 // Communicators go after the last collective point still to measure, not after each point's use: the
 // plan is points-major, so every collective point needs every GPU count's communicator again.
@@ -186,3 +184,6 @@ TEST(Plan, CommunicatorsGoAfterTheLastCollectivePointToMeasure) {
     EXPECT_EQ(last_communicator_point(coll, kept), want);
   }
 }
+
+}  // namespace
+}  // namespace gpuscale
