@@ -15,6 +15,16 @@ double exact_limit(DType t) {
 
 }  // namespace
 
+int collective_contributors(DType dtype, RedOp op, int nranks) {
+  nranks = std::max(1, nranks);
+  if (!dtype_is_float(dtype) || (op != RedOp::sum && op != RedOp::avg)) return nranks;
+  // Sums: inputs of at least +-2 from each contributor, their total within the exact integers.
+  double cap = std::max(1.0, std::floor(exact_limit(dtype) / 2));
+  // Averages: the rounding of contributors + 1 terms (k u) stays an eighth of the inputs' scale.
+  if (op == RedOp::avg) cap = std::min(cap, std::max(1.0, std::floor(1 / (8 * dtype_epsilon(dtype)))));
+  return static_cast<int>(std::min<double>(nranks, cap));
+}
+
 std::int64_t collective_input_range(DType dtype, RedOp op, int nranks) {
   const double limit = exact_limit(dtype);
   switch (op) {
@@ -24,7 +34,8 @@ std::int64_t collective_input_range(DType dtype, RedOp op, int nranks) {
     case RedOp::sum:
     case RedOp::avg: break;
   }
-  const double per_rank = std::floor(std::min(limit, 1000.0 * nranks) / std::max(1, nranks));
+  const int terms = collective_contributors(dtype, op, nranks);
+  const double per_rank = std::floor(std::min(limit, 1000.0 * terms) / terms);
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(per_rank));
 }
 
@@ -41,9 +52,7 @@ CollCheckPlan collective_check_plan(const CollCheckCase& c, int rank) {
   p.int_bits = dtype_is_float(c.dtype) ? 0 : static_cast<int>(dtype_size(c.dtype) * 8);
   p.unit_roundoff = dtype_epsilon(c.dtype);
   p.min_subnormal = dtype_min_subnormal(c.dtype);
-  const double n = c.nranks;
-  if (dtype_is_float(c.dtype) && static_cast<double>(p.range) * n > exact_limit(c.dtype))
-    p.sum_slack = p.unit_roundoff * static_cast<double>(p.range) * n * n;
+  p.contributors = collective_contributors(c.dtype, c.op, c.nranks);
   return p;
 }
 

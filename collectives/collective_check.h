@@ -12,8 +12,9 @@
 //    e_s = max(u/n, s_min/2) the error of the rounded scalar (s_min: the smallest subnormal) and
 //    g(k) = k u / (1 - k u):  |got - sum_r x_r / n| <= A e_s + A (1/n + e_s) g(n+1) + (n+1) s_min.
 //    Any summation order is covered: each input meets at most n-1 additions, one product, one scalar.
-//  - float sums over more ranks than the type can keep exact (the input range is already 1): the
-//    rounding of n terms is allowed.
+//    Only the nonzero inputs count (a product or a sum with 0 is exact), so k is contributors + 1.
+//  - float sums stay exact at any rank count: over more ranks than the type keeps exact, only a random
+//    window of ranks gives nonzero inputs at each element (collective_contributors).
 // Integer avg is exact: NCCL sums in the type (wrapping) and then divides toward zero (SumPostDiv).
 //
 // The core is plain data and inline functions (GPUSCALE_HD) so the CUDA backend checks on the device
@@ -37,14 +38,27 @@ struct CollCheckCase {
   std::uint64_t seed;
 };
 
-// Inputs are integers in [-range, range] (prod uses -1 and 1 only).
+// How many ranks give a nonzero input at each element. Float sums and averages over more ranks than
+// the type keeps exact take a random window of this many ranks per element (the others give 0, and
+// adding 0 is exact): the sum then stays an exact integer of the type at any rank count (16384 and
+// beyond), and the average's rounding bound counts only these terms. Everything else: every rank.
+int collective_contributors(DType dtype, RedOp op, int nranks);
+
+// Inputs are integers in [-range, range] (prod uses -1 and 1 only); range * contributors stays within
+// the type's exact integers for float sums.
 std::int64_t collective_input_range(DType dtype, RedOp op, int nranks);
 
-// Value of element `index` of rank `rank`'s send buffer.
+// Value of element `index` of rank `rank`'s send buffer, in a group of `nranks` of which
+// `contributors` (collective_contributors) give a nonzero value at each element: a window starting at a
+// random rank per element, wrapping around.
 GPUSCALE_HD inline double collective_input(std::uint64_t seed, RedOp op, std::int64_t range, int rank,
-                                           std::uint64_t index) {
+                                           std::uint64_t index, int nranks, int contributors) {
   const std::uint64_t stream = 0x636f6c6cULL + static_cast<std::uint64_t>(rank);
   if (op == RedOp::prod) return random_int(seed, stream, index, 0, 1) ? 1.0 : -1.0;
+  if (contributors < nranks) {
+    const auto first = random_int(seed, 0x77696e64ULL, index, 0, nranks - 1);  // same on every rank
+    if ((rank - first + nranks) % nranks >= contributors) return 0.0;
+  }
   return static_cast<double>(random_int(seed, stream, index, -range, range));
 }
 
@@ -58,10 +72,10 @@ struct CollCheckPlan {
   std::uint64_t per;   // counts.param: the per-rank block of all_gather, reduce_scatter, alltoall
   std::uint64_t seed;
   std::int64_t range;  // collective_input_range
+  int contributors;    // collective_contributors
   int int_bits;        // 8 or 32: integer arithmetic wraps at this width; 0 for float types
   double unit_roundoff;  // float types: dtype_epsilon
   double min_subnormal;  // float types: dtype_min_subnormal
-  double sum_slack;      // float sums that cannot stay exact: the rounding allowed; 0 otherwise
 };
 
 struct CollExpected {
@@ -82,7 +96,7 @@ GPUSCALE_HD inline std::int64_t coll_wrap(int bits, std::int64_t v) {
 GPUSCALE_HD inline CollExpected coll_reduce(const CollCheckPlan& p, std::uint64_t index) {
   std::int64_t acc = 0, magnitude = 0;
   for (int r = 0; r < p.nranks; ++r) {
-    const auto v = static_cast<std::int64_t>(collective_input(p.seed, p.op, p.range, r, index));
+    const auto v = static_cast<std::int64_t>(collective_input(p.seed, p.op, p.range, r, index, p.nranks, p.contributors));
     magnitude += v < 0 ? -v : v;
     if (r == 0) {
       acc = v;
@@ -104,16 +118,16 @@ GPUSCALE_HD inline CollExpected coll_reduce(const CollCheckPlan& p, std::uint64_
   if (p.op == RedOp::avg) {
     const double n = static_cast<double>(p.nranks), u = p.unit_roundoff, a = static_cast<double>(magnitude);
     const double e_s = u / n > p.min_subnormal / 2 ? u / n : p.min_subnormal / 2;
-    const double k = n + 1;
+    const double k = p.contributors + 1;  // the zeros of the other ranks add no rounding
     const double gamma = k * u < 0.5 ? k * u / (1 - k * u) : 1.0;
     return {static_cast<double>(acc) / n, a * e_s + a * (1 / n + e_s) * gamma + k * p.min_subnormal};
   }
-  return {static_cast<double>(acc), p.op == RedOp::sum ? p.sum_slack : 0.0};
+  return {static_cast<double>(acc), 0.0};
 }
 
 // Element `i` of rank `rank`'s send buffer, as an exact expected value.
 GPUSCALE_HD inline CollExpected coll_source(const CollCheckPlan& p, int rank, std::uint64_t i) {
-  return CollExpected{collective_input(p.seed, p.op, p.range, rank, i), 0.0};
+  return CollExpected{collective_input(p.seed, p.op, p.range, rank, i, p.nranks, p.contributors), 0.0};
 }
 
 // NaN and infinities are never within a tolerance.

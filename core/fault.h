@@ -4,7 +4,9 @@
 // "fail:gemm" (the benchmark throws before measuring, as a CUDA or MPI error would) or
 // "stall:all_reduce@2" (world rank 2 hangs in its own work when it measures all_reduce, as a stuck
 // kernel would: the watchdog must catch it) or "slow-host:h3:2" (every timed measurement of the ranks
-// on host h3 takes 2 times as long: the fleet analysis must name h3, and only h3, as the outlier).
+// on host h3 takes 2 times as long: the fleet analysis must name h3, and only h3, as the outlier) or
+// "setup-fail:stream.copy@1" (world rank 1's setup of stream.copy fails, as a failed buffer
+// reservation would: the group fails the row on every rank and goes on).
 // Tests use it to prove that a wrong result is reported as wrong; it is never set in production and
 // every run records its value in the result file's top-level "test_fault" field.
 #include <string>

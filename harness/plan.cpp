@@ -53,4 +53,11 @@ std::string topology_label(const Topology& t, int k) {
   return nodes_spanned(t, k) > 1 ? "inter-node" : "intra-node";
 }
 
+std::optional<std::size_t> last_communicator_point(const std::vector<bool>& collective, const std::vector<bool>& kept) {
+  std::optional<std::size_t> last;
+  for (std::size_t i = 0; i < collective.size(); ++i)
+    if (collective[i] && !(i < kept.size() && kept[i])) last = i;
+  return last;
+}
+
 }  // namespace gpuscale

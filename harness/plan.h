@@ -2,6 +2,8 @@
 // The GPU-count plan: which ranks measure at each GPU count. Pure functions of where the ranks run,
 // so every launch shape (N = 1..many ranks over any number of nodes, any rank-to-node mapping) is
 // unit-tested without MPI.
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +27,11 @@ std::vector<int> participants(const Topology& t, int k);
 int nodes_spanned(const Topology& t, int k);
 // "single" (k = 1), "intra-node" (one node) or "inter-node".
 std::string topology_label(const Topology& t, int k);
+
+// When the communicators of every GPU count can go. The plan runs point by point, each at every GPU
+// count, so every collective point needs every count's communicator again: they are all freed after
+// the last point still to measure that uses one (`collective[i]`: point i runs on a communicator;
+// `kept[i]`: a resumed file holds it, so it is not measured). nullopt: no point to measure needs one.
+std::optional<std::size_t> last_communicator_point(const std::vector<bool>& collective, const std::vector<bool>& kept);
 
 }  // namespace gpuscale

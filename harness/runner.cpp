@@ -193,15 +193,27 @@ class Run {
     Progress progress(total_, world_.rank() == 0);
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
+    std::vector<bool> collective;
+    for (const auto& point : plan_["points"])
+      collective.push_back(registry().find(point["benchmark"].get<std::string>())->scope() == Scope::collective);
+    const auto last_comm = last_communicator_point(collective, kept_);
     try {
       for (std::size_t pi = 0; pi < plan_["points"].size(); ++pi) {
         if (kept_[pi]) continue;  // measured and valid in the resumed file
         measure_point(plan_["points"][pi], progress);
+        // No later point needs a communicator: every GPU count's goes now (its buffers and, on NCCL,
+        // its device memory), not at the end of the run.
+        if (last_comm && pi == *last_comm) free_communicators();
         if (stop_) break;
       }
     } catch (const CommunicatorAborted& e) {
       end_aborted(e);
     }
+  }
+
+  void free_communicators() {
+    ActivityScope freeing(Phase::collective, "freeing the communicators");
+    for (auto& c : comms_) c.reset();
   }
 
   // One point at every GPU count; the file is rewritten after it.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -170,6 +171,20 @@ std::vector<double> Group::allgather(double mine) const {
   std::vector<double> out(static_cast<std::size_t>(size()));
   check(MPI_Allgather(&mine, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
   return out;
+}
+
+int Group::world_rank() const {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int Group::first_failed(bool failed) const {
+  ActivityScope wait(Phase::waiting, "setup agreement of the GPU count's ranks");
+  const int none = std::numeric_limits<int>::max();
+  int mine = failed ? world_rank() : none, out = none;
+  check(MPI_Allreduce(&mine, &out, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+  return out == none ? -1 : out;
 }
 
 }  // namespace gpuscale

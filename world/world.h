@@ -60,6 +60,10 @@ class Group {
   void barrier() const;
   // Every member gets every member's value, in group rank order.
   std::vector<double> allgather(double mine) const;
+  // One MPI_Allreduce over the group: the lowest world rank of the members that say `failed`, or -1
+  // when none does (a point's setup is agreed with it before the first timed operation).
+  int first_failed(bool failed) const;
+  int world_rank() const;  // this member's rank in the world
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

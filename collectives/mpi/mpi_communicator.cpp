@@ -122,10 +122,11 @@ class MpiRunner final : public CollectiveRunner {
   // Random check inputs into the send region (inside the receive buffer when in place).
   void load_inputs() {
     const std::int64_t range = collective_input_range(c_.dtype, c_.op, size_);
+    const int contributors = collective_contributors(c_.dtype, c_.op, size_);
     std::byte* dst = send_ptr();
     const std::uint64_t n = collective_input_count(check_case_, rank_);
     for (std::uint64_t i = 0; i < n; ++i)
-      store_element(c_.dtype, dst, i, collective_input(c_.seed, c_.op, range, rank_, i));
+      store_element(c_.dtype, dst, i, collective_input(c_.seed, c_.op, range, rank_, i, size_, contributors));
     if (device_) {
       upload(*dsend_, send_);
       upload(*drecv_, recv_);

@@ -12,8 +12,10 @@ __device__ inline std::uint64_t first_index() { return blockIdx.x * static_cast<
 __device__ inline std::uint64_t stride() { return static_cast<std::uint64_t>(gridDim.x) * blockDim.x; }
 
 template <typename T>
-__global__ void fill_kernel(T* p, std::uint64_t n, std::uint64_t seed, RedOp op, std::int64_t range, int rank) {
-  for (std::uint64_t i = first_index(); i < n; i += stride()) p[i] = from_double<T>(collective_input(seed, op, range, rank, i));
+__global__ void fill_kernel(T* p, std::uint64_t n, std::uint64_t seed, RedOp op, std::int64_t range, int rank,
+                            int nranks, int contributors) {
+  for (std::uint64_t i = first_index(); i < n; i += stride())
+    p[i] = from_double<T>(collective_input(seed, op, range, rank, i, nranks, contributors));
 }
 
 template <typename T>
@@ -32,11 +34,11 @@ __global__ void corrupt_kernel(T* p) {
 }  // namespace
 
 cudaError_t fill_inputs(DType type, void* p, std::uint64_t n, std::uint64_t seed, RedOp op, std::int64_t range,
-                        int rank, KernelGrid g, cudaStream_t s) {
+                        int rank, int nranks, int contributors, KernelGrid g, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   return cuda::with_storage_type(type, [&](auto zero) {
     using T = decltype(zero);
-    fill_kernel<<<g.blocks, g.threads, 0, s>>>(static_cast<T*>(p), n, seed, op, range, rank);
+    fill_kernel<<<g.blocks, g.threads, 0, s>>>(static_cast<T*>(p), n, seed, op, range, rank, nranks, contributors);
     return cudaGetLastError();
   });
 }

@@ -15,9 +15,9 @@ struct KernelGrid {
   int threads = 256;
 };
 
-// p[i] = collective_input(seed, op, range, rank, i) in `type`, for i < n.
+// p[i] = collective_input(seed, op, range, rank, i, nranks, contributors) in `type`, for i < n.
 cudaError_t fill_inputs(DType type, void* p, std::uint64_t n, std::uint64_t seed, RedOp op, std::int64_t range,
-                        int rank, KernelGrid g, cudaStream_t s);
+                        int rank, int nranks, int contributors, KernelGrid g, cudaStream_t s);
 
 // Adds the number of the n values of `result` that fail coll_value_ok against coll_expected(plan, i)
 // to *wrong (device memory).

@@ -76,11 +76,21 @@ Comm::~Comm() {
   if (mpi_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_);
 }
 
+static_assert(kNcclSuccess == ncclSuccess && kNcclInProgress == ncclInProgress, "nccl_plan.h's codes");
+
 void Comm::call(ncclResult_t rc, const char* call, const std::string& what) {
   if (rc == ncclSuccess) return;
   if (rc == ncclInProgress && comm_ != nullptr) {
     watch(what, [] { return false; }, true);  // issued once NCCL's state turns to success
     return;
+  }
+  if (comm_ != nullptr && error_action(rc, false, false) == ErrorAction::fail_row) {
+    // Refused before anything was queued: this row fails, the communicator measures the next one.
+    const char* last = ncclGetLastError(comm_);
+    const auto& me = members_.at(static_cast<std::size_t>(rank_));
+    throw Error(fmt::format("{} ({}) failed on rank {} ({}): {}{}", what, call, me.world_rank, me.host,
+                            ncclGetErrorString(rc), last != nullptr && *last != '\0' ? fmt::format(": {}", last) : ""),
+                kExitInvalidResult);
   }
   give_up(false, rc, fmt::format("{} ({})", what, call));
 }

@@ -45,7 +45,9 @@ class Comm {
   MPI_Comm mpi() const { return mpi_; }  // the communicator's own MPI duplicate (control messages only)
 
   // The return code of an NCCL call: success returns; ncclInProgress (a non-blocking communicator
-  // still issuing the work) waits until it is issued; an error aborts. `what` names the operation.
+  // still issuing the work) waits until it is issued; an error NCCL returns from the call itself
+  // throws gpuscale::Error (the row fails, the communicator goes on: nccl_plan.h's error_action), while
+  // an asynchronous error or a timeout aborts. `what` names the operation.
   void call(ncclResult_t rc, const char* call, const std::string& what);
   // Waits for everything queued on `stream`.
   void wait(cudaStream_t stream, const std::string& what);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -153,7 +154,9 @@ class NcclRunner final : public CollectiveRunner {
                                  : send_base();
     const std::uint64_t n = collective_input_count(check_case_, rank);
     const auto range = collective_input_range(c_.dtype, c_.op, comm_.size());
-    cuda::check(fill_inputs(c_.dtype, dst, n, c_.seed, c_.op, range, rank, grid_, stream_), "fill_inputs launch");
+    const int contributors = collective_contributors(c_.dtype, c_.op, comm_.size());
+    cuda::check(fill_inputs(c_.dtype, dst, n, c_.seed, c_.op, range, rank, comm_.size(), contributors, grid_, stream_),
+                "fill_inputs launch");
   }
 
   // One operation at iteration `iter`'s offset, exactly the calls nccl-tests makes.
@@ -184,22 +187,38 @@ class NcclRunner final : public CollectiveRunner {
           return comm_.call(ncclAlltoAll(send, recv, count, type_, comm, stream_), "ncclAlltoAll", what_);
 #endif
         const std::uint64_t block = count * es_;
-        comm_.call(ncclGroupStart(), "ncclGroupStart", what_);
-        for (int peer = 0; peer < n; ++peer) {
-          const auto p = static_cast<std::uint64_t>(peer);
-          comm_.call(ncclSend(static_cast<const std::byte*>(send) + p * block, count, type_, peer, comm, stream_),
-                     "ncclSend", what_);
-          comm_.call(ncclRecv(static_cast<std::byte*>(recv) + p * block, count, type_, peer, comm, stream_),
-                     "ncclRecv", what_);
-        }
-        return comm_.call(ncclGroupEnd(), "ncclGroupEnd", what_);
+        return grouped([&] {
+          for (int peer = 0; peer < n; ++peer) {
+            const auto p = static_cast<std::uint64_t>(peer);
+            comm_.call(ncclSend(static_cast<const std::byte*>(send) + p * block, count, type_, peer, comm, stream_),
+                       "ncclSend", what_);
+            comm_.call(ncclRecv(static_cast<std::byte*>(recv) + p * block, count, type_, peer, comm, stream_),
+                       "ncclRecv", what_);
+          }
+        });
       }
       case Collective::sendrecv:
-        comm_.call(ncclGroupStart(), "ncclGroupStart", what_);
-        comm_.call(ncclSend(send, count, type_, (rank + 1) % n, comm, stream_), "ncclSend", what_);
-        comm_.call(ncclRecv(recv, count, type_, (rank - 1 + n) % n, comm, stream_), "ncclRecv", what_);
-        return comm_.call(ncclGroupEnd(), "ncclGroupEnd", what_);
+        return grouped([&] {
+          comm_.call(ncclSend(send, count, type_, (rank + 1) % n, comm, stream_), "ncclSend", what_);
+          comm_.call(ncclRecv(recv, count, type_, (rank - 1 + n) % n, comm, stream_), "ncclRecv", what_);
+        });
     }
+  }
+
+  // Calls between ncclGroupStart and ncclGroupEnd. One NCCL refuses (the row fails, Comm::call) still
+  // closes the group, so the next operation does not join a broken one; an aborted communicator has
+  // nothing left to close.
+  void grouped(const std::function<void()>& calls) {
+    comm_.call(ncclGroupStart(), "ncclGroupStart", what_);
+    try {
+      calls();
+    } catch (const CommunicatorAborted&) {
+      throw;
+    } catch (...) {
+      ncclGroupEnd();
+      throw;
+    }
+    comm_.call(ncclGroupEnd(), "ncclGroupEnd", what_);
   }
 
   Comm& comm_;

@@ -84,4 +84,10 @@ nlohmann::json row_details(const CollectiveSpec& spec, int nranks, int cc_major,
   return j;
 }
 
+ErrorAction error_action(int nccl_result, bool async, bool timed_out) {
+  if (timed_out) return ErrorAction::abort;
+  if (nccl_result == kNcclSuccess || nccl_result == kNcclInProgress) return ErrorAction::none;
+  return async ? ErrorAction::abort : ErrorAction::fail_row;
+}
+
 }  // namespace gpuscale::nccl

@@ -41,6 +41,16 @@ enum class WaitVerdict { done, wait, failed, timed_out };
 // times out (nccl-tests' -T 0).
 WaitVerdict wait_verdict(bool complete, bool async_error, double elapsed_s, double timeout_s);
 
+// What an NCCL error ends. A call's own return code is synchronous: NCCL refused the call (e.g.
+// ncclInvalidArgument for a dtype/op pair) before queueing any work, so the communicator is intact and
+// only that row fails. An asynchronous error (ncclCommGetAsyncError, a CUDA error under queued work) or
+// a timeout leaves work in flight that may never finish: the communicator is aborted and the run ends.
+// `nccl_result` is the ncclResult_t; success and ncclInProgress are no error.
+inline constexpr int kNcclSuccess = 0;     // ncclSuccess (nccl_comm.cpp checks the values)
+inline constexpr int kNcclInProgress = 7;  // ncclInProgress
+enum class ErrorAction { none, fail_row, abort };
+ErrorAction error_action(int nccl_result, bool async, bool timed_out);
+
 // What a row records about NCCL's choices: the algorithm and protocol (NCCL's API does not say which
 // it picked; NCCL_ALGO / NCCL_PROTO when the user fixed them) and, for reductions across ranks on
 // GPUs where NCCL may use NVLink SHARP (NVLS, compute capability 9.0+), that busbw is then not a wire

@@ -10,6 +10,7 @@
 #include "core/term_text.h"
 #include "core/units.h"
 #include "harness/benchmarks/collective_plan.h"
+#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/registry.h"
 
@@ -112,7 +113,8 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     }
     const auto m = collective_methodology(ctx.opts);
     const int n = ctx.group.size();
-    auto runner = ctx.comm->prepare(c);
+    decltype(ctx.comm->prepare(c)) runner;
+    agreed_setup(ctx.group, key(), [&] { runner = ctx.comm->prepare(c); });
     const auto& counts = runner->counts();
     const std::uint64_t es = dtype_size(c.dtype);
     if (m.warmup > 0) runner->time(m.warmup);

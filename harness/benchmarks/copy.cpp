@@ -10,6 +10,7 @@
 #include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
+#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/registry.h"
@@ -92,7 +93,8 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
       return out;
     }
     const auto m = kernel_methodology(ctx.opts);
-    auto transfer = engine->make(c);
+    decltype(engine->make(c)) transfer;
+    agreed_setup(ctx.group, key(), [&] { transfer = engine->make(c); });
     const double bytes = static_cast<double>(copy_bytes_counted(c.kind, c.size_bytes));
     const auto to_gbps = [&](double s) { return bytes / s / 1e9; };
     if (c.mode == PeerMode::all_pairs || !spec_.peer) {

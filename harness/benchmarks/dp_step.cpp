@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/registry.h"
 
@@ -99,7 +100,8 @@ class DpStepBenchmark final : public PointBenchmark<DpStepConfig> {
   RankMeasurement measure(const DpStepConfig& c, RunContext& ctx) const override {
     const auto plan = make_dp_plan(c);
     if (ctx.backend == nullptr || ctx.comm == nullptr) throw Error("dp-step needs a backend and a communicator", 1);
-    auto step = ctx.backend->make_dp_step(c, ctx.group, *ctx.comm, ctx.seed);
+    decltype(ctx.backend->make_dp_step(c, ctx.group, *ctx.comm, ctx.seed)) step;
+    agreed_setup(ctx.group, key(), [&] { step = ctx.backend->make_dp_step(c, ctx.group, *ctx.comm, ctx.seed); });
     const auto m = dp_methodology(ctx.opts);
     const int n = ctx.group.size();
     if (m.warmup > 0) step->time(DpMode::full, m.warmup);

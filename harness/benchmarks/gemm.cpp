@@ -5,6 +5,7 @@
 #include "core/term_text.h"
 #include "core/units.h"
 
+#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/registry.h"
@@ -104,7 +105,8 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
       return out;
     }
     const auto m = gemm_methodology(ctx.opts);
-    auto problem = ctx.device.make_gemm(type, s, ctx.seed);
+    decltype(ctx.device.make_gemm(type, s, ctx.seed)) problem;
+    agreed_setup(ctx.group, key(), [&] { problem = ctx.device.make_gemm(type, s, ctx.seed); });
     const double flops = gemm_flops(s);
     out.reps = time_independent(
         ctx.group, m.warmup, m.reps, [&] { return problem->run(); }, [&](double sec) { return flops / sec / 1e12; });

@@ -75,6 +75,8 @@ def check_complete_run(doc, nranks):
                 fail(f"{r['benchmark']} efficiency at 1 GPU is {eff}, not 1")
             if abs(r["aggregate"] - sum(rv["value"] for rv in r["ranks"])) > 1e-9 * r["aggregate"]:
                 fail(f"{r['benchmark']} aggregate is not the sum of the ranks")
+            if r["benchmark"].startswith("stream."):
+                check_stream_best(r)
         else:
             m = r["metrics"]
             if m["wrong"] != 0:
@@ -92,6 +94,23 @@ def check_complete_run(doc, nranks):
         if seen.get(b) != set(counts):
             fail(f"benchmark {b} has GPU counts {sorted(seen.get(b, []))}, expected {counts}")
     return rows
+
+
+def check_stream_best(r):
+    """STREAM gives BabelStream's figure beside the median: each rank's best repetition (the largest
+    bandwidth, its time from the bytes per pass) and the row's sum of the ranks' bests."""
+    for rv in r["ranks"]:
+        m = rv["metrics"]
+        if m.get("best_gb_s") != rv["stats"]["max"] or not m["best_gb_s"] >= rv["value"]:
+            fail(f"{r['benchmark']} rank {rv['rank']}: best {m.get('best_gb_s')} is not the repetitions' max "
+                 f"{rv['stats']['max']} (median {rv['value']})")
+        want_us = m["bytes_per_pass"] / (m["best_gb_s"] * 1e9) * 1e6
+        if abs(m["best_time_us"] - want_us) > 1e-9 * want_us:
+            fail(f"{r['benchmark']} rank {rv['rank']}: best time {m['best_time_us']} us, expected {want_us}")
+    best = sum(rv["metrics"]["best_gb_s"] for rv in r["ranks"])
+    got = r["metrics"].get("best_aggregate_gb_s")
+    if got is None or abs(got - best) > 1e-9 * best or got < r["aggregate"]:
+        fail(f"{r['benchmark']} k={r['gpu_count']}: best_aggregate_gb_s {got}, expected {best} (>= {r['aggregate']})")
 
 
 def check_dp_step_row(r):

@@ -6,7 +6,11 @@ valid result file holding every point it finished; no gpuscale process may be le
   kill_rank:    SIGKILL to rank 2 of 4 mid-run: the others exit with 6 within 60 s, the file names the lost rank.
   kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; rank 0's last file stays valid.
   stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): the watchdog ends the run
-                with 5, naming the stalled rank, its host and the ranks waiting for it.
+                with 5, naming the stalled rank, its host and the ranks waiting for it (in the setup agreement:
+                the stall comes before rank 2's setup).
+  setup_fail:   rank 1's setup of stream.copy fails (GPUSCALE_TEST_FAULT=setup-fail:stream.copy@1): the 2-GPU row
+                fails on both ranks with rank 1's message, the next point runs, the run ends with 1, not the
+                watchdog's 5.
   resume:       a run killed mid-way, then --resume: the plan completes, finished points are not measured again.
   no_overwrite: run and merge refuse an existing output unless --force; clear errors for bad output folders.
   memory:       a plan larger than the host's memory is refused up front with the numbers (exit 2).
@@ -206,15 +210,15 @@ def case_stall():
     line = [l for l in err.splitlines() if "watchdog:" in l]
     want = (rf"watchdog: all_reduce .* on 4 GPU\(s\) did not finish within 3 s; rank 2 \({re.escape(host2)}, pid "
             rf"{pids[2]}\) stalled in its own work \(computing: all_reduce \(injected stall.*\)\); ranks 0, 1, 3 waited "
-            rf"for it \(in collective: all_reduce\)")
+            rf"for it \(waiting for peers: setup agreement of the GPU count's ranks\)")
     if len(line) != 1 or not re.search(want, line[0]):
         fail(f"expected one watchdog line matching {want!r}, got {line}")
     s = doc["summary"]
     st = s.get("stalled") or {}
     if s["exit_code"] != 5 or s["complete"] or st.get("stalled_ranks") != [2] or st.get("benchmark") != "all_reduce":
         fail(f"summary does not record the stall: {s}")
-    if st.get("gpu_count") != 4 or [r["phase"] for r in st["ranks"]] != ["in collective", "in collective", "computing",
-                                                                          "in collective"]:
+    if st.get("gpu_count") != 4 or [r["phase"] for r in st["ranks"]] != ["waiting for peers", "waiting for peers",
+                                                                          "computing", "waiting for peers"]:
         fail(f"stalled record wrong: {st}")
     triad = [r for r in doc["results"] if r["benchmark"] == "stream.triad"]
     if len(triad) != 3 or any(r["benchmark"] == "all_reduce" for r in doc["results"]):
@@ -223,6 +227,35 @@ def case_stall():
     if took > 60:
         fail(f"the watchdog of 3 s took {took:.0f} s to end the run")
     print(f"ok: stall caught in {took:.1f} s, {len(doc['results'])} rows kept")
+
+
+def case_setup_fail():
+    path = work("setup_fail.json")
+    env = env_with({ENV_FAULT: "setup-fail:stream.copy@1"})
+    # A short watchdog: without the setup agreement rank 0 waits in the first timed barrier, and the
+    # watchdog would end the run with 5 after 10 s.
+    p = start_ranks(2, ["--backend", "cpu", "--quick", "--benchmarks", "stream.copy,stream.triad", "--array-size", "256K",
+                        "--watchdog", "10", "-o", path], env=env)
+    rc, out, err, took = finish(p, 120, "a failed setup on rank 1")
+    if rc != 1:
+        fail(f"exit {rc}, expected 1 (a failed measurement; 5 would be the watchdog)\n{out}\n{err}")
+    doc = load_valid(path)
+    if not doc["summary"]["complete"]:
+        fail(f"the run did not finish: {doc['summary']}")
+    rows = {(r["benchmark"], r["gpu_count"]): r for r in doc["results"]}
+    want = {("stream.copy", 1): "ok", ("stream.copy", 2): "failed", ("stream.triad", 1): "ok", ("stream.triad", 2): "ok"}
+    got = {k: rows[k]["status"] if k in rows else None for k in want}
+    if got != want:
+        fail(f"row statuses {got}, expected {want}")
+    failed = rows[("stream.copy", 2)]
+    errors = {e["rank"]: e.get("error", "") for e in failed["ranks"]}
+    if sorted(errors) != [0, 1]:
+        fail(f"the failed row should hold both ranks' entries: {failed['ranks']}")
+    if "setup failed on rank 1: injected setup failure" not in errors[1]:
+        fail(f"rank 1's entry does not give its own setup failure: {errors[1]!r}")
+    if "setup failed on rank 1" not in errors[0]:
+        fail(f"rank 0's entry does not name rank 1 as the one whose setup failed: {errors[0]!r}")
+    print(f"ok: setup failure on rank 1 failed the 2-GPU row on both ranks, the run finished in {took:.1f} s with 1")
 
 
 def case_resume():
@@ -419,6 +452,7 @@ def parse():
 def main():
     cores = e2e_common.CORES
     cases = {"kill_rank": (case_kill_rank, cores), "kill_rank0": (case_kill_rank0, cores), "stall": (case_stall, cores),
+             "setup_fail": (case_setup_fail, cores),
              "resume": (case_resume, cores), "no_overwrite": (case_no_overwrite, {}), "memory": (case_memory, cores),
              "exit_codes": (case_exit_codes, {})}
     e2e_common.run_case("e2e_fault_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;faults"}, cases, parse)

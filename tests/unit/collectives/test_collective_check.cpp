@@ -135,7 +135,8 @@ Sim make_sim(Collective coll, DType t, RedOp op, int n, int root, u64 seed) {
   const auto range = collective_input_range(t, op, n);
   for (int r = 0; r < n; ++r) {
     std::vector<double> buf;
-    for (u64 i = 0; i < s.c.counts.send; ++i) buf.push_back(collective_input(seed, op, range, r, i));
+    for (u64 i = 0; i < s.c.counts.send; ++i)
+      buf.push_back(collective_input(seed, op, range, r, i, n, collective_contributors(t, op, n)));
     s.send.push_back(std::move(buf));
   }
   return s;
@@ -216,7 +217,8 @@ TEST(CollectiveCheck, FloatAvgAcceptsNcclsRoundingAndNothingFar) {
       backward.assign(forward.rbegin(), forward.rend());
       for (u64 i = 0; i < 512; ++i) {
         std::vector<double> x;
-        for (int r = 0; r < n; ++r) x.push_back(collective_input(c.seed, RedOp::avg, plan.range, r, i));
+        for (int r = 0; r < n; ++r)
+          x.push_back(collective_input(c.seed, RedOp::avg, plan.range, r, i, n, plan.contributors));
         shuffled = forward;
         std::shuffle(shuffled.begin(), shuffled.end(), rng);
         const auto want = coll_expected(plan, i);
@@ -250,7 +252,7 @@ TEST(CollectiveCheck, IntegerAvgWrapsThenDividesTowardZero) {
       for (u64 i = 0; i < 256; ++i) {
         std::int64_t acc = 0;
         for (int r = 0; r < n; ++r) {
-          acc += static_cast<std::int64_t>(collective_input(99, RedOp::avg, range, r, i));
+          acc += static_cast<std::int64_t>(collective_input(99, RedOp::avg, range, r, i, n, n));
           acc = t == DType::int8 ? static_cast<std::int8_t>(static_cast<std::uint8_t>(acc & 0xff))
                                  : static_cast<std::int32_t>(static_cast<std::uint32_t>(acc & 0xffffffff));
         }
@@ -275,13 +277,14 @@ TEST(CollectiveCheck, InputsAreSmallVariedIntegers) {
           EXPECT_EQ(range, 1);
         }
         if (op == RedOp::sum || op == RedOp::avg) {
-          EXPECT_LE(static_cast<double>(range) * n, dtype_exact_integer_limit(t));  // n terms stay exact
+          // the nonzero terms stay exact
+          EXPECT_LE(static_cast<double>(range) * collective_contributors(t, op, n), dtype_exact_integer_limit(t));
         }
         std::set<std::vector<double>> per_rank;
         for (int r = 0; r < n; ++r) {
           std::vector<double> v;
           for (u64 i = 0; i < 64; ++i) {
-            v.push_back(collective_input(1234, op, range, r, i));
+            v.push_back(collective_input(1234, op, range, r, i, n, collective_contributors(t, op, n)));
             ASSERT_EQ(v.back(), std::round(v.back()));
             ASSERT_LE(std::fabs(v.back()), static_cast<double>(range));
             if (op == RedOp::prod) {
@@ -308,7 +311,7 @@ class ThreeRanks : public testing::Test {
  protected:
   static constexpr u64 kSeed = 2024;
   std::int64_t range = collective_input_range(DType::fp32, RedOp::sum, 3);
-  double in(int rank, u64 i) const { return collective_input(kSeed, RedOp::sum, range, rank, i); }
+  double in(int rank, u64 i) const { return collective_input(kSeed, RedOp::sum, range, rank, i, 3, 3); }
   CollCheckCase make(Collective c, CollCounts counts, int root = 0) const {
     return {c, DType::fp32, RedOp::sum, 3, root, counts, kSeed};
   }
@@ -395,8 +398,63 @@ TEST(CollectiveCheck, ManyRankInt8SumsFollowInt8Arithmetic) {
     std::int8_t acc = 0;
     for (int r = 0; r < 300; ++r)
       acc = static_cast<std::int8_t>(
-          static_cast<std::uint8_t>(acc + static_cast<int>(collective_input(5, RedOp::sum, range, r, i))));
+          static_cast<std::uint8_t>(acc + static_cast<int>(collective_input(5, RedOp::sum, range, r, i, 300, 300))));
     EXPECT_EQ(collective_expected(c, 0, i), acc);
+  }
+}
+
+// At any rank count (2..16384) float sums stay exact and the average's bound stays well below the
+// inputs (fp16 and wider): the nonzero terms of each element never leave the type's exact integers. Before, the slack
+// of a float sum exceeded the values themselves at >= 16 ranks for fp8_e5m2, 32 for e4m3, 512 for bf16.
+TEST(CollectiveCheck, FloatBoundsStayTightAtAnyRankCount) {
+  std::vector<int> counts;
+  for (int n = 2; n <= 16384; n *= 2)
+    for (int d : {-1, 0, 1}) counts.push_back(std::clamp(n + d, 2, 16384));
+  std::mt19937 rng(13);
+  for (int j = 0; j < 20; ++j) counts.push_back(2 + static_cast<int>(rng() % 16383));
+  for (DType t : {DType::fp64, DType::fp32, DType::fp16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2}) {
+    const double limit = dtype_exact_integer_limit(t);
+    for (RedOp op : {RedOp::sum, RedOp::avg}) {
+      for (int n : counts) {
+        SCOPED_TRACE(testing::Message() << dtype_name(t) << " " << redop_name(op) << " n=" << n);
+        const CollCheckCase c{Collective::all_reduce, t, op, n, 0, {16, 16, 16, 0, 0}, 0x5eedULL + static_cast<u64>(n)};
+        const auto plan = collective_check_plan(c, 0);
+        ASSERT_GE(plan.contributors, 1);
+        ASSERT_LE(plan.contributors, n);
+        ASSERT_GE(plan.range, 1);
+        // Every partial sum of the nonzero terms is an integer within the exact range, in any order.
+        ASSERT_LE(static_cast<double>(plan.range) * plan.contributors, limit);
+        std::set<double> seen;
+        for (u64 i = 0; i < 16; ++i) {
+          const auto want = coll_expected(plan, i);
+          double magnitude = 0, exact = 0;
+          int nonzero_ranks = 0;
+          for (int r = 0; r < n; ++r) {
+            const double v = collective_input(c.seed, op, plan.range, r, i, n, plan.contributors);
+            seen.insert(v);
+            magnitude += std::fabs(v);
+            exact += v;
+            nonzero_ranks += v != 0;
+          }
+          ASSERT_LE(nonzero_ranks, plan.contributors);
+          if (op == RedOp::sum) {
+            EXPECT_EQ(want.tolerance, 0.0);  // exact: any difference is a wrong value
+            EXPECT_EQ(want.value, exact);
+            EXPECT_LE(std::fabs(want.value), limit);
+          } else {
+            EXPECT_EQ(want.value, exact / n);
+            // The bound is below half the inputs' mean magnitude (it was a multiple of it). Not for fp8:
+            // the mean of many ranks' inputs falls below its resolution (e4m3's smallest subnormal is
+            // 2^-9), so no choice of inputs makes its average precise.
+            const bool fp8 = t == DType::fp8_e4m3 || t == DType::fp8_e5m2;
+            if (magnitude > 0 && !fp8) {
+              EXPECT_LT(want.tolerance, 0.5 * magnitude / n) << "i=" << i;
+            }
+          }
+        }
+        EXPECT_GE(seen.size(), 3u) << "inputs must vary, never constant";
+      }
+    }
   }
 }
 

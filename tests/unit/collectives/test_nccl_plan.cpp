@@ -96,6 +96,22 @@ TEST(NcclPlan, WatchdogVerdicts) {
   EXPECT_EQ(wait_verdict(false, false, 1e9, -1), WaitVerdict::wait);
 }
 
+// A call NCCL refuses (its own return code) fails the row; asynchronous errors and timeouts abort.
+TEST(NcclPlan, SynchronousErrorsFailTheRowAsynchronousOnesAbort) {
+  // ncclResult_t: 1 unhandled CUDA error, 2 system, 3 internal, 4 invalid argument, 5 invalid usage,
+  // 6 remote error.
+  for (int code = 1; code <= 6; ++code) {
+    EXPECT_EQ(error_action(code, false, false), ErrorAction::fail_row) << code;
+    EXPECT_EQ(error_action(code, true, false), ErrorAction::abort) << code;
+    EXPECT_EQ(error_action(code, false, true), ErrorAction::abort) << code;
+  }
+  for (bool async : {false, true}) {
+    EXPECT_EQ(error_action(kNcclSuccess, async, false), ErrorAction::none);
+    EXPECT_EQ(error_action(kNcclInProgress, async, false), ErrorAction::none);
+    EXPECT_EQ(error_action(kNcclSuccess, async, true), ErrorAction::abort) << "a timeout aborts";
+  }
+}
+
 TEST(NcclPlan, RowsRecordAlgorithmAndNvlsNote) {
   const auto& ar = collective_spec(Collective::all_reduce);
   const auto& ag = collective_spec(Collective::all_gather);

@@ -154,5 +154,36 @@ TEST(Plan, GpuCounts) {
   EXPECT_EQ(big.back(), INT_MAX);
 }
 
+
+// Communicators go after the last collective point still to measure, not after each point's use: the
+// plan is points-major, so every collective point needs every GPU count's communicator again.
+TEST(Plan, CommunicatorsGoAfterTheLastCollectivePointToMeasure) {
+  using V = std::vector<bool>;
+  const V none(4, false);
+  EXPECT_EQ(last_communicator_point({false, false, false}, {false, false, false}), std::nullopt);
+  EXPECT_EQ(last_communicator_point({}, {}), std::nullopt);
+  // stream, all_reduce, gemm, all_gather, copy: freed after all_gather (index 3), not after all_reduce.
+  EXPECT_EQ(last_communicator_point({false, true, false, true, false}, V(5, false)), std::optional<std::size_t>(3));
+  EXPECT_EQ(last_communicator_point({true, true, true, true}, none), std::optional<std::size_t>(3));
+  EXPECT_EQ(last_communicator_point({true, false, false, false}, none), std::optional<std::size_t>(0));
+  // A resumed file holds the last collective point: the one before it is the last to need them.
+  EXPECT_EQ(last_communicator_point({false, true, false, true}, {false, false, false, true}),
+            std::optional<std::size_t>(1));
+  EXPECT_EQ(last_communicator_point({true, true}, {true, true}), std::nullopt);
+  // Random plans: the answer is the largest index both collective and still to measure.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = rng() % 12;
+    V coll(n), kept(n);
+    std::optional<std::size_t> want;
+    for (std::size_t i = 0; i < n; ++i) {
+      coll[i] = rng() % 2;
+      kept[i] = rng() % 3 == 0;
+      if (coll[i] && !kept[i]) want = i;
+    }
+    EXPECT_EQ(last_communicator_point(coll, kept), want);
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale
