@@ -223,10 +223,10 @@ void register_all(Device& dev, const Flags& f) {
     for (const auto& spec : kCopyCases) {
       std::vector<CopyCase> cases;
       if (!spec.peer) {
-        cases.push_back({spec.kind, size, 1, PeerDirection::write, f.seed});
+        cases.push_back({spec.kind, size, 1, PeerDirection::write, PeerMode::all_pairs, f.seed});
       } else {
         for (int off = 1; off < copies->visible_gpus(); ++off)
-          for (auto dir : {PeerDirection::write, PeerDirection::read}) cases.push_back({spec.kind, size, off, dir, f.seed});
+          for (auto dir : {PeerDirection::write, PeerDirection::read}) cases.push_back({spec.kind, size, off, dir, PeerMode::all_pairs, f.seed});
       }
       for (const auto& c : cases) {
         if (auto why = copies->unavailable(c)) {
