@@ -10,10 +10,12 @@
 #include "core/error.h"
 #include "world/agree.h"
 #include "cli/commands.h"
+#include "harness/registry.h"
 #include "harness/resume.h"
 #include "harness/run_option_table.h"
 #include "harness/runner.h"
 #include "harness/guard/stop_signal.h"
+#include "peaks/gpu_peaks.h"
 
 namespace gpuscale {
 namespace {
@@ -45,6 +47,8 @@ RunOptions resolve(const RunFlags& f) {
   o.command_line = f.command_line;
   o.given = f.given;
   apply_run_options(Section::measure, o, text);
+  registry().check_names(o.benchmarks);
+  if (!o.backend_options.peaks_file.empty()) load_gpu_peaks_file(o.backend_options.peaks_file);
   o.telemetry = health::resolve_telemetry_flags(f.telemetry);
   apply_run_options(Section::reliability, o, text);
   return o;

@@ -111,7 +111,7 @@ TEST(RunOptionTable, EveryRecordedOptionRoundTrips) {
   for (int round = 0; round < 20; ++round)
     for (const auto& e : run_option_table()) {
       if (!e.record || e.shared) continue;
-      if (e.key == "peaks_file") continue;  // parsing loads the file: the e2e peaks tests cover it
+      if (e.key == "peaks_file") continue;  // the command loads the file (cli/cmd_run.cpp): the e2e peaks tests cover it
       const std::string text = sample_text(e, rng);
       ASSERT_FALSE(text.empty()) << "no sample text for " << e.key << ": add one to this test";
       const RunOptions o = parsed(e, text);
