@@ -112,7 +112,7 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
 
   std::vector<bool> slow(cells.size());
   std::vector<int> pairs_of(n, 0), slow_of(n, 0);
-  std::vector<std::vector<double>> values_of(n);
+  std::vector<std::vector<double>> values_of(n), down_of(n), up_of(n);
   for (std::size_t c = 0; c < cells.size(); ++c) {
     const auto& s = samples[c];
     slow[c] = s.value * (1 + nonneg(s.spread_up)) < f.floor;
@@ -120,18 +120,35 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
       ++pairs_of[member];
       slow_of[member] += slow[c] ? 1 : 0;
       values_of[member].push_back(s.value);
+      down_of[member].push_back(nonneg(s.spread_down));
+      up_of[member].push_back(nonneg(s.spread_up));
     }
   }
+  // The members' own figures: the median of each one's pairs. Their spread is much smaller than the
+  // pairs' (each is a median of many), so a member whose pairs are all somewhat slow stands out here
+  // even where single pairs drown in the noise.
+  std::vector<OutlierSample> members(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (pairs_of[i] >= 2)
+      members[i] = {{m.hosts[i]}, ranks_of(i), median_of(values_of[i]), median_of(down_of[i]), median_of(up_of[i])};
+  const auto mf = outlier_floor(members, rule);
   std::vector<bool> suspect(n, false);
   const char* member = outlier_kind_name(member_kind);
   for (std::size_t i = 0; i < n; ++i) {
-    if (!(slow_of[i] >= 2 && 2 * slow_of[i] > pairs_of[i])) continue;
+    const bool most_slow = slow_of[i] >= 2 && 2 * slow_of[i] > pairs_of[i];
+    const bool median_slow = mf.population > 0 && measured(members[i].value) &&
+                             members[i].value * (1 + members[i].spread_up) < mf.floor;
+    if (!most_slow && !median_slow) continue;
     suspect[i] = true;
     const double v = median_of(values_of[i]);
     out.push_back({member_kind, {m.hosts[i]}, ranks_of(i), v, f.median, 1 - v / f.median,
-                   fmt::format("{} of its {} measured pairs are below the noise floor at {} below the median of {} "
-                               "pairs: the {} is suspect, not its links",
-                               slow_of[i], pairs_of[i], pct(1 - f.floor / f.median), f.population, member)});
+                   most_slow ? fmt::format("{} of its {} measured pairs are below the noise floor at {} below the median "
+                                           "of {} pairs: the {} is suspect, not its links",
+                                           slow_of[i], pairs_of[i], pct(1 - f.floor / f.median), f.population, member)
+                             : fmt::format("the median of its {} pairs is {} below the median of the {} {}s' medians, "
+                                           "beyond their noise floor at {} below: the {} is suspect, not its links",
+                                           pairs_of[i], pct(1 - v / mf.median), mf.population, member,
+                                           pct(1 - mf.floor / mf.median), member)});
   }
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (!slow[c] || suspect[cells[c].i] || suspect[cells[c].j]) continue;

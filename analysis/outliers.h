@@ -79,7 +79,8 @@ struct PairMatrix {
 
 // Outliers of a pair matrix with attribution. The measured pairs form one population (the rule above);
 // a member is suspect (a record of member_kind: node, or gpu for a GPU-pair matrix) when more than half
-// of its measured pairs, and at least 2, are slow; its record's value is the median of its pairs. A
+// of its measured pairs, and at least 2, are slow, or when the median of its pairs is an outlier (the
+// same rule) among the members' medians; its record's value is the median of its pairs. A
 // slow pair with no suspect member is a link suspect (a record of kind pair, both members' hosts and
 // ranks); slow pairs of a suspect member are explained by it and not listed again. Members first (in
 // member order), then pairs (row-major). Throws std::invalid_argument on a matrix of the wrong shape.

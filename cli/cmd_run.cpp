@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/fault.h"
 #include "world/agree.h"
+#include "world/test_hosts.h"
 #include "cli/commands.h"
 #include "harness/registry.h"
 #include "harness/resume.h"
@@ -89,6 +91,8 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
       try {
         RunOptions opts;
         try {
+          if (auto hosts = test_hosts_from_env(world.size())) world.act_as_hosts(std::move(*hosts));
+          plant_slowdown(slow_host_factor(world.host()));  // GPUSCALE_TEST_FAULT slow-host, for the host it acts as
           opts = resolve(*flags);  // deterministic: every rank fails alike, rank 0 says so
         } catch (const Error& e) {
           throw AgreedError(e.what(), e.exit_code());

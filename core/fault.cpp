@@ -1,5 +1,6 @@
 #include "core/fault.h"
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -64,6 +65,25 @@ double slow_host_factor(std::string_view fault_list, std::string_view host) {
 double slow_host_factor(std::string_view host) {
   const char* env = std::getenv(kFaultEnv);
   return env == nullptr ? 1 : slow_host_factor(env, host);
+}
+
+namespace {
+std::atomic<double> g_slowdown{1.0};
+}  // namespace
+
+void plant_slowdown(double factor) { g_slowdown.store(factor > 1 ? factor : 1.0); }
+
+double planted_slowdown() { return g_slowdown.load(); }
+
+double stretch_timed(double seconds) {
+  const double f = planted_slowdown();
+  if (f <= 1 || !(seconds > 0)) return seconds;
+  // Busy, not asleep: a slow GPU or node still holds what it runs on, so the planted host does not
+  // hand its share of a shared test machine to the others (which would make them look fast).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>((f - 1) * seconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  return seconds * f;
 }
 
 void stall_for_test() {

@@ -37,6 +37,15 @@ double slow_host_factor(std::string_view fault_list, std::string_view host);
 // The same for GPUSCALE_TEST_FAULT (1 when unset).
 double slow_host_factor(std::string_view host);
 
+// The planted slowdown of this process: the run sets it once, from slow_host_factor of the host its
+// rank acts as (world/test_hosts.h), before anything is timed. 1 (the default) plants nothing.
+void plant_slowdown(double factor);
+double planted_slowdown();
+// One timed measurement of `seconds` under the planted slowdown: it really takes `factor` times as
+// long (the calling thread spins for the difference, so the peers of a collective wait for it as they
+// would for a slow node) and the stretched seconds are returned. Without a planted slowdown: `seconds`.
+double stretch_timed(double seconds);
+
 // Hangs the calling thread for good ("stall:" faults): only the watchdog or a signal ends the process.
 [[noreturn]] void stall_for_test();
 

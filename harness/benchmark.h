@@ -57,6 +57,8 @@ struct RunContext {
   const RunOptions& opts;
   std::uint64_t seed;
   Backend* backend = nullptr;  // workloads the backend builds from device and communicator (dp-step)
+  // The host every world rank acts as (the fleet benchmarks find the nodes of their group with it).
+  const std::vector<std::string>* hosts = nullptr;
 };
 
 // One rank's measurement of one point.
@@ -107,6 +109,12 @@ struct BenchmarkInfo {
   Efficiency efficiency = Efficiency::per_device;
   std::vector<ParamDoc> parameters;
   std::vector<std::string> backends;  // backends it runs on
+  // Measured once, at the job's full size, not at every GPU count: the fleet benchmarks, which split
+  // the whole job into node pairs or GPU pairs themselves (docs/fleet.md).
+  bool whole_job = false;
+  // Left out of the default selection and of "all" (selected by its key or group): the fleet
+  // benchmarks, whose node-pair tournament costs N - 1 rounds on N nodes (docs/fleet.md).
+  bool opt_in = false;
 };
 
 // The interface the run loop, the plan and resume use: a point's parameters travel as JSON (they are

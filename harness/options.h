@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis/outliers.h"
 #include "backends/backend_options.h"
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
 #include "health/telemetry_options.h"
+#include "harness/tiling.h"
 #include "kernels/gemm_spec.h"
 
 namespace gpuscale {
@@ -43,6 +45,11 @@ struct RunOptions {
   std::optional<int> dp_depth;                  // dp-step: layers
   std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
+  // Fleet coverage (docs/fleet.md).
+  TilingMode tiling = TilingMode::concurrent;   // --tiling: how the ranks are cut into groups at each count
+  double outlier = kDefaultOutlierFraction;     // --outlier: how far below the median an outlier is
+  std::optional<int> pairs_rounds;              // --pairs-rounds: sampled tournament rounds; unset = every pair
+  bool fail_on_outliers = false;                // --fail-on-outliers: a run that names outliers exits 1
   std::vector<std::string> command_line;        // argv, recorded in the result file
   // Reliability (docs/reliability.md).
   std::string resume;                           // --resume FILE: continue the interrupted run in FILE

@@ -44,8 +44,13 @@ std::vector<const Benchmark*> Registry::select(const std::vector<std::string>& n
   auto runs_here = [&](const Benchmark& b) { return runs_on(b, backend) && (device == nullptr || b.available(*device)); };
   std::vector<const Benchmark*> out;
   if (names.empty() || std::find(names.begin(), names.end(), "all") != names.end()) {
+    // Everything but the opt-in benchmarks (the fleet group), unless they are named too ("all,fleet").
+    auto named = [&](const Benchmark& b) {
+      return std::find(names.begin(), names.end(), b.key()) != names.end() ||
+             std::find(names.begin(), names.end(), b.group()) != names.end();
+    };
     for (const auto& b : benchmarks_)
-      if (runs_here(*b)) out.push_back(b.get());
+      if (runs_here(*b) && (!b->info().opt_in || named(*b))) out.push_back(b.get());
     return out;
   }
   for (const auto& name : names) {
@@ -79,6 +84,7 @@ const Registry& registry() {
     register_copy_benchmarks(reg);
     register_collective_benchmarks(reg);
     register_training_benchmarks(reg);
+    register_fleet_benchmarks(reg);
     return reg;
   }();
   return r;

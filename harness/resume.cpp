@@ -164,11 +164,15 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
   }
   ResumePlan out;
   out.done.resize(list->size());
-  for (std::size_t i = 0; i < list->size(); ++i)
-    out.done[i] = std::all_of(counts.begin(), counts.end(), [&](int k) {
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    // A whole-job point (the fleet benchmarks) has its one row at the job's full size.
+    const auto& whole = (*list)[i].contains("whole_job") ? (*list)[i].at("whole_job") : json(false);
+    const std::vector<int> needed = whole.is_boolean() && whole.get<bool>() ? std::vector<int>{counts.back()} : counts;
+    out.done[i] = std::all_of(needed.begin(), needed.end(), [&](int k) {
       auto it = status[i].find(k);
       return it != status[i].end() && (it->second == "ok" || it->second == "skipped");
     });
+  }
   out.kept_rows = json::array();
   for (const auto& row : doc.at("results"))
     if (out.done[index.at(point_key(row.at("benchmark"), row.at("params")))]) out.kept_rows.push_back(row);

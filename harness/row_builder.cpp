@@ -53,6 +53,11 @@ ResultRow build_row(const RowInputs& in) {
                : any_invalid ? RowStatus::invalid
                              : RowStatus::ok;
   if (!in.ranks.empty()) row.metrics = in.ranks.front().m.row_metrics;
+  // The fleet benchmarks' pair matrices are the row's own field, not one of its figures.
+  if (row.metrics.contains("matrices")) {
+    row.matrices = row.metrics["matrices"];
+    row.metrics.erase("matrices");
+  }
   row.expected_peak = in.peak.value;
   row.peak_source = in.peak.source;
 

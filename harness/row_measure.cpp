@@ -1,67 +1,109 @@
 #include "harness/row_measure.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/fault.h"
 #include "harness/guard/run_guard.h"
 #include "harness/measurement_json.h"
 #include "harness/row_builder.h"
+#include "harness/row_groups.h"
 #include "world/activity.h"
 
 namespace gpuscale {
 
-ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, Group& group, std::unique_ptr<Communicator>& comm_of_group,
-                    int k, std::uint64_t seed, const std::optional<double>& single, const RowRun& run) {
+namespace {
+
+// This rank's measurement of the point in its group.
+RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
+                             const RowRun& run) {
   RankMeasurement m;
-  if (group.member()) {
-    auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
-    try {
-      Communicator* comm = nullptr;
-      if (b.scope() == Scope::collective) {
-        if (!comm_of_group) {
-          ActivityScope setup(Phase::collective, "creating the communicator");
-          comm_of_group = watch_communicator(run.backend.make_communicator(group));
-        }
-        comm = comm_of_group.get();
+  auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
+  try {
+    Communicator* comm = nullptr;
+    if (b.scope() == Scope::collective) {
+      if (!count.comm) {
+        ActivityScope setup(Phase::collective, "creating the communicator");
+        count.comm = watch_communicator(run.backend.make_communicator(*count.group));
       }
-      RunContext ctx{run.backend.device(), comm, group, run.opts, seed, &run.backend};
-      ActivityScope working(Phase::computing, b.key());
-      if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
-      if (fault_injected(fmt::format("stall:{}@{}", b.key(), run.world.rank()))) {
-        ActivityScope stalled(Phase::computing, b.key() + " (injected stall, GPUSCALE_TEST_FAULT)");
-        stall_for_test();
-      }
-      m = b.run(params, ctx);
-    } catch (const CommunicatorAborted&) {
-      throw;  // the group cannot measure again: the run ends (runner.cpp)
-    } catch (const std::exception& e) {
-      m = RankMeasurement{};
-      m.failed = true;
-      m.message = e.what();
+      comm = count.comm.get();
     }
-    run.telemetry.attach(window, m.metrics);
+    RunContext ctx{run.backend.device(), comm, *count.group, run.opts, seed, &run.backend, &run.world.hosts()};
+    ActivityScope working(Phase::computing, b.key());
+    if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
+    if (fault_injected(fmt::format("stall:{}@{}", b.key(), run.world.rank()))) {
+      ActivityScope stalled(Phase::computing, b.key() + " (injected stall, GPUSCALE_TEST_FAULT)");
+      stall_for_test();
+    }
+    m = b.run(params, ctx);
+  } catch (const CommunicatorAborted&) {
+    throw;  // the group cannot measure again: the run ends (runner.cpp)
+  } catch (const std::exception& e) {
+    m = RankMeasurement{};
+    m.failed = true;
+    m.message = e.what();
   }
-  const auto gathered = run.world.gather_to_root(group.member() ? measurement_to_json(m).dump() : std::string());
+  run.telemetry.attach(window, m.metrics);
+  return m;
+}
+
+}  // namespace
+
+CountGroups make_count_groups(const World& world, int k, TilingMode mode) {
+  CountGroups c;
+  c.tiling = tile(world.hosts(), world.local_ranks(), k, mode);
+  c.rounds = tiling_rounds(c.tiling);
+  c.mine = group_of_rank(c.tiling, world.rank());
+  int key = 0;  // the rank's place in its group: groups list their ranks in node order
+  if (c.mine >= 0) {
+    const auto& ranks = c.tiling.groups[static_cast<std::size_t>(c.mine)].ranks;
+    key = static_cast<int>(std::find(ranks.begin(), ranks.end(), world.rank()) - ranks.begin());
+  }
+  c.group = std::make_unique<Group>(world, c.mine, key);
+  return c;
+}
+
+ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
+                      const std::optional<double>& single, const RowRun& run) {
+  RankMeasurement m;
+  for (const auto& round : count.rounds) {
+    if (count.mine >= 0 && std::find(round.begin(), round.end(), count.mine) != round.end())
+      m = measure_mine(b, params, count, seed, run);
+    // Sequential tiling: the next group starts when this one has finished.
+    if (count.rounds.size() > 1) run.world.barrier();
+  }
+  const auto gathered = run.world.gather_to_root(count.mine >= 0 ? measurement_to_json(m).dump() : std::string());
   if (run.world.rank() != 0) return {};
-  RowInputs in;
-  in.benchmark = b.key();
-  in.scope = b.scope();
-  in.unit = b.unit();
-  in.params = params;
-  in.gpu_count = k;
-  in.nodes = nodes_spanned(run.topo, k);
-  in.topology = topology_label(run.topo, k);
-  in.single_rank_value = single;
-  in.efficiency = b.efficiency();
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    if (gathered[r].empty()) continue;
-    const auto& id = run.ranks[r];
-    in.ranks.push_back({static_cast<int>(r), id["host"].get<std::string>(), id["device"]["index"].get<int>(),
-                        measurement_from_json(nlohmann::json::parse(gathered[r]))});
-  }
+  const int k = count.tiling.k;
   const DeviceInfo& dev = run.backend.device().info();
-  in.peak = b.expected_peak(params, PeakContext{dev, run.backend.peaks(), run.links}, in.topology);
-  auto row = build_row(in);
+  std::vector<GroupRow> parts;
+  for (const auto& g : count.tiling.groups) {
+    RowInputs in;
+    in.benchmark = b.key();
+    in.scope = b.scope();
+    in.unit = b.unit();
+    in.params = params;
+    in.gpu_count = k;
+    in.nodes = static_cast<int>(g.nodes.size());
+    in.topology = group_topology(k, in.nodes);
+    in.single_rank_value = single;
+    in.efficiency = b.efficiency();
+    std::vector<std::string> hosts;
+    for (int r : g.ranks) {
+      const auto& id = run.ranks[static_cast<std::size_t>(r)];
+      const auto host = id["host"].get<std::string>();
+      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+      in.ranks.push_back({r, host, id["device"]["index"].get<int>(),
+                          measurement_from_json(nlohmann::json::parse(gathered[static_cast<std::size_t>(r)]))});
+    }
+    in.peak = b.expected_peak(params, PeakContext{dev, run.backend.peaks(), run.links}, in.topology);
+    RowGroup group;
+    group.hosts = std::move(hosts);
+    group.ranks = g.ranks;
+    parts.push_back({std::move(group), build_row(in)});
+  }
+  auto row = combine_group_rows(std::move(parts), count.tiling.idle);
   health::flag_throttled(row);  // measurements taken while a GPU was throttled say so
   return row;
 }

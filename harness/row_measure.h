@@ -10,6 +10,7 @@
 #include "harness/benchmark.h"
 #include "harness/options.h"
 #include "harness/plan.h"
+#include "harness/tiling.h"
 #include "health/run_telemetry.h"
 #include "results/result_file.h"
 #include "world/world.h"
@@ -27,11 +28,24 @@ struct RowRun {
   const nlohmann::json& ranks;  // rank 0: the result document's rank identities
 };
 
-// Measures `params` of `b` on the k ranks of `group`; `comm_of_group` is the group's communicator,
-// made here when a collective first needs it. Rank 0 gets the row, other ranks an empty one. A
+// One GPU count of the run on this rank: how the ranks are tiled into groups (harness/tiling.h), when
+// each group measures, and this rank's own group and its communicator.
+struct CountGroups {
+  Tiling tiling;
+  std::vector<std::vector<int>> rounds;  // tiling_rounds(tiling)
+  int mine = -1;                         // this rank's group index, or -1 when it is idle at this count
+  std::unique_ptr<Group> group;          // this rank's group (not a member when idle)
+  std::unique_ptr<Communicator> comm;    // the group's communicator, made when a collective first needs it
+};
+
+// The groups of GPU count k on this rank; every rank calls it (one MPI_Comm_split).
+CountGroups make_count_groups(const World& world, int k, TilingMode mode);
+
+// Measures `params` of `b` on every group of `count`, round after round. Rank 0 gets the row (the
+// median group's figure with every group kept, harness/row_groups.h), other ranks an empty one. A
 // CommunicatorAborted passes through (the group cannot measure again); any other error is the rank's
 // failed measurement.
-ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, Group& group, std::unique_ptr<Communicator>& comm_of_group,
-                      int k, std::uint64_t seed, const std::optional<double>& single, const RowRun& run);
+ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
+                      const std::optional<double>& single, const RowRun& run);
 
 }  // namespace gpuscale

@@ -11,6 +11,8 @@
 
 #include "core/error.h"
 #include "core/units.h"
+#include "harness/fleet_options.h"
+#include "harness/tiling.h"
 
 namespace gpuscale {
 
@@ -247,6 +249,35 @@ std::vector<RunOption> make_table() {
   add({.names = "--dp-bucket", .key = "dp_bucket", .help = "dp-step: gradient bucket cap (default 25M, DDP's)",
        .parse = size_text<&O::dp_bucket>, .recorded = shapes, .record = record_value<&O::dp_bucket>,
        .adopt = adopt_size<&O::dp_bucket>});
+  // Fleet coverage (docs/fleet.md).
+  add({.names = "--tiling", .key = "tiling",
+       .help = "at each GPU count k: concurrent (every disjoint group of k ranks at once), sequential (one group "
+               "after another) or first (only the first k ranks)",
+       .initial = "concurrent",
+       .parse = [](O& o, const std::string& s, const std::string&) { o.tiling = parse_tiling_mode(s); },
+       .recorded = shapes, .record = [](const O& o) { return json(tiling_mode_name(o.tiling)); },
+       .adopt = [](O& o, const json& j) {
+         try {
+           if (!j.is_string()) throw Error("");
+           o.tiling = parse_tiling_mode(j.get<std::string>());
+         } catch (const Error&) {
+           throw BadRecordedValue{"\"concurrent\", \"sequential\" or \"first\""};
+         }
+       }});
+  add({.names = "--outlier", .key = "outlier",
+       .help = "fleet: name a group, node, pair or GPU more than this fraction below the median (and outside the "
+               "noise) an outlier (default 0.1)",
+       .parse = [](O& o, const std::string& s, const std::string&) { o.outlier = parse_outlier_fraction(s); },
+       .recorded = label, .record = [](const O& o) { return json(o.outlier); }});
+  add({.names = "--pairs-rounds", .key = "pairs_rounds",
+       .help = "fleet pairs: measure this many seeded random rounds of the node-pair tournament (default: all, "
+               "every pair)",
+       .parse = [](O& o, const std::string& s, const std::string&) { o.pairs_rounds = parse_pairs_rounds(s); },
+       .recorded = shapes, .record = record_value<&O::pairs_rounds>, .adopt = adopt_int<&O::pairs_rounds, 1>});
+  add({.names = "--fail-on-outliers", .key = "fail_on_outliers",
+       .help = "exit 1 when the run names an outlier (a Slurm acceptance job fails on it)", .is_switch = true,
+       .parse = switch_text<&O::fail_on_outliers>, .recorded = label,
+       .record = [](const O& o) { return json(o.fail_on_outliers); }});
   add({.names = "--no-telemetry", .key = "telemetry", .help = "GPU telemetry (health/telemetry_options.h)",
        .shared = true, .recorded = label, .record = [](const O& o) {
          return json{{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}};

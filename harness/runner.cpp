@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.h"
+#include "analysis/fleet_outliers.h"
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
@@ -40,7 +41,10 @@ nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& 
   PlanContext ctx{opts, backend.device(), backend.name(), world.size(), backend.collective_transports()};
   nlohmann::json plan = {{"points", nlohmann::json::array()}};
   for (const Benchmark* b : benches)
-    for (auto& p : b->cases(ctx)) plan["points"].push_back({{"benchmark", b->key()}, {"params", std::move(p)}});
+    for (auto& p : b->cases(ctx)) {
+      plan["points"].push_back({{"benchmark", b->key()}, {"params", std::move(p)}});
+      if (b->info().whole_job) plan["points"].back()["whole_job"] = true;  // one row, at the full size (resume reads it)
+    }
   if (plan["points"].empty())
     throw Error("nothing to measure: the selected benchmarks have no point for these options (see gpuscale list)");
   // 53 bits: exact in every JSON reader (JavaScript and Python floats included).
@@ -143,6 +147,12 @@ class Run {
     return true;
   }
 
+  // The fleet benchmarks measure once, at the job's full size; every other benchmark at every count.
+  bool measured_at(const Benchmark& b, int k) const { return !b.info().whole_job || k == world_.size(); }
+  std::size_t rows_of_point(const Benchmark& b) const {
+    return static_cast<std::size_t>(std::count_if(counts_.begin(), counts_.end(), [&](int k) { return measured_at(b, k); }));
+  }
+
   DemandContext demand_context() const { return {opts_, backend_->name(), world_.size()}; }
 
   // Before measuring: every point still to measure fits in a rank's memory; the watchdog and the
@@ -163,8 +173,8 @@ class Run {
       fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", guard_->sentinel_problem());
   }
 
-  // The file's first version (rank 0), and one group per GPU count on every rank (communicators are
-  // made when a collective first needs them).
+  // The file's first version (rank 0), and this rank's group at every GPU count (harness/tiling.h;
+  // communicators are made when a collective first needs them).
   void start_document() {
     agree(world_, [&] {
       if (world_.rank() != 0) return;
@@ -178,18 +188,14 @@ class Run {
       keeper_.open(path_, replace_);
       write();
     });
-    for (int k : counts_) {
-      const auto members = participants(topo_, k);
-      const bool member = std::find(members.begin(), members.end(), world_.rank()) != members.end();
-      const auto pos = std::find(topo_.packed_order.begin(), topo_.packed_order.end(), world_.rank());
-      groups_.push_back(std::make_unique<Group>(world_, member, static_cast<int>(pos - topo_.packed_order.begin())));
-      comms_.emplace_back();
-    }
+    for (int k : counts_) count_groups_.push_back(make_count_groups(world_, k, opts_.tiling));
   }
 
   // Every point still to measure, at every GPU count, until the end or a stop signal.
   void measure() {
-    total_ = static_cast<std::size_t>(std::count(kept_.begin(), kept_.end(), false)) * counts_.size();
+    total_ = 0;
+    for (std::size_t pi = 0; pi < kept_.size(); ++pi)
+      if (!kept_[pi]) total_ += rows_of_point(*registry().find(plan_["points"][pi]["benchmark"].get<std::string>()));
     Progress progress(total_, world_.rank() == 0);
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
@@ -213,7 +219,7 @@ class Run {
 
   void free_communicators() {
     ActivityScope freeing(Phase::collective, "freeing the communicators");
-    for (auto& c : comms_) c.reset();
+    for (auto& c : count_groups_) c.comm.reset();
   }
 
   // One point at every GPU count; the file is rewritten after it.
@@ -224,8 +230,12 @@ class Run {
     std::optional<double> single;
     for (std::size_t ki = 0; ki < counts_.size(); ++ki) {
       const int k = counts_[ki];
-      guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), budget});
-      auto row = measure_row(*b, point["params"], *groups_[ki], comms_[ki], k, seed_, single,
+      if (!measured_at(*b, k)) continue;
+      auto& count = count_groups_[ki];
+      // Sequential tiling measures the groups one after another: the point's budget is per group.
+      const double row_budget = budget * static_cast<double>(std::max<std::size_t>(1, count.rounds.size()));
+      guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), row_budget});
+      auto row = measure_row(*b, point["params"], count, seed_, single,
                              {world_, *backend_, *telemetry_, opts_, topo_, links_, doc_["ranks"]});
       if (world_.rank() == 0) {
         // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
@@ -260,9 +270,17 @@ class Run {
       code = !complete ? kExitInterrupted : rows_valid(rows_) ? kExitOk : kExitInvalidResult;
       doc_["finished_utc"] = utc_timestamp(Clock::now());
       doc_["analysis"] = analysis_section(doc_, rows_);  // stragglers (docs/results.md)
+      // Outliers of the groups, node pairs and GPU pairs (docs/fleet.md).
+      OutlierRule rule;
+      rule.fraction = opts_.outlier;
+      doc_["analysis"].update(fleet_outliers(rows_, doc_["ranks"], rule));
+      const bool outliers = !doc_["analysis"]["outliers"].empty();
+      if (complete && code == kExitOk && outliers && opts_.fail_on_outliers) code = kExitInvalidResult;
       write(complete, code);
       fmt::print("{}", format_summary(rows_));
       fmt::print("{}", format_health(health, rows_));
+      fmt::print("{}", format_fleet_outliers(doc_["analysis"]));
+      if (outliers && opts_.fail_on_outliers) fmt::print(stderr, "gpuscale: the run names outliers (--fail-on-outliers): exit 1\n");
       fmt::print("\nresults: {}\n", keeper_.path());
       if (!interrupted_.empty())
         fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done_, total_,
@@ -331,8 +349,7 @@ class Run {
   std::vector<int> counts_;
   LinkPeaks links_;
   Topology topo_;
-  std::vector<std::unique_ptr<Group>> groups_;
-  std::vector<std::unique_ptr<Communicator>> comms_;
+  std::vector<CountGroups> count_groups_;  // this rank's group at each GPU count
   // Measuring.
   std::size_t total_ = 0, done_ = 0;  // rows to measure, rows measured
   int stop_ = 0;                      // the stop signal every rank saw, or 0

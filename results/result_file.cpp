@@ -1,5 +1,6 @@
 #include "results/result_file.h"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -46,6 +47,46 @@ void from_json(const nlohmann::json& j, RankValue& v) {
   v.metrics = j.value("metrics", nlohmann::json::object());
 }
 
+void to_json(nlohmann::json& j, const RowGroup& g) {
+  j = {{"hosts", g.hosts},
+       {"ranks", g.ranks},
+       {"value", opt(g.value)},
+       {"status", row_status_name(g.status)},
+       {"spread_down", g.spread_down},
+       {"spread_up", g.spread_up}};
+}
+
+void from_json(const nlohmann::json& j, RowGroup& g) {
+  j.at("hosts").get_to(g.hosts);
+  j.at("ranks").get_to(g.ranks);
+  g.value = get_opt<double>(j, "value");
+  auto status = parse_row_status(j.at("status").get<std::string>());
+  if (!status) throw nlohmann::json::other_error::create(501, "unknown group status", &j);
+  g.status = *status;
+  g.spread_down = j.value("spread_down", 0.0);
+  g.spread_up = j.value("spread_up", 0.0);
+}
+
+namespace {
+
+// count, min, median, max and spread ((max - min) / median) of the groups with a value.
+nlohmann::json group_summary(const std::vector<RowGroup>& groups) {
+  std::vector<double> v;
+  for (const auto& g : groups)
+    if (g.value) v.push_back(*g.value);
+  nlohmann::json out = {{"count", groups.size()}, {"measured", v.size()}};
+  if (v.empty()) return out;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  out["min"] = v.front();
+  out["median"] = median;
+  out["max"] = v.back();
+  out["spread"] = median > 0 ? (v.back() - v.front()) / median : 0.0;
+  return out;
+}
+
+}  // namespace
+
 void to_json(nlohmann::json& j, const ResultRow& r) {
   j = {{"benchmark", r.benchmark},
        {"scope", r.scope},
@@ -64,6 +105,12 @@ void to_json(nlohmann::json& j, const ResultRow& r) {
        {"peak_source", r.peak_source},
        {"metrics", r.metrics},
        {"errors", r.errors}};
+  if (!r.groups.empty()) {
+    j["groups"] = r.groups;
+    j["group_summary"] = group_summary(r.groups);
+  }
+  if (!r.idle_ranks.empty()) j["idle_ranks"] = r.idle_ranks;
+  if (r.matrices.is_array()) j["matrices"] = r.matrices;
 }
 
 void from_json(const nlohmann::json& j, ResultRow& r) {
@@ -86,6 +133,9 @@ void from_json(const nlohmann::json& j, ResultRow& r) {
   j.at("peak_source").get_to(r.peak_source);
   r.metrics = j.value("metrics", nlohmann::json::object());
   j.at("errors").get_to(r.errors);
+  if (j.contains("groups")) j.at("groups").get_to(r.groups);
+  if (j.contains("idle_ranks")) j.at("idle_ranks").get_to(r.idle_ranks);
+  if (j.contains("matrices") && j.at("matrices").is_array()) r.matrices = j.at("matrices");
 }
 
 std::string row_key(const ResultRow& r) {

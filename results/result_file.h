@@ -32,6 +32,17 @@ enum class RowStatus { ok, invalid, failed, skipped };
 std::string_view row_status_name(RowStatus s);
 std::optional<RowStatus> parse_row_status(std::string_view s);
 
+// One group of a tiled GPU count (docs/fleet.md): gpu_count ranks that measured together, at the same
+// time as the count's other groups (--tiling concurrent) or alone (sequential).
+struct RowGroup {
+  std::vector<std::string> hosts;  // distinct hosts of its ranks, in rank order
+  std::vector<int> ranks;          // world ranks, ascending
+  std::optional<double> value;     // its figure in the row's unit; null unless its measurement is ok
+  RowStatus status = RowStatus::ok;
+  double spread_down = 0;          // typical (median over its ranks) relative repetition spread below / above
+  double spread_up = 0;
+};
+
 struct ResultRow {
   std::string benchmark;                            // registry key, e.g. "stream.triad"
   std::string scope;                                // "independent" or "collective"
@@ -50,10 +61,18 @@ struct ResultRow {
   std::string peak_source;                           // where the peak came from, or why it is unknown
   nlohmann::json metrics = nlohmann::json::object();  // row-level figures (collective: size, time, algbw, busbw, wrong)
   std::vector<std::string> errors;
+  // Fleet coverage (docs/fleet.md): every group of the count, the ranks that measured nothing at it,
+  // and the pair matrices of the fleet benchmarks (an array, or null). The file also carries
+  // group_summary (count, min, median, max, spread), written from the groups.
+  std::vector<RowGroup> groups;
+  std::vector<int> idle_ranks;
+  nlohmann::json matrices;
 };
 
 void to_json(nlohmann::json& j, const RankValue& v);
 void from_json(const nlohmann::json& j, RankValue& v);
+void to_json(nlohmann::json& j, const RowGroup& g);
+void from_json(const nlohmann::json& j, RowGroup& g);
 void to_json(nlohmann::json& j, const ResultRow& r);
 void from_json(const nlohmann::json& j, ResultRow& r);
 

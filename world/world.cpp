@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "world/activity.h"
+#include "world/test_hosts.h"
 
 namespace gpuscale {
 namespace {
@@ -83,6 +85,12 @@ World::World(int* argc, char*** argv) {
   for (const auto& s : gatherv(MPI_COMM_WORLD, std::to_string(local_rank_), true, 0)) local_ranks_.push_back(std::stoi(s));
 }
 
+void World::act_as_hosts(std::vector<std::string> hosts) {
+  if (hosts.size() != hosts_.size()) throw Error("internal: act_as_hosts needs one host per rank");
+  local_ranks_ = local_ranks_of(hosts);
+  hosts_ = std::move(hosts);
+}
+
 World::~World() {
   if (finalize_) MPI_Finalize();
 }
@@ -145,6 +153,17 @@ Group::Group(const World& world, bool member, int key) {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
 }
 
+Group::Group(const World& world, int colour, int key) {
+  check(MPI_Comm_split(world.comm(), colour < 0 ? MPI_UNDEFINED : colour, key, &comm_), "MPI_Comm_split");
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
+Group::Group(const Group& parent, int colour, int key) {
+  ActivityScope wait(Phase::waiting, "splitting the GPU count's ranks");
+  check(MPI_Comm_split(parent.comm(), colour < 0 ? MPI_UNDEFINED : colour, key, &comm_), "MPI_Comm_split");
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
 Group::~Group() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
@@ -170,6 +189,17 @@ std::vector<double> Group::allgather(double mine) const {
   ActivityScope wait(Phase::waiting, "allgather of the GPU count's ranks");
   std::vector<double> out(static_cast<std::size_t>(size()));
   check(MPI_Allgather(&mine, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, comm_), "MPI_Allgather");
+  return out;
+}
+
+std::vector<double> Group::allgather(const std::vector<double>& mine) const {
+  ActivityScope wait(Phase::waiting, "allgather of the GPU count's ranks");
+  const auto n = mine.size();
+  if (n > static_cast<std::size_t>(INT32_MAX) / static_cast<std::size_t>(std::max(1, size())))
+    throw Error("allgather: too many values", 1);
+  std::vector<double> out(n * static_cast<std::size_t>(size()));
+  check(MPI_Allgather(mine.data(), static_cast<int>(n), MPI_DOUBLE, out.data(), static_cast<int>(n), MPI_DOUBLE, comm_),
+        "MPI_Allgather");
   return out;
 }
 

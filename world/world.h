@@ -25,6 +25,10 @@ class World {
   const std::vector<std::string>& hosts() const { return hosts_; }  // host of every world rank
   const std::vector<int>& local_ranks() const { return local_ranks_; }  // local rank of every world rank
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
+  // Test-only (GPUSCALE_TEST_HOSTS, world/test_hosts.h): from here on the ranks act as nodes of these
+  // names (one per rank) in host(), hosts() and local_ranks(), so placement, tiling and every host
+  // field see them. local_rank() and local_size() stay the real ones: they bind devices and threads.
+  void act_as_hosts(std::vector<std::string> hosts);
   std::string library_version() const;
 
   void barrier() const;
@@ -49,6 +53,12 @@ class World {
 class Group {
  public:
   Group(const World& world, bool member, int key);
+  // One of several disjoint groups of the world (a tiled GPU count, harness/tiling.h): the ranks that
+  // give the same colour form one group, ordered by key; a negative colour joins none. Every world rank
+  // calls it.
+  Group(const World& world, int colour, int key);
+  // The same within a group (the fleet benchmarks' node pairs): every member of `parent` calls it.
+  Group(const Group& parent, int colour, int key);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -60,6 +70,9 @@ class Group {
   void barrier() const;
   // Every member gets every member's value, in group rank order.
   std::vector<double> allgather(double mine) const;
+  // Every member gives `mine` (the same length on every member); every member gets them all, member
+  // after member in group rank order.
+  std::vector<double> allgather(const std::vector<double>& mine) const;
   // One MPI_Allreduce over the group: the lowest world rank of the members that say `failed`, or -1
   // when none does (a point's setup is agreed with it before the first timed operation).
   int first_failed(bool failed) const;

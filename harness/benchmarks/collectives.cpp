@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fault.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/term_text.h"
@@ -120,7 +121,7 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     if (m.warmup > 0) runner->time(m.warmup);
     std::vector<double> mine_t, mine_bw, reduced_bw, reduced_t;
     for (int r = 0; r < m.reps; ++r) {
-      const double t = runner->time(m.iters);
+      const double t = stretch_timed(runner->time(m.iters));  // a planted slow host (core/fault.h)
       const auto all = ctx.group.allgather(t);
       const double tr = reduce_time(all, ctx.opts.time_reduce);
       mine_t.push_back(t);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.h"
+#include "core/fault.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/units.h"
@@ -107,9 +108,9 @@ class DpStepBenchmark final : public PointBenchmark<DpStepConfig> {
     if (m.warmup > 0) step->time(DpMode::full, m.warmup);
     std::vector<double> mine_full, mine_rate, group_rate, step_s, compute_s, comm_s;
     for (int r = 0; r < m.reps; ++r) {
-      const double full = step->time(DpMode::full, m.steps);
-      const double compute = step->time(DpMode::compute_only, m.steps);
-      const double comm = step->time(DpMode::comm_only, m.steps);
+      const double full = stretch_timed(step->time(DpMode::full, m.steps));  // a planted slow host (core/fault.h)
+      const double compute = stretch_timed(step->time(DpMode::compute_only, m.steps));
+      const double comm = stretch_timed(step->time(DpMode::comm_only, m.steps));
       mine_full.push_back(full);
       mine_rate.push_back(static_cast<double>(c.batch) / full);
       // A synchronous step ends when the slowest rank's does.

@@ -58,8 +58,14 @@ def check_complete_run(doc, nranks):
         seen.setdefault(r["benchmark"], set()).add(r["gpu_count"])
         if r["status"] != "ok":
             fail(f"row not ok: {r['benchmark']} {r['params']} k={r['gpu_count']}: {r['errors']}")
-        if len(r["ranks"]) != r["gpu_count"]:
-            fail(f"{r['benchmark']} k={r['gpu_count']} has {len(r['ranks'])} rank values")
+        # Tiled counts (docs/fleet.md): every disjoint group of k ranks measured; the row is the median group's.
+        groups = r["groups"]
+        if len(groups) != nranks // r["gpu_count"] or any(len(g["ranks"]) != r["gpu_count"] for g in groups):
+            fail(f"{r['benchmark']} k={r['gpu_count']}: groups {[g['ranks'] for g in groups]} for {nranks} ranks")
+        if len(r["ranks"]) != r["gpu_count"] * len(groups):
+            fail(f"{r['benchmark']} k={r['gpu_count']} has {len(r['ranks'])} rank values for {len(groups)} groups")
+        if r["aggregate"] is not None and r["aggregate"] not in [g["value"] for g in groups]:
+            fail(f"{r['benchmark']} k={r['gpu_count']}: value {r['aggregate']} is no group's {[g['value'] for g in groups]}")
         if r["aggregate"] is None:
             fail(f"{r['benchmark']} k={r['gpu_count']} has no aggregate")
         for rv in r["ranks"]:
@@ -73,8 +79,11 @@ def check_complete_run(doc, nranks):
                 fail(f"{r['benchmark']} k={r['gpu_count']} has no scaling efficiency")
             if r["gpu_count"] == 1 and abs(eff - 1.0) > 1e-12:
                 fail(f"{r['benchmark']} efficiency at 1 GPU is {eff}, not 1")
-            if abs(r["aggregate"] - sum(rv["value"] for rv in r["ranks"])) > 1e-9 * r["aggregate"]:
-                fail(f"{r['benchmark']} aggregate is not the sum of the ranks")
+            # The row is the median group's: its value is the sum of that group's ranks.
+            median_group = next(g for g in r["groups"] if g["value"] == r["aggregate"])
+            value_of = {rv["rank"]: rv["value"] for rv in r["ranks"]}
+            if abs(r["aggregate"] - sum(value_of[x] for x in median_group["ranks"])) > 1e-9 * r["aggregate"]:
+                fail(f"{r['benchmark']} aggregate is not the sum of its median group's ranks")
             if r["benchmark"].startswith("stream."):
                 check_stream_best(r)
         else:
@@ -107,7 +116,9 @@ def check_stream_best(r):
         want_us = m["bytes_per_pass"] / (m["best_gb_s"] * 1e9) * 1e6
         if abs(m["best_time_us"] - want_us) > 1e-9 * want_us:
             fail(f"{r['benchmark']} rank {rv['rank']}: best time {m['best_time_us']} us, expected {want_us}")
-    best = sum(rv["metrics"]["best_gb_s"] for rv in r["ranks"])
+    # The row's figures are its median group's (docs/fleet.md).
+    group = next(g for g in r["groups"] if g["value"] == r["aggregate"])["ranks"]
+    best = sum(rv["metrics"]["best_gb_s"] for rv in r["ranks"] if rv["rank"] in group)
     got = r["metrics"].get("best_aggregate_gb_s")
     if got is None or abs(got - best) > 1e-9 * best or got < r["aggregate"]:
         fail(f"{r['benchmark']} k={r['gpu_count']}: best_aggregate_gb_s {got}, expected {best} (>= {r['aggregate']})")

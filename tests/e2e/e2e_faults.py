@@ -197,8 +197,10 @@ def case_stall():
     path = work("stall.json")
     env = env_with({ENV_FAULT: "stall:all_reduce@2"})
     # Tiny points: every point but the stalled one ends well within the 3 s budget on a loaded machine.
+    # --tiling first: only rank 0 measures at 1 GPU, so rank 2 first stalls in a 4-rank collective, whose
+    # peers wait for it in the setup agreement (tiled counts would catch it alone at 1 GPU).
     p = start_ranks(4, ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce", "-e", "4K",
-                        "--array-size", "256K", "--watchdog", "3", "-o", path], env=env)
+                        "--array-size", "256K", "--watchdog", "3", "--tiling", "first", "-o", path], env=env)
     rc, out, err, took = finish(p, 90, "a stalled all_reduce")
     print(err, flush=True)
     if rc != 5:
@@ -243,10 +245,15 @@ def case_setup_fail():
     if not doc["summary"]["complete"]:
         fail(f"the run did not finish: {doc['summary']}")
     rows = {(r["benchmark"], r["gpu_count"]): r for r in doc["results"]}
-    want = {("stream.copy", 1): "ok", ("stream.copy", 2): "failed", ("stream.triad", 1): "ok", ("stream.triad", 2): "ok"}
+    # At 1 GPU both ranks measure in groups of their own (tiled counts): rank 1's group fails, rank 0's
+    # does not, and the row is failed (no figure) with the groups saying which.
+    want = {("stream.copy", 1): "failed", ("stream.copy", 2): "failed", ("stream.triad", 1): "ok", ("stream.triad", 2): "ok"}
     got = {k: rows[k]["status"] if k in rows else None for k in want}
     if got != want:
         fail(f"row statuses {got}, expected {want}")
+    groups = [(g["ranks"], g["status"]) for g in rows[("stream.copy", 1)]["groups"]]
+    if groups != [([0], "ok"), ([1], "failed")]:
+        fail(f"the 1-GPU row's groups are {groups}: expected rank 0's ok and rank 1's failed")
     failed = rows[("stream.copy", 2)]
     errors = {e["rank"]: e.get("error", "") for e in failed["ranks"]}
     if sorted(errors) != [0, 1]:

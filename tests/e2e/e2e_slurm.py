@@ -354,6 +354,40 @@ def job_two_nodes(launcher):
         fail("the 4-rank rows did not run on both nodes")
 
 
+def case_fleet_two():
+    """slurm/fleet.sbatch on both nodes: every count's groups hold both nodes between them, the node-pair
+    matrix is 2 x 2 with its one pair measured, the drain list is printed (nothing drained), and the
+    job's exit code says whether the file names outliers (1) or not (0)."""
+    cwd = case_dir("fleet_two")
+    shape = ["--nodes=2", "--gpus-per-node=2", "--ntasks-per-node=2"]
+    job = submit(cwd, shape, "fleet.sbatch", {"GPUSCALE_ARGS": LIGHT})
+    _, final, code = watch(job, limit=240)
+    log = log_of(cwd, f"gpuscale-fleet-{job}.out")
+    doc = load_valid(os.path.join(cwd, "results", f"fleet-{job}.json"))
+    outliers = doc["analysis"].get("outliers", [])
+    want_code = 1 if outliers else 0
+    if code != want_code or final != ("FAILED" if want_code else "COMPLETED"):
+        fail(f"fleet job {job} ended {final} exit {code}; its file names {len(outliers)} outlier(s):\n{log}")
+    if "drain list: empty" not in log and "drain: node" not in log:
+        fail(f"fleet job {job}: no drain list in the log:\n{log}")
+    if "state=drain reason=gpuscale fleet" in log or "draining it" in log:
+        fail(f"fleet job {job} drained a node without GPUSCALE_FLEET_DRAIN=1:\n{log}")
+    for k in doc["plan"]["gpu_counts"]:
+        for r in (r for r in doc["results"] if r["gpu_count"] == k and "groups" in r):
+            hosts = {h for g in r["groups"] for h in g["hosts"]}
+            if hosts != {"node1", "node2"}:
+                fail(f"{r['benchmark']} at {k} GPUs: its groups ran on {hosts}, not both nodes")
+    pairs = [r for r in doc["results"] if r["benchmark"] == "pairs"]
+    if len(pairs) != 2:
+        fail(f"expected the pairs rows of sendrecv and all_reduce, got {len(pairs)}")
+    for r in pairs:
+        m = r["matrices"][0]
+        v = m["values"]
+        if r["status"] != "ok" or sorted(m["hosts"]) != ["node1", "node2"] or len(v) != 2 or v[0][1] is None or v[0][1] != v[1][0]:
+            fail(f"pairs row {r['params']}: status {r['status']}, matrix {m}")
+    print(f"ok: fleet job {job} {final} exit {code}: both nodes in every count's groups, the pair measured")
+
+
 def campaign(cwd, extra_sbatch):
     variables = {"GPUSCALE_ARGS": LIGHT + " --benchmarks stream.triad,all_reduce"}
     p = run([script("scaling-campaign"), "--max-nodes", "2", "--gpus-per-node", "2", "--"] + extra_sbatch,
@@ -466,6 +500,7 @@ def main():
         "two_srun": (on_cluster(lambda: job_two_nodes("srun")), two),
         "two_mpirun": (on_cluster(lambda: job_two_nodes("mpirun")), two),
         "campaign": (on_cluster(case_campaign), two),
+        "fleet_two": (on_cluster(case_fleet_two), two),
         "campaign_failed": (on_cluster(case_campaign_failed), two),
         "two_down": (case_down, {"TIMEOUT": 120, "FIXTURES_CLEANUP": "slurm_two", **cluster}),
     }

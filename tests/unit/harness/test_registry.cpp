@@ -77,24 +77,30 @@ TEST(Registry, KeysAreUniqueAndDescribed) {
 TEST(Registry, EmptySelectionIsEveryCpuBenchmarkInRegistryOrder) {
   std::vector<std::string> want;
   for (const auto& b : registry().all()) {
+    if (b->info().opt_in) continue;
     const auto bk = b->backends();
     if (std::find(bk.begin(), bk.end(), "cpu") != bk.end()) want.push_back(b->key());
   }
   const auto got = keys(registry().select({}, "cpu", nullptr));
   EXPECT_EQ(got, want);
-  // Stream kernels in table order, then GEMM, then the collectives in table order, then dp-step.
+  // Stream kernels in table order, then GEMM, then the collectives in table order, then dp-step; the
+  // fleet benchmarks only when named ("all,fleet").
   std::vector<std::string> expected = stream_keys();
   expected.push_back("gemm");
   for (const auto& k : collective_keys()) expected.push_back(k);
   expected.push_back("dp-step");
   EXPECT_EQ(got, expected);
   EXPECT_EQ(keys(registry().select({"all"}, "cpu", nullptr)), expected);
+  expected.push_back("pairs");
+  expected.push_back("gpu_pairs");
+  EXPECT_EQ(keys(registry().select({"all", "fleet"}, "cpu", nullptr)), expected);
 }
 
 TEST(Registry, GroupsExpandAndOrderIsTheRegistrys) {
   EXPECT_EQ(keys(registry().select({"stream"}, "cpu", nullptr)), stream_keys());
   EXPECT_EQ(keys(registry().select({"collective"}, "cpu", nullptr)), collective_keys());
   EXPECT_EQ(keys(registry().select({"training"}, "cuda", nullptr)), (std::vector<std::string>{"dp-step"}));
+  EXPECT_EQ(keys(registry().select({"fleet"}, "cpu", nullptr)), (std::vector<std::string>{"pairs", "gpu_pairs"}));
   EXPECT_EQ(keys(registry().select({"gemm", "stream.copy"}, "cpu", nullptr)),
             (std::vector<std::string>{"stream.copy", "gemm"}));
   EXPECT_EQ(keys(registry().select({"sendrecv", "all_reduce", "stream.triad"}, "cpu", nullptr)),

@@ -1,0 +1,181 @@
+#include "analysis/fleet_outliers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/row_text.h"
+#include "core/term_text.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+
+std::vector<double> numbers(const json& row) {
+  std::vector<double> out;
+  for (const auto& v : row) out.push_back(v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN());
+  return out;
+}
+
+// A matrix entry of a row (the format rows.matrices[] has, docs/results.md) as outliers.h reads it;
+// nullopt when its shape is not M x M.
+std::optional<PairMatrix> pair_matrix(const json& m) {
+  if (!m.is_object() || !m.contains("hosts") || !m.contains("values") || !m["hosts"].is_array() || !m["values"].is_array())
+    return std::nullopt;
+  PairMatrix p;
+  for (const auto& h : m["hosts"]) p.hosts.push_back(h.is_string() ? h.get<std::string>() : std::string());
+  const auto size = p.hosts.size();
+  for (const auto& row : m["values"]) {
+    if (!row.is_array() || row.size() != size) return std::nullopt;
+    p.values.push_back(numbers(row));
+  }
+  if (p.values.size() != size) return std::nullopt;
+  for (const char* key : {"spread_down", "spread_up"}) {
+    auto& out = std::string(key) == "spread_down" ? p.spread_down : p.spread_up;
+    if (!m.contains(key) || !m[key].is_array() || m[key].size() != size) continue;
+    for (const auto& row : m[key]) {
+      auto v = row.is_array() && row.size() == size ? numbers(row) : std::vector<double>(size, 0.0);
+      for (auto& x : v)
+        if (!std::isfinite(x)) x = 0;
+      out.push_back(std::move(v));
+    }
+  }
+  if (m.contains("ranks") && m["ranks"].is_array() && m["ranks"].size() == size)
+    for (const auto& rs : m["ranks"]) {
+      std::vector<int> ranks;
+      if (rs.is_array())
+        for (const auto& r : rs)
+          if (r.is_number_integer()) ranks.push_back(r.get<int>());
+      p.ranks.push_back(std::move(ranks));
+    }
+  p.directed = m.value("directed", false);
+  return p;
+}
+
+// The GPUs of the ranks, from the identities the result file keeps (CUDA knows uuid and PCI bus id).
+void add_gpus(json& out, const std::vector<int>& ranks, const json& identities) {
+  out["uuids"] = json::array();
+  out["pci_bus_ids"] = json::array();
+  for (int r : ranks) {
+    if (r < 0 || !identities.is_array() || static_cast<std::size_t>(r) >= identities.size()) continue;
+    const auto& id = identities[static_cast<std::size_t>(r)];
+    if (!id.is_object() || !id.contains("device") || !id["device"].is_object()) continue;
+    const auto& details = id["device"].value("details", json::object());
+    if (!details.is_object()) continue;
+    if (details.contains("uuid") && details["uuid"].is_string()) out["uuids"].push_back(details["uuid"]);
+    if (details.contains("pci_bus_id") && details["pci_bus_id"].is_string()) out["pci_bus_ids"].push_back(details["pci_bus_id"]);
+  }
+}
+
+json record(const Outlier& o, const ResultRow& row, const json& identities) {
+  json out = outlier_json(o);
+  out["benchmark"] = row.benchmark;
+  out["params"] = row.params;
+  out["gpu_count"] = row.gpu_count;
+  out["unit"] = row.unit;
+  add_gpus(out, o.ranks, identities);
+  return out;
+}
+
+// A collective's groups are compared at its largest message size only, as pairwise health checks
+// measure one large message: small messages measure latency, whose noise from one host to the next
+// (a shared or loaded machine, the OS) is not what makes a node sick.
+std::set<std::string> largest_sizes(const std::vector<ResultRow>& rows) {
+  std::map<std::string, std::pair<double, std::string>> largest;  // series -> (size, row key)
+  for (const auto& row : rows) {
+    if (row.scope != "collective" || !row.params.contains("size_bytes") || !row.params["size_bytes"].is_number()) continue;
+    auto series = row.params;
+    series.erase("size_bytes");
+    const auto key = fmt::format("{}|{}|{}", row.benchmark, series.dump(), row.gpu_count);
+    const double size = row.params["size_bytes"].get<double>();
+    auto [it, fresh] = largest.emplace(key, std::make_pair(size, row_key(row)));
+    if (!fresh && size > it->second.first) it->second = {size, row_key(row)};
+  }
+  std::set<std::string> out;
+  for (const auto& [series, best] : largest) out.insert(best.second);
+  return out;
+}
+
+bool compared(const ResultRow& row, const std::set<std::string>& largest) {
+  if (row.scope != "collective" || !row.params.contains("size_bytes")) return true;
+  return largest.count(row_key(row)) > 0;
+}
+
+}  // namespace
+
+json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const OutlierRule& rule) {
+  json list = json::array();
+  const auto largest = largest_sizes(rows);
+  for (const auto& row : rows) {
+    if (row.groups.size() >= rule.min_population && compared(row, largest)) {
+      std::vector<OutlierSample> samples;
+      for (const auto& g : row.groups)
+        samples.push_back({g.hosts, g.ranks, g.value.value_or(0.0), g.spread_down, g.spread_up});
+      for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) list.push_back(record(o, row, ranks));
+    }
+    if (!row.matrices.is_array()) continue;
+    for (const auto& m : row.matrices) {
+      const auto matrix = pair_matrix(m);
+      if (!matrix) continue;
+      const auto kind = m.value("kind", std::string("node")) == "gpu" ? OutlierKind::gpu : OutlierKind::node;
+      for (const auto& o : matrix_outliers(*matrix, kind, rule)) list.push_back(record(o, row, ranks));
+    }
+  }
+  // Suspect hosts: what a single node explains (docs/fleet.md, "Acting on an outlier").
+  std::set<std::string> suspects;
+  for (const auto& o : list) {
+    const auto kind = o["kind"].get<std::string>();
+    const auto& hosts = o["hosts"];
+    if (kind == "node" || kind == "gpu" || (kind == "group" && hosts.size() == 1))
+      for (const auto& h : hosts) suspects.insert(h.get<std::string>());
+  }
+  for (auto& o : list) {
+    const auto kind = o["kind"].get<std::string>();
+    if (!(kind == "pair" || (kind == "group" && o["hosts"].size() > 1))) continue;
+    for (const auto& h : o["hosts"])
+      if (suspects.count(h.get<std::string>())) {
+        o["explained_by"] = h;
+        break;
+      }
+  }
+  return {{"outliers", list},
+          {"outlier_hosts", std::vector<std::string>(suspects.begin(), suspects.end())},
+          {"outlier_rule", {{"fraction", rule.fraction}, {"mad_k", rule.mad_k}, {"min_population", rule.min_population}}}};
+}
+
+std::string format_fleet_outliers(const json& fleet, std::size_t max_lines) {
+  if (!fleet.is_object() || !fleet.contains("outliers") || fleet["outliers"].empty()) return "";
+  const auto& list = fleet["outliers"];
+  const double fraction = fleet["outlier_rule"].value("fraction", kDefaultOutlierFraction);
+  std::string out = fmt::format("\nfleet outliers (more than {:.0f}% below the median, beyond the noise): {}\n",
+                                fraction * 100, list.size());
+  std::vector<std::string> hosts;
+  for (const auto& h : fleet["outlier_hosts"]) hosts.push_back(terminal_safe(h.get<std::string>()));
+  out += fmt::format("  suspect hosts: {}\n", hosts.empty() ? std::string("none (slow groups or links only)")
+                                                            : fmt::format("{}", fmt::join(hosts, " ")));
+  std::size_t shown = 0, explained = 0;
+  for (const auto& o : list) {
+    if (o.contains("explained_by")) {
+      ++explained;
+      continue;
+    }
+    if (shown++ == max_lines) break;
+    std::vector<std::string> names;
+    for (const auto& h : o["hosts"]) names.push_back(terminal_safe(h.get<std::string>()));
+    out += fmt::format("  {:<5} {:<24} {} {} at {} GPU(s): {:.4g} vs median {:.4g} {} ({:+.0f}%)\n",
+                       o["kind"].get<std::string>(), fmt::format("{}", fmt::join(names, "+")),
+                       terminal_safe(o["benchmark"].get<std::string>()), terminal_safe(params_label(o["params"], false)),
+                       o["gpu_count"].get<int>(), o["value"].get<double>(), o["median"].get<double>(),
+                       terminal_safe(o.value("unit", std::string())), -o["deficit"].get<double>() * 100);
+  }
+  if (shown > max_lines) out += fmt::format("  ... more in the result file's analysis.outliers\n");
+  if (explained > 0) out += fmt::format("  ({} more slow groups or pairs include a suspect host: explained by it)\n", explained);
+  return out;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Fleet coverage on the CPU backend (docs/fleet.md): 16 ranks under mpirun acting as 8 nodes of 2
+ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are tested without a cluster.
+
+  fleet_clean:     rows at 1 and 2 GPUs hold 16 and 8 groups, every count's groups cover every host, the
+                   node-pair matrix is 8 x 8 and full, each node has its GPU-pair matrix; no outlier is
+                   named (noise alone, on a loaded 2-core machine) and --fail-on-outliers exits 0.
+  fleet_slow_host: GPUSCALE_TEST_FAULT=slow-host:n3:2: n3, and no other host, is the outlier named in the
+                   summary, the JSON (analysis.outlier_hosts, every outlier record includes n3), the HTML
+                   heatmap and the drain list; --fail-on-outliers exits 1.
+  fleet_modes:     --tiling sequential and first on 4 ranks of 2 hosts: recorded in the file, groups per
+                   count as the mode says, idle ranks named; a one-node fleet run says there are no pairs
+                   and measures the rest.
+  fleet_bad_input: --outlier outside (0, 1), --pairs-rounds 0, --tiling bogus, GPUSCALE_TEST_HOSTS with the
+                   wrong number of names, a bad slow-host item: one line each, exit 2.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import e2e_common
+from e2e_common import fail
+
+ARGS = None
+HOSTS8 = ",".join(f"n{i // 2}" for i in range(16))
+# STREAM triad, all_reduce and the fleet group, small and quick, one thread per rank (16 ranks share 2 cores).
+PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,fleet", "--threads", "1",
+        "--placement", "out-of-place"]
+
+
+def work(name):
+    return e2e_common.out_path(ARGS.workdir, name)
+
+
+def env_with(extra):
+    env = dict(os.environ)
+    for k in ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS"):
+        env.pop(k, None)
+    env.update(extra)
+    return env
+
+
+def mpirun(n, args, extra_env, timeout=560):
+    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", str(n), ARGS.gpuscale, "run"] + args
+    print("+", " ".join(cmd), flush=True)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra_env), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"mpirun -np {n} did not finish within {timeout} s")
+
+
+def gs(*args, env=None):
+    return subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env_with(env or {}))
+
+
+def load_valid(path):
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+
+
+def check_fleet_shape(doc):
+    hosts = [f"n{i}" for i in range(8)]
+    if sorted(h["name"] for h in doc["hosts"]) != hosts:
+        fail(f"hosts {[h['name'] for h in doc['hosts']]}, expected n0..n7 from GPUSCALE_TEST_HOSTS")
+    if doc["plan"]["options"]["tiling"] != "concurrent":
+        fail(f"plan.options.tiling {doc['plan']['options'].get('tiling')}, expected the default concurrent")
+    for r in doc["results"]:
+        if r["benchmark"] in ("pairs", "gpu_pairs"):
+            continue
+        want = 16 // r["gpu_count"]
+        if len(r["groups"]) != want:
+            fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: {len(r['groups'])} groups, expected {want}")
+        covered = sorted({h for g in r["groups"] for h in g["hosts"]})
+        ranks = sorted(x for g in r["groups"] for x in g["ranks"])
+        if covered != hosts or ranks != list(range(16)):
+            fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: groups cover {covered} / ranks {ranks}")
+        if r["gpu_count"] <= 2 and any(len(g["hosts"]) != 1 for g in r["groups"]):
+            fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: a group leaves its node")
+        s = r["group_summary"]
+        if r["status"] == "ok" and not (s["min"] <= r["aggregate"] <= s["max"]):
+            fail(f"{r['benchmark']} at {r['gpu_count']}: value {r['aggregate']} outside its groups' {s}")
+    pairs = [r for r in doc["results"] if r["benchmark"] == "pairs"]
+    if sorted(r["params"]["collective"] for r in pairs) != ["all_reduce", "sendrecv"]:
+        fail(f"pairs rows: {[r['params'] for r in pairs]}")
+    for r in pairs:
+        m = r["matrices"][0]
+        v = m["values"]
+        if m["kind"] != "node" or sorted(m["hosts"]) != hosts or len(v) != 8 or any(len(row) != 8 for row in v):
+            fail(f"pairs {r['params']['collective']}: not an 8 x 8 node matrix: {m['hosts']}")
+        for i in range(8):
+            for j in range(8):
+                if (i == j) != (v[i][j] is None) or v[i][j] != v[j][i]:
+                    fail(f"pairs {r['params']['collective']}: cell {i},{j} is {v[i][j]} (full and symmetric expected)")
+        if r["status"] != "ok" or r["gpu_count"] != 16:
+            fail(f"pairs row status {r['status']} at {r['gpu_count']} GPUs")
+    gp = [r for r in doc["results"] if r["benchmark"] == "gpu_pairs"]
+    if len(gp) != 1 or sorted(m["hosts"][0] for m in gp[0]["matrices"]) != hosts:
+        fail("gpu_pairs: expected one row with a GPU-pair matrix per node")
+    for m in gp[0]["matrices"]:
+        if m["kind"] != "gpu" or m["values"][0][1] is None:
+            fail(f"gpu_pairs matrix of {m['hosts'][0]}: {m}")
+
+
+def case_clean():
+    out = work("clean.json")
+    p = mpirun(16, PLAN + ["--fail-on-outliers", "-o", out], {"GPUSCALE_TEST_HOSTS": HOSTS8})
+    if p.returncode != 0:
+        fail(f"unplanted run: exit {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    doc = load_valid(out)
+    check_fleet_shape(doc)
+    if doc["analysis"]["outliers"] or doc["analysis"]["outlier_hosts"]:
+        fail(f"noise alone named outliers: {json.dumps(doc['analysis']['outliers'])[:2000]}")
+    if "fleet outliers" in p.stdout:
+        fail("the summary lists outliers for an unplanted run")
+    print(f"ok: 16 ranks as 8 nodes, {len(doc['results'])} rows, no outlier")
+
+
+def case_slow_host():
+    out = work("slow.json")
+    p = mpirun(16, PLAN + ["--fail-on-outliers", "-o", out],
+               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-host:n3:2"})
+    if p.returncode != 1:
+        fail(f"planted slow host with --fail-on-outliers: exit {p.returncode}, expected 1:\n{p.stderr[-3000:]}")
+    doc = load_valid(out)
+    check_fleet_shape(doc)
+    a = doc["analysis"]
+    if a["outlier_hosts"] != ["n3"]:
+        fail(f"outlier_hosts {a['outlier_hosts']}, expected only n3: {json.dumps(a['outliers'])[:3000]}")
+    for o in a["outliers"]:
+        if "n3" not in o["hosts"]:
+            fail(f"an outlier without n3: {o}")
+    if not any(o["kind"] == "group" and o["hosts"] == ["n3"] for o in a["outliers"]):
+        fail("no group of n3 named at an intra-node count")
+    summary = p.stdout[p.stdout.find("fleet outliers"):]
+    if "suspect hosts: n3\n" not in summary or re.search(r"\bn[0-24-7]\b", summary.split("\nresults:")[0]):
+        fail(f"the summary does not name n3 alone:\n{summary}")
+    r = gs("report", "--drain-list", out)
+    if r.returncode != 0 or r.stdout != "n3\n":
+        fail(f"report --drain-list: exit {r.returncode}, {r.stdout!r} {r.stderr}")
+    html = work("slow.html")
+    r = gs("report", out, "--html", html)
+    if r.returncode != 0:
+        fail(f"report --html: exit {r.returncode}: {r.stderr}")
+    with open(html) as f:
+        page = f.read()
+    heat = re.findall(r"<svg[^>]*class=\"[^\"]*heatmap[^\"]*\".*?</svg>", page, re.S)
+    if not heat:
+        fail("the HTML report has no heatmap")
+    marked = set(re.findall(r"class=\"[^\"]*outlier[^\"]*\"[^>]*>([^<]+)<", "".join(heat)))
+    if "n3" not in marked or marked - {"n3", "GPU0", "GPU1"}:
+        fail(f"the heatmaps mark {marked}, expected n3 alone")
+    print(f"ok: n3 alone named ({len(a['outliers'])} records), exit 1, drain list n3, heatmap marks n3")
+
+
+def case_modes():
+    hosts4 = "a,a,b,b"
+    for mode, groups_at in (("sequential", {1: 4, 2: 2, 4: 1}), ("first", {1: 1, 2: 1, 4: 1})):
+        out = work(f"{mode}.json")
+        p = mpirun(4, ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,pairs", "--threads", "1",
+                       "--tiling", mode, "-o", out], {"GPUSCALE_TEST_HOSTS": hosts4})
+        if p.returncode != 0:
+            fail(f"--tiling {mode}: exit {p.returncode}: {p.stderr[-2000:]}")
+        doc = load_valid(out)
+        if doc["plan"]["options"]["tiling"] != mode:
+            fail(f"--tiling {mode} recorded as {doc['plan']['options'].get('tiling')}")
+        for r in doc["results"]:
+            if r["benchmark"] != "stream.triad":
+                continue
+            n = len(r["groups"])
+            idle = r.get("idle_ranks", [])
+            if n != groups_at[r["gpu_count"]] or len(idle) != 4 - n * r["gpu_count"]:
+                fail(f"--tiling {mode} at {r['gpu_count']} GPUs: {n} groups, idle {idle}")
+    out = work("one_node.json")
+    p = mpirun(2, ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,fleet", "--threads", "1", "-o", out], {})
+    doc = load_valid(out) if os.path.exists(out) else None
+    pairs = [r for r in (doc or {"results": []})["results"] if r["benchmark"] == "pairs"]
+    if p.returncode != 0 or not pairs or any(r["status"] != "skipped" or "one node" not in r["errors"][0] for r in pairs):
+        fail(f"one-node fleet run: exit {p.returncode}, pairs rows {pairs}: {p.stderr[-2000:]}")
+    if not any(r["benchmark"] == "gpu_pairs" and r["status"] == "ok" for r in doc["results"]):
+        fail("one-node fleet run: the GPU pairs were not measured")
+    print("ok: sequential and first tiling as recorded; a one-node fleet run skips the pairs, saying why")
+
+
+def case_bad_input():
+    base = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "-o", work("bad.json")]
+    for args, env, needle in [
+            (["--outlier", "0"], {}, "invalid --outlier '0'"),
+            (["--outlier", "1.5"], {}, "invalid --outlier '1.5'"),
+            (["--pairs-rounds", "0"], {}, "invalid --pairs-rounds '0'"),
+            (["--tiling", "bogus"], {}, "invalid --tiling 'bogus'"),
+            ([], {"GPUSCALE_TEST_HOSTS": "a,b,c"}, "GPUSCALE_TEST_HOSTS: it names 3 hosts for a world of 2 ranks"),
+            ([], {"GPUSCALE_TEST_FAULT": "slow-host:n1:0.5"}, "GPUSCALE_TEST_FAULT")]:
+        p = mpirun(2, base + args, env, timeout=120)
+        lines = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
+        if p.returncode != 2 or len(lines) != 1 or needle not in lines[0]:
+            fail(f"{args} {env}: exit {p.returncode}, lines {lines}, expected one with {needle!r}")
+        print(f"ok: {lines[0]}")
+
+
+def parse():
+    global ARGS
+    ap = e2e_common.parser()
+    ap.add_argument("--mpiexec", required=True)
+    ARGS = ap.parse_args()
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
+    cases = {"clean": (case_clean, {**cores, "TIMEOUT": 600}), "slow_host": (case_slow_host, {**cores, "TIMEOUT": 600}),
+             "modes": (case_modes, cores), "bad_input": (case_bad_input, {})}
+    e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
+
+
+if __name__ == "__main__":
+    main()
