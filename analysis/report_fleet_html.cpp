@@ -8,6 +8,8 @@
 // count), up to kMaxNodeBars. What is left out is said on the page; the text report and the JSON have
 // the rest.
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -30,7 +32,8 @@ std::string point(const ResultRow& r) {
   return label.empty() ? r.benchmark : r.benchmark + " " + label;
 }
 
-std::string heatmap_of(const FleetMatrix& m, const ResultRow& row, const FleetView& v) {
+std::string heatmap_of(const FleetMatrix& m, const ResultRow& row, const FleetView& v,
+                       std::optional<std::pair<double, double>> range = std::nullopt) {
   const auto marks = matrix_marks(m, row, v);
   Heatmap hm;
   hm.unit = row.unit;
@@ -41,14 +44,16 @@ std::string heatmap_of(const FleetMatrix& m, const ResultRow& row, const FleetVi
   }
   hm.suspect = marks.suspect;
   hm.outlier_cells = marks.cells;
+  hm.range = range;
   hm.data = {{"benchmark", row.benchmark}, {"kind", m.kind}};
   if (m.kind == "node") {
     hm.title = fmt::format("{}: node pairs ({} nodes)", point(row), m.size());
     hm.note = m.directed ? "row: sender, column: receiver" : "symmetric: each pair measured once";
   } else {
-    hm.title = fmt::format("{}: GPU pairs of {}", point(row), m.hosts.front());
+    hm.title = fmt::format("{}: GPU pairs ({})", m.hosts.front(), point(row));
     hm.data.emplace_back("host", m.hosts.front());
-    hm.note = m.directed ? "row: source GPU, column: destination GPU" : "symmetric: each pair measured once";
+    hm.note = std::string(m.directed ? "row: source GPU, column: destination GPU" : "symmetric: each pair measured once") +
+              "; one colour scale for every node";
   }
   return render_heatmap(hm);
 }
@@ -61,10 +66,18 @@ std::string heatmaps(const FileReport& f) {
   const auto& v = f.fleet;
   std::string nodes;
   std::vector<const FleetMatrix*> gpus_marked, gpus_plain;
+  std::map<std::size_t, std::pair<double, double>> range_of_row;  // one colour scale for a row's GPU-pair matrices
   for (const auto& m : v.matrices) {
     const auto& row = f.run.rows[m.row];
-    if (m.kind == "node") nodes += heatmap_of(m, row, v);
-    else (has_marks(matrix_marks(m, row, v)) ? gpus_marked : gpus_plain).push_back(&m);
+    if (m.kind == "node") {
+      nodes += heatmap_of(m, row, v);
+      continue;
+    }
+    (has_marks(matrix_marks(m, row, v)) ? gpus_marked : gpus_plain).push_back(&m);
+    auto& range = range_of_row.try_emplace(m.row, INFINITY, -INFINITY).first->second;
+    for (const auto& line : m.values)
+      for (const auto& x : line)
+        if (x) range = {std::min(range.first, *x), std::max(range.second, *x)};
   }
   std::string out;
   if (!nodes.empty()) out += "<h4>Node pairs</h4>\n<div class=\"charts\">\n" + nodes + "</div>\n";
@@ -79,7 +92,7 @@ std::string heatmaps(const FileReport& f) {
   std::size_t drawn = 0;
   for (const auto* group : {&gpus_marked, &gpus_plain})
     for (const FleetMatrix* m : *group)
-      if (drawn++ < kMaxGpuHeatmaps) out += heatmap_of(*m, f.run.rows[m->row], v);
+      if (drawn++ < kMaxGpuHeatmaps) out += heatmap_of(*m, f.run.rows[m->row], v, range_of_row[m->row]);
   return out + "</div>\n";
 }
 

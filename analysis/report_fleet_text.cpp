@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/fleet_check.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
+#include "core/stats.h"
 
 namespace gpuscale {
 namespace {
@@ -18,8 +20,7 @@ constexpr std::size_t kLowest = 5;  // members, pairs and groups listed per line
 
 struct DigestLine {
   std::string what;  // "nodes", "pairs", "GPUs", "groups"
-  std::vector<FleetRanked> items;
-  bool own_median = false;  // items from several populations: each shows its own median
+  std::vector<FleetRanked> items;  // against the block's median
 };
 
 struct DigestBlock {
@@ -66,29 +67,38 @@ std::vector<DigestBlock> digest(const FileReport& f) {
     const std::size_t n = measured_pairs(m, total);
     out.push_back({fmt::format("{}: node pairs, {} nodes, {} of {} pairs measured", point(rows[m.row]), m.size(), n, total),
                    matrix_median(m), rows[m.row].unit,
-                   {{"nodes", lowest_members(m, kLowest), false}, {"pairs", lowest_pairs(m, kLowest), false}}});
+                   {{"nodes", lowest_members(m, kLowest)}, {"pairs", lowest_pairs(m, kLowest)}}});
   }
+  // GPU pairs of every node of a row against the median of all of them: a node of 2 GPUs has one
+  // pair, and its own median would say nothing.
   for (const auto& [row, ms] : gpu_of_row) {
     std::vector<FleetRanked> gpus, pairs;
+    std::vector<double> all;
     for (const FleetMatrix* m : ms) {
-      for (auto e : lowest_members(*m, kLowest)) gpus.push_back({m->hosts.front() + " " + e.label, e.value, e.median});
-      for (auto e : lowest_pairs(*m, kLowest, m->hosts.front() + " ")) pairs.push_back(e);
+      for (auto e : lowest_members(*m, m->size())) gpus.push_back({m->hosts.front() + " " + e.label, e.value, 0});
+      for (auto e : lowest_pairs(*m, m->size() * m->size(), m->hosts.front() + " ")) {
+        pairs.push_back(e);
+        all.push_back(e.value);
+      }
     }
-    out.push_back({fmt::format("{}: GPU pairs within {} node(s), each against its node's median", point(rows[row]), ms.size()),
-                   std::nullopt, rows[row].unit, {{"GPUs", merged(gpus), true}, {"pairs", merged(pairs), true}}});
+    const double med = median_of(all);
+    for (auto* list : {&gpus, &pairs})
+      for (auto& e : *list) e.median = med;
+    out.push_back({fmt::format("{}: GPU pairs within {} node(s)", point(rows[row]), ms.size()),
+                   all.empty() ? std::nullopt : std::optional<double>(med), rows[row].unit,
+                   {{"GPUs", merged(gpus)}, {"pairs", merged(pairs)}}});
   }
   for (std::size_t i : per_node_rows(f.run, v)) {
     const auto& r = v.rows[i];
     const auto& row = rows[r.row];
     out.push_back({fmt::format("{} @ {} GPU(s): {} groups inside one node each", point(row), row.gpu_count, r.groups.size()),
-                   r.median, row.unit, {{"groups", lowest_groups(r, kLowest), false}}});
+                   r.median, row.unit, {{"groups", lowest_groups(r, kLowest)}}});
   }
   return out;
 }
 
-std::string item_text(const FleetRanked& e, bool own_median) {
+std::string item_text(const FleetRanked& e) {
   const double change = e.median > 0 ? e.value / e.median - 1 : 0;
-  if (own_median) return fmt::format("{} {:.4g} (median {:.4g}, {:+.1f}%)", e.label, e.value, e.median, change * 100);
   return fmt::format("{} {:.4g} ({:+.1f}%)", e.label, e.value, change * 100);
 }
 
@@ -104,28 +114,8 @@ std::string ints(const std::vector<int>& v) {
   return parts.empty() ? "-" : join(parts, ",");
 }
 
-std::string unit_of(const std::vector<ResultRow>& rows, const std::string& benchmark) {
-  for (const auto& r : rows)
-    if (r.benchmark == benchmark) return r.unit;
-  return "";
-}
-
 std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
 std::string below(const std::optional<double>& d) { return d ? fmt::format("{:.1f}%", *d * 100) : "-"; }
-
-// One line per outlier: "node h3 (pairs.sendrecv @ 16 GPU(s)): 5.01 GB/s vs median 10.1, 50.4% below; ranks 4,5; ..."
-std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& rows) {
-  std::string where = o.benchmark;
-  if (o.gpu_count) where += fmt::format("{}@ {} GPU(s)", where.empty() ? "" : " ", *o.gpu_count);
-  std::string line = fmt::format("{} {}{}: {} {} vs median {}, {} below; ranks {}", o.kind, join(o.hosts, ","),
-                                 where.empty() ? "" : " (" + where + ")", figure(o.value), unit_of(rows, o.benchmark),
-                                 figure(o.median), below(o.deficit), ints(o.ranks));
-  if (!o.explained_by.empty()) line += "; explained by suspect " + o.explained_by;
-  if (!o.uuids.empty()) line += "; GPU " + join(o.uuids, ",");
-  if (!o.pci_bus_ids.empty()) line += "; PCI " + join(o.pci_bus_ids, ",");
-  if (!o.reason.empty()) line += "; " + o.reason;
-  return line;
-}
 
 std::string headline(const FleetView& v) {
   if (!v.outlier_hosts.empty()) return "outlier hosts (suspects to drain): " + join(v.outlier_hosts, " ");
@@ -149,7 +139,7 @@ std::string fleet_text(const FileReport& f) {
     out += "    " + term_text(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, term_text(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
       std::vector<std::string> items;
-      for (const auto& e : l.items) items.push_back(item_text(e, l.own_median));
+      for (const auto& e : l.items) items.push_back(item_text(e));
       out += fmt::format("      {}: {}\n", l.what, items.empty() ? "none measured" : term_text(join(items, ", ")));
     }
   }
@@ -177,7 +167,7 @@ std::string fleet_markdown(const FileReport& f) {
     out += "- " + md(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, md(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
       std::vector<std::string> items;
-      for (const auto& e : l.items) items.push_back(md(item_text(e, l.own_median)));
+      for (const auto& e : l.items) items.push_back(md(item_text(e)));
       out += fmt::format("  - {}: {}\n", l.what, items.empty() ? "none measured" : join(items, ", "));
     }
   }

@@ -12,10 +12,12 @@
 namespace gpuscale {
 namespace {
 
-constexpr int kTitle = 40;       // title band
-constexpr int kLabelBand = 96;   // room for row labels (left) and column labels (top)
-constexpr int kPlot = 512;       // the matrix is at most this many pixels wide
-constexpr int kLegend = 170;     // legend column
+constexpr int kTitle = 40;        // title band
+constexpr std::size_t kLabelChars = 16;  // axis labels are cut to this many bytes
+constexpr int kPlot = 512;        // the matrix is at most this many pixels wide
+constexpr int kLegend = 170;      // legend column
+constexpr int kLegendHeight = 170;
+constexpr int kMinWidth = 440;
 constexpr int kNoteBand = 34;
 constexpr int kLabelPitch = 11;  // pixels a label needs
 constexpr const char* kUnmeasured = "#d9d9d9";
@@ -50,8 +52,12 @@ std::string render_heatmap(const Heatmap& h) {
   const std::size_t side = m ? (m + b - 1) / b : 1;
   const int cell = std::clamp(kPlot / static_cast<int>(side), 2, 28);
   const int plot = cell * static_cast<int>(side);
-  const int x0 = kLabelBand + 8, y0 = kTitle + kLabelBand;
-  const int width = x0 + plot + kLegend, height = std::max(y0 + plot, kTitle + 190) + kNoteBand;
+  // Room for the row labels (left) and the column labels (top): the longest label, marker included.
+  std::size_t longest = 4;
+  for (const auto& l : h.labels) longest = std::max(longest, std::min(l.size() + 2, kLabelChars));
+  const int band = 14 + 6 * static_cast<int>(longest);
+  const int x0 = band + 8, y0 = kTitle + band;
+  const int width = std::max(x0 + plot + kLegend, kMinWidth), height = y0 + std::max(plot, kLegendHeight) + kNoteBand;
 
   std::string attrs;
   for (const auto& [k, v] : h.data) attrs += fmt::format(" data-{}=\"{}\"", k, html_escape(v));
@@ -59,7 +65,7 @@ std::string render_heatmap(const Heatmap& h) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart heatmap\" data-chart=\"heatmap\"{} data-members=\"{}\" "
       "viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\"><title>{}</title>\n"
       "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n<text x=\"8\" y=\"20\" class=\"ct\">{}</text>\n",
-      attrs, m, width, height, width, height, html_escape(h.title), width, height, html_escape(chart_label(h.title, 90)));
+      attrs, m, width, height, width, height, html_escape(h.title), width, height, html_escape(chart_label(h.title, static_cast<std::size_t>(width - 16) / 8)));
   if (m == 0)
     return out + fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\">no data</text>\n</svg>\n", x0, y0 + 20);
 
@@ -67,6 +73,8 @@ std::string render_heatmap(const Heatmap& h) {
   for (const auto& row : h.values)
     for (const auto& v : row)
       if (v) lo = std::min(lo, *v), hi = std::max(hi, *v);
+  if (h.range && std::isfinite(h.range->first) && std::isfinite(h.range->second) && h.range->first <= h.range->second)
+    lo = std::min(lo, h.range->first), hi = std::max(hi, h.range->second);  // widened, never narrowed below the data
   const bool any = hi >= lo;
   auto t_of = [&](double v) { return hi > lo ? (v - lo) / (hi - lo) : 1.0; };
   std::set<std::pair<std::size_t, std::size_t>> outlined;
@@ -116,7 +124,7 @@ std::string render_heatmap(const Heatmap& h) {
     } else {
       text = h.labels[c * b];
     }
-    text = chart_label((bad ? "\xE2\x96\xB6 " : "") + text, 16);  // U+25B6: the suspect marker
+    text = chart_label((bad ? "\xE2\x96\xB6 " : "") + text, kLabelChars);  // U+25B6: the suspect marker
     const double mid = cell * (static_cast<double>(c) + 0.5);
     const char* cls = bad ? "tick suspect" : "tick";
     // A style attribute: the page's class rules would override a fill attribute.

@@ -22,6 +22,9 @@ struct Heatmap {
   std::vector<std::vector<std::optional<double>>> values;   // M x M, row i column j; nullopt: not measured
   std::vector<bool> suspect;                                // per member (may be empty)
   std::vector<std::pair<std::size_t, std::size_t>> outlier_cells;  // (row, column) cells to outline
+  // The colour scale's (low, high); by default the matrix's own range. Heatmaps drawn side by side
+  // (each node's GPU pairs) share one, so a slow node shows dark next to its peers.
+  std::optional<std::pair<double, double>> range;
 };
 
 // <svg data-chart="heatmap" ...>; a heatmap whose values are not M x M draws "no data".
