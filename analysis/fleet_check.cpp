@@ -75,9 +75,11 @@ std::vector<std::string> drain_list(const std::vector<const LoadedResult*>& runs
                               term_text(run->path)));
     for (std::size_t i = 0; i < view.outlier_hosts.size(); ++i) {
       const auto& h = view.outlier_hosts[i];
-      if (!is_host_name(h))
-        throw Error(fmt::format("{}: /analysis/outlier_hosts/{} is not a host name (letters, digits, '-', '.', '_'; at most "
-                                "{} characters): '{}'; no drain list",
+      // A leading '-' passes the host-name rule but would read as an option where a script passes the
+      // name on as an argument of its own.
+      if (!is_host_name(h) || h.front() == '-')
+        throw Error(fmt::format("{}: /analysis/outlier_hosts/{} is not a host name (letters, digits, '-', '.', '_', not "
+                                "starting with '-'; at most {} characters): '{}'; no drain list",
                                 term_text(run->path), i, kMaxHostNameLength, term_text(h.substr(0, 64))));
       hosts.insert(h);
     }
