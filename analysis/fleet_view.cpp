@@ -168,8 +168,9 @@ std::multiset<int> rank_set(const std::vector<int>& a, const std::vector<int>& b
   return s;
 }
 
-std::vector<FleetRanked> lowest(std::vector<FleetRanked> all, std::size_t n) {
-  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
+std::vector<FleetRanked> lowest(std::vector<FleetRanked> all, std::size_t n, bool lower_is_better = false) {
+  std::stable_sort(all.begin(), all.end(),
+                   [=](const auto& a, const auto& b) { return lower_is_better ? a.value > b.value : a.value < b.value; });
   if (all.size() > n) all.resize(n);
   return all;
 }
@@ -278,18 +279,18 @@ std::string group_label(const FleetRow& r, std::size_t g) {
   return label + " r" + ranks;
 }
 
-std::vector<FleetRanked> lowest_groups(const FleetRow& r, std::size_t n) {
+std::vector<FleetRanked> lowest_groups(const FleetRow& r, std::size_t n, bool lower_is_better) {
   if (!r.median) return {};
   std::vector<FleetRanked> all;
   for (std::size_t g = 0; g < r.groups.size(); ++g)
     if (r.groups[g].value) all.push_back({group_label(r, g), *r.groups[g].value, *r.median});
-  return lowest(std::move(all), n);
+  return lowest(std::move(all), n, lower_is_better);
 }
 
 std::vector<std::size_t> per_node_rows(const LoadedResult& run, const FleetView& view) {
   std::map<std::size_t, std::size_t> fleet_of;  // row index -> index into view.rows
   for (std::size_t i = 0; i < view.rows.size(); ++i)
-    if (view.rows[i].intra_node && view.rows[i].measured() >= 2) fleet_of[view.rows[i].row] = i;
+    if (view.rows[i].intra_node && view.rows[i].measured() >= 2 && view.rows[i].median.value_or(0) > 0) fleet_of[view.rows[i].row] = i;
   std::set<std::size_t> chosen;
   for (const auto& g : group_rows(run.rows))
     for (const auto& s : g.series) {

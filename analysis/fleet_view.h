@@ -88,13 +88,14 @@ struct FleetRanked {
 std::vector<FleetRanked> lowest_members(const FleetMatrix& m, std::size_t n);
 // Measured pairs, against the median of all the matrix's pairs; `prefix` goes before each label.
 std::vector<FleetRanked> lowest_pairs(const FleetMatrix& m, std::size_t n, const std::string& prefix = "");
-// Groups with a value, against the row's median; labelled by host (and ranks when a host has several groups).
-std::vector<FleetRanked> lowest_groups(const FleetRow& r, std::size_t n);
+// Groups with a value, against the row's median; labelled by host (and ranks when a host has several
+// groups). For a lower-is-better unit (a time) the highest come first: the slowest, always.
+std::vector<FleetRanked> lowest_groups(const FleetRow& r, std::size_t n, bool lower_is_better = false);
 // The median of a matrix's measured pairs (nullopt when none).
 std::optional<double> matrix_median(const FleetMatrix& m);
 
 // The rows the per-node bars and the fleet text show: rows whose groups stay inside one node, with two
-// or more measured groups; of each series (benchmark and parameters, collectives at their largest
+// or more measured groups and a median above 0 (not a collective at 1 GPU); of each series (benchmark and parameters, collectives at their largest
 // message size) the rows at 1 GPU and at the largest such count. Indices into view.rows, in file order.
 std::vector<std::size_t> per_node_rows(const LoadedResult& run, const FleetView& view);
 

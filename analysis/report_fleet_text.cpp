@@ -1,6 +1,6 @@
 // The fleet section of the terminal and Markdown reports: the outlier hosts (what a drain list
 // drains), the outliers, then the slowest members of each pair matrix and the slowest groups of each
-// intra-node row, lowest first, with the median they are set against. Both formats render one digest,
+// intra-node row, slowest first, with the median they are set against. Both formats render one digest,
 // so they always say the same; every string from the file is escaped where it is written.
 #include <algorithm>
 #include <map>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/noise.h"
 #include "analysis/fleet_check.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
@@ -92,7 +93,7 @@ std::vector<DigestBlock> digest(const FileReport& f) {
     const auto& r = v.rows[i];
     const auto& row = rows[r.row];
     out.push_back({fmt::format("{} @ {} GPU(s): {} groups inside one node each", point(row), row.gpu_count, r.groups.size()),
-                   r.median, row.unit, {{"groups", lowest_groups(r, kLowest)}}});
+                   r.median, row.unit, {{"groups", lowest_groups(r, kLowest, unit_direction(row.unit) == Better::lower)}}});
   }
   return out;
 }
@@ -134,7 +135,7 @@ std::string fleet_text(const FileReport& f) {
     for (const auto& o : v.outliers) out += "    " + term_text(outlier_line(o, f.run.rows)) + "\n";
   }
   const auto blocks = digest(f);
-  if (!blocks.empty()) out += "  slowest, lowest first (change against the median):\n";
+  if (!blocks.empty()) out += "  slowest first (change against the median):\n";
   for (const auto& b : blocks) {
     out += "    " + term_text(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, term_text(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
@@ -162,7 +163,7 @@ std::string fleet_markdown(const FileReport& f) {
                          md(o.explained_by.empty() ? o.reason : o.reason + " (explained by suspect " + o.explained_by + ")"));
   }
   const auto blocks = digest(f);
-  if (!blocks.empty()) out += "\nSlowest, lowest first (change against the median):\n\n";
+  if (!blocks.empty()) out += "\nSlowest first (change against the median):\n\n";
   for (const auto& b : blocks) {
     out += "- " + md(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, md(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
