@@ -267,6 +267,11 @@ std::vector<FleetRanked> lowest_pairs(const FleetMatrix& m, std::size_t n, const
   return lowest(std::move(all), n);
 }
 
+std::string row_point(const ResultRow& r) {
+  const auto label = params_label(r.params, false);
+  return label.empty() ? r.benchmark : r.benchmark + " " + label;
+}
+
 std::string group_label(const FleetRow& r, std::size_t g) {
   const auto& group = r.groups[g];
   std::set<std::string> distinct(group.hosts.begin(), group.hosts.end());

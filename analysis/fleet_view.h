@@ -117,6 +117,9 @@ MatrixMarks matrix_marks(const FleetMatrix& m, const ResultRow& row, const Fleet
 // ranks), or a group on a suspect host.
 std::vector<bool> group_marks(const FleetRow& r, const ResultRow& row, const FleetView& view);
 
+// "stream.triad fp64 1G": a row's benchmark and point, as the fleet sections title it.
+std::string row_point(const ResultRow& r);
+
 // The host label of a group: "h3", or "h3 r4,5" when a host holds several groups of the row.
 std::string group_label(const FleetRow& r, std::size_t g);
 

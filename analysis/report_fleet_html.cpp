@@ -27,11 +27,6 @@ constexpr std::size_t kMaxNodeBars = 32;
 
 std::string h(const std::string& s) { return html_escape(s); }
 
-std::string point(const ResultRow& r) {
-  const auto label = params_label(r.params, false);
-  return label.empty() ? r.benchmark : r.benchmark + " " + label;
-}
-
 std::string heatmap_of(const FleetMatrix& m, const ResultRow& row, const FleetView& v,
                        std::optional<std::pair<double, double>> range = std::nullopt) {
   const auto marks = matrix_marks(m, row, v);
@@ -47,10 +42,10 @@ std::string heatmap_of(const FleetMatrix& m, const ResultRow& row, const FleetVi
   hm.range = range;
   hm.data = {{"benchmark", row.benchmark}, {"kind", m.kind}};
   if (m.kind == "node") {
-    hm.title = fmt::format("{}: node pairs ({} nodes)", point(row), m.size());
+    hm.title = fmt::format("{}: node pairs ({} nodes)", row_point(row), m.size());
     hm.note = m.directed ? "row: sender, column: receiver" : "symmetric: each pair measured once";
   } else {
-    hm.title = fmt::format("{}: GPU pairs ({})", m.hosts.front(), point(row));
+    hm.title = fmt::format("{}: GPU pairs ({})", m.hosts.front(), row_point(row));
     hm.data.emplace_back("host", m.hosts.front());
     hm.note = std::string(m.directed ? "row: source GPU, column: destination GPU" : "symmetric: each pair measured once") +
               "; one colour scale for every node";
@@ -108,7 +103,7 @@ std::string node_bars(const FileReport& f) {
     const auto& row = f.run.rows[r.row];
     BarChart b;
     b.kind = "per-node";
-    b.title = fmt::format("{}: per node at {} GPU(s)", point(row), row.gpu_count);
+    b.title = fmt::format("{}: per node at {} GPU(s)", row_point(row), row.gpu_count);
     b.y_label = row.unit;
     b.data = {{"benchmark", row.benchmark}, {"gpu-count", std::to_string(row.gpu_count)}};
     b.reference = r.median;

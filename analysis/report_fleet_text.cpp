@@ -31,11 +31,6 @@ struct DigestBlock {
   std::vector<DigestLine> lines;
 };
 
-std::string point(const ResultRow& r) {
-  const auto label = params_label(r.params, false);
-  return label.empty() ? r.benchmark : r.benchmark + " " + label;
-}
-
 std::size_t measured_pairs(const FleetMatrix& m, std::size_t& total) {
   std::size_t n = 0;
   total = 0;
@@ -66,7 +61,7 @@ std::vector<DigestBlock> digest(const FileReport& f) {
     }
     std::size_t total = 0;
     const std::size_t n = measured_pairs(m, total);
-    out.push_back({fmt::format("{}: node pairs, {} nodes, {} of {} pairs measured", point(rows[m.row]), m.size(), n, total),
+    out.push_back({fmt::format("{}: node pairs, {} nodes, {} of {} pairs measured", row_point(rows[m.row]), m.size(), n, total),
                    matrix_median(m), rows[m.row].unit,
                    {{"nodes", lowest_members(m, kLowest)}, {"pairs", lowest_pairs(m, kLowest)}}});
   }
@@ -85,14 +80,14 @@ std::vector<DigestBlock> digest(const FileReport& f) {
     const double med = median_of(all);
     for (auto* list : {&gpus, &pairs})
       for (auto& e : *list) e.median = med;
-    out.push_back({fmt::format("{}: GPU pairs within {} node(s)", point(rows[row]), ms.size()),
+    out.push_back({fmt::format("{}: GPU pairs within {} node(s)", row_point(rows[row]), ms.size()),
                    all.empty() ? std::nullopt : std::optional<double>(med), rows[row].unit,
                    {{"GPUs", merged(gpus)}, {"pairs", merged(pairs)}}});
   }
   for (std::size_t i : per_node_rows(f.run, v)) {
     const auto& r = v.rows[i];
     const auto& row = rows[r.row];
-    out.push_back({fmt::format("{} @ {} GPU(s): {} groups inside one node each", point(row), row.gpu_count, r.groups.size()),
+    out.push_back({fmt::format("{} @ {} GPU(s): {} groups inside one node each", row_point(row), row.gpu_count, r.groups.size()),
                    r.median, row.unit, {{"groups", lowest_groups(r, kLowest, unit_direction(row.unit) == Better::lower)}}});
   }
   return out;
