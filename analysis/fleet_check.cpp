@@ -23,7 +23,7 @@ std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.
 }  // namespace
 
 std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& rows) {
-  std::string unit;
+  std::string unit = o.unit.empty() ? "" : " " + o.unit;
   for (const auto& r : rows)
     if (unit.empty() && r.benchmark == o.benchmark) unit = " " + r.unit;
   std::string where = o.benchmark;

@@ -118,10 +118,16 @@ FleetOutlier read_outlier(const std::string& file, std::size_t i, const json& e)
   if (e.contains("ranks"))
     if (auto p = rank_list(e["ranks"], o.ranks); !p.empty()) throw bad("ranks", p);
   using Figure = std::pair<const char*, std::optional<double>*>;
-  for (auto [key, out] : {Figure{"value", &o.value}, Figure{"median", &o.median}, Figure{"deficit", &o.deficit}})
+  for (auto [key, out] : {Figure{"value", &o.value}, Figure{"median", &o.median}})
     if (auto p = figure(field(e, key), *out); !p.empty()) throw bad(key, p);
+  // The deficit is 1 - value / median, shown as written: any finite number (the schema's rule too).
+  const auto& deficit = field(e, "deficit");
+  if (!deficit.is_null() && (!deficit.is_number() || !std::isfinite(deficit.get<double>())))
+    throw bad("deficit", "is not a number");
+  if (deficit.is_number()) o.deficit = deficit.get<double>();
   using Text = std::pair<const char*, std::string*>;
-  for (auto [key, out] : {Text{"reason", &o.reason}, Text{"benchmark", &o.benchmark}, Text{"explained_by", &o.explained_by}}) {
+  for (auto [key, out] : {Text{"reason", &o.reason}, Text{"benchmark", &o.benchmark}, Text{"explained_by", &o.explained_by},
+                          Text{"unit", &o.unit}}) {
     const auto& v = field(e, key);
     if (!v.is_null() && !v.is_string()) throw bad(key, "is not a string");
     if (v.is_string()) *out = v.get<std::string>();

@@ -56,7 +56,7 @@ struct FleetOutlier {
   std::vector<std::string> hosts;
   std::vector<int> ranks;
   std::optional<double> value, median, deficit;
-  std::string reason, benchmark, explained_by;
+  std::string reason, benchmark, explained_by, unit;  // unit: absent in some files (then the benchmark's rows')
   nlohmann::json params = nlohmann::json::object();
   std::optional<int> gpu_count;
   std::vector<std::string> uuids, pci_bus_ids;

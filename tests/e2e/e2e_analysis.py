@@ -497,7 +497,7 @@ def fleet_doc(seed, nodes=8, gpn=2):
                                   "spread_down": 0.01, "spread_up": 0.01})
         vals = sorted(g["value"] for g in row["groups"])
         med = vals[len(vals) // 2]
-        row["group_summary"] = {"count": len(vals), "min": vals[0], "median": med, "max": vals[-1],
+        row["group_summary"] = {"count": len(vals), "measured": len(vals), "min": vals[0], "median": med, "max": vals[-1],
                                 "spread": (vals[-1] - vals[0]) / med}
         row["aggregate"] = med
         rows.append(row)

@@ -42,7 +42,7 @@ inline nlohmann::json outlier_entry(const std::string& kind, const std::vector<s
                                     const std::string& benchmark, double value, double median) {
   return {{"kind", kind}, {"hosts", hosts}, {"ranks", ranks}, {"value", value}, {"median", median},
           {"deficit", 1 - value / median}, {"reason", "planted by the test"}, {"benchmark", benchmark},
-          {"params", nlohmann::json::object()}, {"gpu_count", nullptr}, {"uuids", nlohmann::json::array()},
+          {"params", nlohmann::json::object()}, {"uuids", nlohmann::json::array()},
           {"pci_bus_ids", nlohmann::json::array()}};
 }
 
@@ -106,7 +106,7 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
     const double med = median_of(values);
     row["groups"] = groups;
     const double lo = *std::min_element(values.begin(), values.end()), hi = *std::max_element(values.begin(), values.end());
-    row["group_summary"] = {{"count", values.size()}, {"min", lo}, {"median", med}, {"max", hi}, {"spread", (hi - lo) / med}};
+    row["group_summary"] = {{"count", values.size()}, {"measured", values.size()}, {"min", lo}, {"median", med}, {"max", hi}, {"spread", (hi - lo) / med}};
     row["aggregate"] = med;
     rows.push_back(row);
     for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) record(o, "stream.triad", k);
