@@ -527,7 +527,7 @@ def fleet_doc(seed, nodes=8, gpn=2):
     return d, hosts, slow
 
 
-def case_fleet():
+def case_fleet_report():
     seed = random.randrange(1 << 30)
     print(f"seed {seed}")
     doc, hosts, slow = fleet_doc(seed)
@@ -708,7 +708,7 @@ def main():
         "hostile": (case_hostile, {}),
         "bad_files": (case_bad_files, {}),
         "no_overwrite": (case_no_overwrite, {}),
-        "fleet": (case_fleet, {}),
+        "fleet_report": (case_fleet_report, {}),
         "run": (case_run, {"FIXTURES_SETUP": "analysis_run", **e2e_common.CORES}),
         "real_compare": (case_real_compare, real),
         "real_check": (case_real_check, real),
