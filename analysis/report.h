@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/fleet_view.h"
 #include "analysis/projection.h"
 #include "analysis/result_set.h"
 #include "analysis/stragglers.h"
@@ -21,6 +22,7 @@ struct FileReport {
   double straggler_threshold = kDefaultStragglerThreshold;
   std::vector<Straggler> stragglers;
   Projection projection;
+  FleetView fleet;  // groups, pair matrices and outliers (empty for files without fleet data)
 };
 
 FileReport make_file_report(LoadedResult run, double straggler_threshold);
@@ -35,5 +37,10 @@ std::string report_csv(const std::vector<FileReport>& files);
 // Throws gpuscale::Error when two inputs would give the same series (e.g. two runs of one cluster).
 std::string report_openmetrics(const std::vector<FileReport>& files);
 std::string report_html(const std::vector<FileReport>& files);
+
+// The fleet section of each format (analysis/report_fleet_*.cpp); empty when the file has no fleet data.
+std::string fleet_text(const FileReport& r);
+std::string fleet_markdown(const FileReport& r);
+std::string fleet_html(const FileReport& r);
 
 }  // namespace gpuscale

@@ -250,7 +250,7 @@ std::string report_html(const std::vector<FileReport>& files) {
   for (const auto& f : files) {
     const auto groups = group_rows(f.run.rows);
     out += fmt::format("<section class=\"run\"><h2>{} &mdash; {}</h2>\n", h(f.run.cluster), h(f.run.path));
-    out += env_section(f.run) + charts_section(f, groups) + stragglers_section(f) + projection_section(f) +
+    out += env_section(f.run) + charts_section(f, groups) + stragglers_section(f) + fleet_html(f) + projection_section(f) +
            tables_section(groups) + "</section>\n";
   }
   return out + "</body></html>\n";

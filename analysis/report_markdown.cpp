@@ -89,6 +89,7 @@ std::string report_markdown(const std::vector<FileReport>& files) {
                            md(params_label(s.row->params, false)), s.row->gpu_count, s.rank, md(s.host), s.device_index,
                            md(s.uuid), md(s.pci_bus_id), s.value, s.median, s.deficit * 100);
     }
+    out += fleet_markdown(f);
     projection(out, f.projection);
   }
   return out;

@@ -28,6 +28,7 @@ FileReport make_file_report(LoadedResult run, double straggler_threshold) {
   r.straggler_threshold = straggler_threshold;
   r.stragglers = find_stragglers(r.run.doc, r.run.rows, straggler_threshold);
   r.projection = project(r.run);
+  r.fleet = fleet_view(r.run);
   return r;
 }
 
@@ -83,6 +84,7 @@ std::string report_text(const FileReport& r) {
                          s.rank, term_text(s.host), s.device_index, term_text(s.uuid), term_text(s.pci_bus_id), s.value,
                          s.median, s.deficit * 100);
   }
+  out += fleet_text(r);
   out += format_projection(r.projection);
   return out;
 }

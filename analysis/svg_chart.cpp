@@ -27,14 +27,6 @@ std::string y_text(double v, bool percent) {
   return v >= 100 && v < 1e7 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
-// At most n bytes, cut at a UTF-8 character boundary, "~" marking the cut.
-std::string shorten(const std::string& s, std::size_t n) {
-  if (s.size() <= n) return s;
-  std::size_t cut = n - 1;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut) + "~";
-}
-
 std::string open_svg(const std::string& kind, const std::string& title,
                      const std::vector<std::pair<std::string, std::string>>& data) {
   std::string attrs;
@@ -44,7 +36,7 @@ std::string open_svg(const std::string& kind, const std::string& title,
                      "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n"
                      "<text x=\"{}\" y=\"20\" class=\"ct\">{}</text>\n",
                      html_escape(kind), attrs, kW, kH, kW, kH, html_escape(title), kW, kH, kLeft,
-                     html_escape(shorten(title, 72)));
+                     html_escape(chart_label(title, 72)));
 }
 
 // Horizontal grid, y ticks and the axis labels.
@@ -69,6 +61,13 @@ std::string note_text(const std::string& note) {
 }
 
 }  // namespace
+
+std::string chart_label(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  std::size_t cut = n - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "~";
+}
 
 std::string render_line_chart(const LineChart& c) {
   std::string out = open_svg(c.kind, c.title, c.data);
@@ -119,7 +118,7 @@ std::string render_line_chart(const LineChart& c) {
     out += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"{}/>"
                        "<text x=\"{}\" y=\"{:.1f}\" class=\"lg\">{}</text>\n",
                        kRight + 10, ly, kRight + 30, ly, color, s.dashed ? " stroke-dasharray=\"6 4\"" : "", kRight + 35,
-                       ly + 4, html_escape(shorten(s.name, 24)));
+                       ly + 4, html_escape(chart_label(s.name, 24)));
   }
   return out + note_text(c.note) + "</svg>\n";
 }
@@ -149,7 +148,7 @@ std::string render_bar_chart(const BarChart& c) {
     }
     if (labels)
       out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"end\" transform=\"rotate(-30 {:.1f} {})\">{}</text>\n",
-                         x + slot * 0.4, kBottom + 14, x + slot * 0.4, kBottom + 14, html_escape(shorten(label, 18)));
+                         x + slot * 0.4, kBottom + 14, x + slot * 0.4, kBottom + 14, html_escape(chart_label(label, 18)));
   }
   if (c.reference) {
     const double y = kBottom - (kBottom - kTop) * std::clamp(*c.reference / ymax, 0.0, 1.0);

@@ -38,6 +38,8 @@ struct BarChart {
 };
 
 std::string render_line_chart(const LineChart& c);
+// At most n bytes of s, cut at a UTF-8 character boundary, "~" marking the cut (labels that must fit).
+std::string chart_label(const std::string& s, std::size_t n);
 std::string render_bar_chart(const BarChart& c);
 
 }  // namespace gpuscale

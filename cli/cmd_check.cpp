@@ -1,7 +1,11 @@
-// gpuscale check FILE --reference REF: every row against the reference values of its cluster; exit 1
-// on any failure. gpuscale reference FILE -o REF: a reference from a known-good run.
+// gpuscale check FILE --reference REF: every row against the reference values of its cluster; with
+// --fail-on-outliers (with or without a reference) also every outlier the run's fleet analysis named;
+// exit 1 on any failure. gpuscale reference FILE -o REF: a reference from a known-good run.
+#include <optional>
+
 #include <fmt/format.h>
 
+#include "analysis/fleet_check.h"
 #include "analysis/output.h"
 #include "analysis/reference.h"
 #include "core/error.h"
@@ -13,21 +17,43 @@ namespace {
 
 struct CheckFlags {
   std::string file, reference, junit;
-  bool force = false;
+  bool fail_on_outliers = false, force = false;
 };
 
 int run_check(const CheckFlags& f) {
+  if (f.reference.empty() && !f.fail_on_outliers)
+    throw Error("check needs --reference REF, --fail-on-outliers, or both");
   std::vector<OutputRequest> outputs;
   if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
-  check_outputs(outputs, f.force, {f.file, f.reference});
+  std::vector<std::string> inputs{f.file};
+  if (!f.reference.empty()) inputs.push_back(f.reference);
+  check_outputs(outputs, f.force, inputs);
   const auto run = load_result(f.file);
-  const auto ref = load_reference(f.reference);
-  const auto outcome = check_against(run, ref);
-  if (!any_to_stdout(outputs)) fmt::print("{}", format_check(outcome));
-  for (auto& o : outputs) o.text = junit_xml("gpuscale check", {check_suite(outcome)});
+  // Everything is read and decided before anything is printed: a bad input is one line, exit 2.
+  std::optional<Reference> ref;  // kept: the outcome points into it
+  std::optional<CheckOutcome> outcome;
+  if (!f.reference.empty()) {
+    ref = load_reference(f.reference);
+    outcome = check_against(run, *ref);
+  }
+  std::optional<OutlierCheck> outliers;
+  if (f.fail_on_outliers) outliers = check_outliers(run, fleet_view(run));
+  std::string text;
+  std::vector<JUnitSuite> suites;
+  if (outcome) {
+    text += format_check(*outcome);
+    suites.push_back(check_suite(*outcome));
+  }
+  if (outliers) {
+    text += (text.empty() ? "" : "\n") + format_outlier_check(*outliers);
+    suites.push_back(outlier_suite(*outliers));
+  }
+  if (!any_to_stdout(outputs)) fmt::print("{}", text);
+  for (auto& o : outputs) o.text = junit_xml("gpuscale check", suites);
   std::fflush(stdout);
   write_outputs(outputs, f.force);
-  return outcome.failures() ? kExitInvalidResult : kExitOk;
+  const bool failed = (outcome && outcome->failures()) || (outliers && !outliers->failures.empty());
+  return failed ? kExitInvalidResult : kExitOk;
 }
 
 struct ReferenceFlags {
@@ -69,11 +95,17 @@ int run_reference(const ReferenceFlags& f) {
 }  // namespace
 
 void add_check_command(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("check", "check a result file against reference values (exit 1 on any failure)");
+  auto* cmd = app.add_subcommand("check", "check a result file against reference values and/or its fleet outliers (exit 1 on "
+                                          "any failure)");
   auto f = std::make_shared<CheckFlags>();
   cmd->add_option("file", f->file, "result JSON file")->required();
-  cmd->add_option("--reference", f->reference, "reference file (gpuscale reference writes one)")->required();
-  cmd->add_option("--junit", f->junit, "write JUnit XML, one test case per checked row ('-': standard output)");
+  cmd->add_option("--reference", f->reference,
+                  "reference file (gpuscale reference writes one); needed unless --fail-on-outliers is given");
+  cmd->add_flag("--fail-on-outliers", f->fail_on_outliers,
+                "fail (exit 1) when the run's fleet analysis named outliers (analysis.outliers), one line per outlier; "
+                "works with or without --reference; a file without outlier analysis is refused (exit 2)");
+  cmd->add_option("--junit", f->junit,
+                  "write JUnit XML, one test case per checked row and per outlier ('-': standard output)");
   cmd->add_flag("--force", f->force, "replace an output file that already exists");
   cmd->callback([&action, f] { action = [f] { return run_check(*f); }; });
 }

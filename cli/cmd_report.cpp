@@ -1,6 +1,8 @@
-// gpuscale report FILE...: terminal tables, and on request HTML, Markdown, CSV and Prometheus text.
+// gpuscale report FILE...: terminal tables, and on request HTML, Markdown, CSV and Prometheus text;
+// --drain-list: only the hosts the fleet analysis names as suspects, one per line, for Slurm scripts.
 #include <fmt/format.h>
 
+#include "analysis/fleet_check.h"
 #include "analysis/output.h"
 #include "analysis/report.h"
 #include "core/error.h"
@@ -13,10 +15,26 @@ struct ReportFlags {
   std::vector<std::string> files;
   std::string html, markdown, csv, openmetrics;
   double straggler = kDefaultStragglerThreshold;
-  bool force = false;
+  bool force = false, drain = false;
 };
 
+// Nothing but the host names on standard output: a script pipes it into scontrol.
+int print_drain_list(const ReportFlags& f) {
+  if (!f.html.empty() || !f.markdown.empty() || !f.csv.empty() || !f.openmetrics.empty())
+    throw Error("--drain-list prints only the drain list: it cannot be combined with --html, --markdown, --csv or --openmetrics");
+  std::vector<LoadedResult> runs;
+  for (const auto& path : f.files) runs.push_back(load_result(path));
+  std::vector<const LoadedResult*> list;
+  for (const auto& r : runs) list.push_back(&r);
+  std::string out;
+  for (const auto& host : drain_list(list)) out += host + "\n";
+  fmt::print("{}", out);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
 int run_report(const ReportFlags& f) {
+  if (f.drain) return print_drain_list(f);
   if (!(f.straggler > 0 && f.straggler < 1))
     throw Error(fmt::format("invalid --straggler {}: a fraction between 0 and 1 (0.10 = 10% below the median)", f.straggler));
   std::vector<OutputRequest> outputs;
@@ -55,6 +73,9 @@ void add_report_command(CLI::App& app, Action& action) {
   cmd->add_option("--openmetrics", f->openmetrics,
                   "write Prometheus text format for node_exporter's textfile collector ('-': standard output)");
   cmd->add_option("--straggler", f->straggler, "name ranks more than this fraction below the median (default 0.10)");
+  cmd->add_flag("--drain-list", f->drain,
+                "print only the hosts the fleet analysis names as suspects (analysis.outlier_hosts), one per line, nothing "
+                "else (empty: none); a file without outlier analysis, or a name that is not a host name, is refused (exit 2)");
   cmd->add_flag("--force", f->force, "replace output files that already exist");
   cmd->callback([&action, f] { action = [f] { return run_report(*f); }; });
 }

@@ -467,6 +467,143 @@ def case_hostile():
             fail(f"console messages on the hostile page: {console_messages(p.stderr)}")
 
 
+# ---- fleet data (issue 14): report's fleet section, check --fail-on-outliers, report --drain-list ---------
+
+def fleet_doc(seed, nodes=8, gpn=2):
+    """synthetic-a.json turned into a fleet run of `nodes` x `gpn` ranks with random figures around a
+    random level, one random host at half speed and named in analysis.outliers / outlier_hosts (the
+    format of docs/fleet.md, written by hand: this tests the readers, not the rule)."""
+    rnd = random.Random(seed)
+    base = load(data("synthetic-a.json"))
+    d = copy.deepcopy(base)
+    hosts = [f"gpu{rnd.randrange(10, 99)}-{i}" for i in range(nodes)]
+    slow = rnd.randrange(nodes)
+    n = nodes * gpn
+    host_of = lambda r: hosts[r // gpn]
+    d["ranks"] = [{"rank": r, "host": host_of(r), "local_rank": r % gpn,
+                   "device": {"backend": "cpu", "name": "Test CPU", "index": r % gpn, "memory_bytes": 1 << 30,
+                              "free_memory_bytes": 1 << 29, "details": {}}} for r in range(n)]
+    d["hosts"] = [{"name": h, "node_index": i, "cpu_model": "x", "ranks": [i * gpn + k for k in range(gpn)]}
+                  for i, h in enumerate(hosts)]
+    d["mpi"]["world_size"] = n
+    stream = next(r for r in base["results"] if r["benchmark"] == "stream.triad")
+    coll = next(r for r in base["results"] if r["benchmark"] == "all_reduce")
+    def ranks_for(proto, k):
+        out = []
+        for r in range(k):
+            e = copy.deepcopy(proto["ranks"][0])
+            e.update(rank=r, host=host_of(r), device_index=r % gpn)
+            out.append(e)
+        return out
+    level, bw = rnd.uniform(500, 5000), rnd.uniform(10, 50)
+    rows = []
+    for k in (1, gpn):
+        row = copy.deepcopy(stream)
+        row.update(gpu_count=k, nodes=1, ranks=ranks_for(stream, k))
+        row["groups"] = []
+        for g in range(n // k):
+            ranks = list(range(g * k, (g + 1) * k))
+            v = k * level * rnd.uniform(0.98, 1.02) * (0.5 if ranks[0] // gpn == slow else 1)
+            row["groups"].append({"hosts": [host_of(ranks[0])], "ranks": ranks, "value": v, "status": "ok",
+                                  "spread_down": 0.01, "spread_up": 0.01})
+        vals = sorted(g["value"] for g in row["groups"])
+        med = vals[len(vals) // 2]
+        row["group_summary"] = {"count": len(vals), "measured": len(vals), "min": vals[0], "median": med, "max": vals[-1],
+                                "spread": (vals[-1] - vals[0]) / med}
+        row["aggregate"] = med
+        rows.append(row)
+    pairs = copy.deepcopy(coll)
+    pairs.update(benchmark="pairs.sendrecv", gpu_count=n, nodes=nodes, ranks=ranks_for(coll, n))
+    m = [[None] * nodes for _ in range(nodes)]
+    for i in range(nodes):
+        for j in range(i + 1, nodes):
+            m[i][j] = m[j][i] = bw * rnd.uniform(0.97, 1.03) * (0.5 if slow in (i, j) else 1)
+    pairs["matrices"] = [{"kind": "node", "hosts": hosts, "ranks": [[i * gpn + k for k in range(gpn)] for i in range(nodes)],
+                          "labels": hosts, "values": m, "directed": False}]
+    rows.append(pairs)
+    d["results"] = rows
+    d["summary"].update(rows=len(rows), ok=len(rows), invalid=0, failed=0, skipped=0, valid=True)
+    d["plan"]["gpu_counts"] = sorted({1, gpn, n})
+    mine = [v for v in m[slow] if v is not None]
+    others = sorted(v for i, row in enumerate(m) for j, v in enumerate(row) if v is not None and i < j)
+    median = others[len(others) // 2]
+    d["analysis"] = {"straggler_threshold": 0.1, "stragglers": [],
+                     "outliers": [{"kind": "node", "hosts": [hosts[slow]], "ranks": [slow * gpn + k for k in range(gpn)],
+                                   "value": sorted(mine)[len(mine) // 2], "median": median,
+                                   "deficit": 1 - sorted(mine)[len(mine) // 2] / median,
+                                   "reason": f"{len(mine)} of its {len(mine)} measured pairs are slow",
+                                   "benchmark": "pairs.sendrecv", "params": {}, "gpu_count": n, "uuids": [],
+                                   "pci_bus_ids": []}],
+                     "outlier_hosts": [hosts[slow]], "outlier_rule": {"fraction": 0.1, "mad_k": 3.5}}
+    return d, hosts, slow
+
+
+def case_fleet_report():
+    seed = random.randrange(1 << 30)
+    print(f"seed {seed}")
+    doc, hosts, slow = fleet_doc(seed)
+    path = work("fleet.json")
+    save(doc, path)
+    p = gs("report", path)
+    expect_code(p, 0, "report of a fleet file")
+    if f"\nfleet: outlier hosts (suspects to drain): {hosts[slow]}\n" not in p.stdout:
+        fail(f"the fleet section does not name the suspect {hosts[slow]}:\n{p.stdout}")
+    nodes = [l for l in p.stdout.splitlines() if l.strip().startswith("nodes: ")]
+    if len(nodes) != 1 or not nodes[0].strip().startswith(f"nodes: {hosts[slow]} "):
+        fail(f"the slowest node is not listed first: {nodes}")
+    html = work("fleet.html")
+    expect_code(gs("report", path, "--html", html), 0, "HTML report of a fleet file")
+    page = open(html).read()
+    if page.count('data-chart="heatmap"') != 1 or page.count(f"\u25b6 {hosts[slow]}</text>") != 2:
+        fail("the HTML heatmap does not mark the suspect on both axes")
+    if page.count('data-chart="per-node"') != 2:
+        fail("per-node bars missing")
+
+    # The drain list: the suspect alone on standard output, nothing else.
+    p = gs("report", "--drain-list", path)
+    expect_code(p, 0, "report --drain-list")
+    if p.stdout != hosts[slow] + "\n" or p.stderr:
+        fail(f"drain list: {p.stdout!r} {p.stderr!r}")
+    clean = copy.deepcopy(doc)
+    clean["analysis"]["outliers"], clean["analysis"]["outlier_hosts"] = [], []
+    clean_path = work("fleet-clean.json")
+    save(clean, clean_path)
+    p = gs("report", "--drain-list", clean_path)
+    expect_code(p, 0, "report --drain-list without suspects")
+    if p.stdout or p.stderr:
+        fail(f"an empty drain list printed {p.stdout!r} {p.stderr!r}")
+    evil = copy.deepcopy(doc)
+    evil["analysis"]["outlier_hosts"] = [hosts[slow], "gpu1;scontrol reboot ALL"]
+    evil_path = work("fleet-evil.json")
+    save(evil, evil_path)
+    p = gs("report", "--drain-list", evil_path)
+    one_error_line(p, "/analysis/outlier_hosts/1 is not a host name", "a drain list with a shell command")
+    if p.stdout:
+        fail(f"a refused drain list printed {p.stdout!r}")
+    one_error_line(gs("report", "--drain-list", data("synthetic-a.json")), "no analysis.outlier_hosts", "drain list of an old file")
+    one_error_line(gs("report", "--drain-list", path, "--csv", "-"), "--drain-list prints only", "drain list with --csv")
+
+    # check --fail-on-outliers: exit 1 with one line per outlier; 0 without outliers; 2 without analysis.
+    p = gs("check", path, "--fail-on-outliers")
+    expect_code(p, 1, "check --fail-on-outliers with a suspect")
+    lines = [l for l in p.stdout.splitlines() if "FAIL outlier" in l]
+    if len(lines) != 1 or f"FAIL outlier node {hosts[slow]} (pairs.sendrecv" not in lines[0]:
+        fail(f"check does not name the outlier: {p.stdout}")
+    expect_code(gs("check", clean_path, "--fail-on-outliers"), 0, "check --fail-on-outliers without outliers")
+    one_error_line(gs("check", data("synthetic-a.json"), "--fail-on-outliers"), "no outlier analysis", "check of an old file")
+    one_error_line(gs("check", path), "--reference REF, --fail-on-outliers", "check with nothing to check")
+    ref = work("fleet-ref.json")
+    expect_code(gs("reference", path, "-o", ref), 0, "reference of the fleet file")
+    expect_code(gs("check", path, "--reference", ref), 0, "check against its own reference, outliers not asked")
+    p = gs("check", path, "--reference", ref, "--fail-on-outliers", "--junit", "-")
+    expect_code(p, 1, "check against its own reference with --fail-on-outliers")
+    suites = ET.fromstring(p.stdout).findall("testsuite")
+    failed = [c for s in suites for c in s.findall("testcase") if c.find("failure") is not None]
+    if len(suites) != 2 or len(failed) != 1 or hosts[slow] not in failed[0].find("failure").get("message", ""):
+        fail(f"JUnit of check with outliers: {p.stdout[:2000]}")
+    expect_code(gs("check", clean_path, "--reference", ref, "--fail-on-outliers"), 0, "clean file, its reference and no outliers")
+
+
 # ---- bad input files ----------------------------------------------------------------------------------
 
 def case_bad_files():
@@ -582,6 +719,7 @@ def main():
         "hostile": (case_hostile, {}),
         "bad_files": (case_bad_files, {}),
         "no_overwrite": (case_no_overwrite, {}),
+        "fleet_report": (case_fleet_report, {}),
         "run": (case_run, {"FIXTURES_SETUP": "analysis_run", **e2e_common.CORES}),
         "real_compare": (case_real_compare, real),
         "real_check": (case_real_check, real),

@@ -1,0 +1,33 @@
+#pragma once
+// What the fleet outlier analysis decides outside the report: `gpuscale check --fail-on-outliers`
+// (one failure per entry of analysis.outliers) and `gpuscale report --drain-list` (the hosts of
+// analysis.outlier_hosts, for `scontrol update nodename=... state=drain`). Both refuse, with a
+// gpuscale::Error (exit 2), a file that has no outlier analysis: its silence would read as "healthy".
+#include <string>
+#include <vector>
+
+#include "analysis/fleet_view.h"
+#include "analysis/junit.h"
+
+namespace gpuscale {
+
+// One line naming an outlier, unescaped (escape where it is written):
+// "node h3 (pairs.sendrecv): 5.01 GB/s vs median 10.1, 50.4% below; ranks 4,5; <reason>".
+std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& rows);
+
+struct OutlierCheck {
+  std::string file;
+  std::vector<std::string> failures;  // outlier_line of each outlier, in file order
+};
+
+// Throws gpuscale::Error when the file has no analysis.outliers.
+OutlierCheck check_outliers(const LoadedResult& run, const FleetView& view);
+std::string format_outlier_check(const OutlierCheck& c);
+JUnitSuite outlier_suite(const OutlierCheck& c);
+
+// The hosts to drain from every file, sorted, each once. Throws gpuscale::Error when a file has no
+// analysis.outlier_hosts or names a host that is not a host name (core/host_name.h): a drain list goes
+// into shell commands and must never carry spaces, quotes, separators or control characters.
+std::vector<std::string> drain_list(const std::vector<const LoadedResult*>& runs);
+
+}  // namespace gpuscale

@@ -1,0 +1,171 @@
+#pragma once
+// Synthetic fleet result documents (the format of issue 14: rows' groups and group_summary, the
+// matrices of the fleet benchmarks, analysis.outliers and outlier_hosts) with random values around a
+// level, one host optionally slowed by a factor. The outlier analysis in the document is computed from
+// those values by the real rule (analysis/outliers.h), as gpuscale run does, never written by hand.
+#include <algorithm>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/outliers.h"
+#include "analysis_fixtures.h"
+#include "core/error.h"
+#include "core/stats.h"
+
+namespace gpuscale::testing {
+
+struct FleetSpec {
+  int nodes = 8;
+  int gpus_per_node = 2;
+  int slow = -1;          // index of the slowed host, -1: none
+  double factor = 0.5;    // its figures are multiplied by this
+  double noise = 0.02;    // +- relative noise of every figure
+  bool analysis = true;   // write analysis.outliers and outlier_hosts
+};
+
+// Host names with a random stem, so no test can lean on a fixed spelling.
+inline std::vector<std::string> fleet_hosts(std::mt19937_64& gen, int n) {
+  static const char* stems[] = {"gpu", "dgx", "node", "hgx-a", "c"};
+  const std::string stem = stems[std::uniform_int_distribution<int>(0, 4)(gen)];
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(stem + std::to_string(100 + i));
+  return out;
+}
+
+// An entry of analysis.outliers with every field of the format.
+inline nlohmann::json outlier_entry(const std::string& kind, const std::vector<std::string>& hosts, const std::vector<int>& ranks,
+                                    const std::string& benchmark, double value, double median) {
+  return {{"kind", kind}, {"hosts", hosts}, {"ranks", ranks}, {"value", value}, {"median", median},
+          {"deficit", 1 - value / median}, {"reason", "planted by the test"}, {"benchmark", benchmark},
+          {"params", nlohmann::json::object()}, {"uuids", nlohmann::json::array()},
+          {"pci_bus_ids", nlohmann::json::array()}};
+}
+
+// The document loaded, or nullopt when the result schema itself refuses it (once the schema describes
+// the fleet fields, it may catch a hostile value before the fleet reader sees it: also a refusal).
+inline std::optional<LoadedResult> load_unless_schema_refuses(const std::string& label, const nlohmann::json& doc) {
+  try {
+    return result_from_json(label, doc);
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("does not match the result schema") == std::string::npos) throw;
+    return std::nullopt;
+  }
+}
+
+inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::vector<std::string>* hosts_out = nullptr) {
+  using nlohmann::json;
+  std::uniform_real_distribution<double> u(1 - s.noise, 1 + s.noise);
+  const auto hosts = fleet_hosts(gen, s.nodes);
+  if (hosts_out) *hosts_out = hosts;
+  const int g = s.gpus_per_node, n = s.nodes * g;
+  auto host_of = [&](int rank) { return hosts[static_cast<std::size_t>(rank / g)]; };
+  auto slowed = [&](const std::string& h) { return s.slow >= 0 && h == hosts[static_cast<std::size_t>(s.slow)] ? s.factor : 1.0; };
+  auto ranks_of = [&](int node) {
+    std::vector<int> r;
+    for (int k = 0; k < g; ++k) r.push_back(node * g + k);
+    return r;
+  };
+  auto fix_hosts = [&](json& row) {
+    for (auto& r : row["ranks"]) r["host"] = host_of(r["rank"].get<int>());
+  };
+  std::vector<json> rows;
+  json found = json::array();  // analysis.outliers
+  std::set<std::string> suspects;
+  OutlierRule rule;
+  auto record = [&](const Outlier& o, const char* benchmark, int gpu_count) {
+    auto e = outlier_json(o);
+    e["benchmark"] = benchmark;
+    e["gpu_count"] = gpu_count;
+    e["params"] = json::object();
+    e["uuids"] = e["pci_bus_ids"] = json::array();
+    found.push_back(e);
+    if (o.kind == OutlierKind::node) suspects.insert(o.hosts.front());
+  };
+  const double level = std::uniform_real_distribution<double>(500, 5000)(gen);
+  json stream_params = {{"dtype", "fp64"}, {"array_bytes", 1 << 20}, {"elements", 1 << 17}};
+  for (int k : std::set<int>{1, g}) {
+    json groups = json::array();
+    std::vector<double> values;
+    std::vector<OutlierSample> samples;
+    for (int first = 0; first + k <= n; first += k) {
+      std::vector<int> ranks;
+      for (int r = first; r < first + k; ++r) ranks.push_back(r);
+      const double v = k * level * u(gen) * slowed(host_of(first));
+      groups.push_back({{"hosts", {host_of(first)}}, {"ranks", ranks}, {"value", v}, {"status", "ok"},
+                        {"spread_down", 0.01}, {"spread_up", 0.01}});
+      values.push_back(v);
+      samples.push_back({{host_of(first)}, ranks, v, 0.01, 0.01});
+    }
+    auto row = row_json("stream.triad", "independent", stream_params, k, std::vector<double>(static_cast<std::size_t>(k), level));
+    fix_hosts(row);
+    const double med = median_of(values);
+    row["groups"] = groups;
+    const double lo = *std::min_element(values.begin(), values.end()), hi = *std::max_element(values.begin(), values.end());
+    row["group_summary"] = {{"count", values.size()}, {"measured", values.size()}, {"min", lo}, {"median", med}, {"max", hi}, {"spread", (hi - lo) / med}};
+    row["aggregate"] = med;
+    rows.push_back(row);
+    for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) record(o, "stream.triad", k);
+  }
+  // The node-pair matrix and each node's GPU-pair matrix.
+  const double bw = std::uniform_real_distribution<double>(10, 50)(gen);
+  PairMatrix pm;
+  pm.hosts = hosts;
+  pm.values.assign(static_cast<std::size_t>(s.nodes), std::vector<double>(static_cast<std::size_t>(s.nodes), NAN));
+  json values = json::array(), member_ranks = json::array();
+  for (int i = 0; i < s.nodes; ++i) {
+    pm.ranks.push_back(ranks_of(i));
+    member_ranks.push_back(ranks_of(i));
+  }
+  for (int i = 0; i < s.nodes; ++i)
+    for (int j = i + 1; j < s.nodes; ++j)
+      pm.values[i][j] = pm.values[j][i] = bw * u(gen) * std::min(slowed(hosts[i]), slowed(hosts[j]));
+  for (int i = 0; i < s.nodes; ++i) {
+    json line = json::array();
+    for (int j = 0; j < s.nodes; ++j) line.push_back(i == j ? json(nullptr) : json(pm.values[i][j]));
+    values.push_back(line);
+  }
+  auto pairs = row_json("pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, n, std::vector<double>(static_cast<std::size_t>(n), bw));
+  fix_hosts(pairs);
+  pairs["matrices"] = json::array({{{"kind", "node"}, {"hosts", hosts}, {"ranks", member_ranks}, {"labels", hosts},
+                                    {"values", values}, {"directed", false}}});
+  rows.push_back(pairs);
+  for (const auto& o : matrix_outliers(pm, OutlierKind::node, rule)) record(o, "pairs.sendrecv", n);
+  auto gpu_pairs = row_json("gpu_pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, g, std::vector<double>(static_cast<std::size_t>(g), bw));
+  fix_hosts(gpu_pairs);
+  gpu_pairs["matrices"] = json::array();
+  const double peer = std::uniform_real_distribution<double>(100, 400)(gen);
+  for (int i = 0; i < s.nodes; ++i) {
+    json gv = json::array(), granks = json::array(), labels = json::array();
+    for (int a = 0; a < g; ++a) {
+      json line = json::array();
+      for (int b = 0; b < g; ++b) line.push_back(a == b ? json(nullptr) : json(peer * u(gen) * slowed(hosts[i])));
+      gv.push_back(line);
+      granks.push_back({i * g + a});
+      labels.push_back("GPU" + std::to_string(a));
+    }
+    gpu_pairs["matrices"].push_back({{"kind", "gpu"}, {"hosts", std::vector<std::string>(static_cast<std::size_t>(g), hosts[i])},
+                                     {"ranks", granks}, {"labels", labels}, {"values", gv}, {"directed", false}});
+  }
+  rows.push_back(gpu_pairs);
+
+  auto doc = doc_json(rows, "Test GPU", n);
+  for (auto& r : doc["ranks"]) {
+    r["host"] = host_of(r["rank"].get<int>());
+    r["local_rank"] = r["rank"].get<int>() % g;
+  }
+  doc["hosts"] = json::array();
+  for (int i = 0; i < s.nodes; ++i) doc["hosts"].push_back({{"name", hosts[i]}, {"node_index", i}, {"cpu_model", "x"}, {"ranks", ranks_of(i)}});
+  if (s.analysis) {
+    doc["analysis"] = {{"straggler_threshold", 0.1}, {"stragglers", json::array()}, {"outliers", found},
+                       {"outlier_hosts", std::vector<std::string>(suspects.begin(), suspects.end())},
+                       {"outlier_rule", {{"fraction", rule.fraction}, {"mad_k", rule.mad_k}}}};
+  }
+  return doc;
+}
+
+}  // namespace gpuscale::testing

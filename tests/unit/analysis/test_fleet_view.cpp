@@ -1,0 +1,258 @@
+// analysis/fleet_view: the fleet data of a result file (groups, pair matrices, outliers) read from
+// seeded random documents with a planted slow host; the slowest members, pairs and groups; which rows
+// get per-node bars; outlier marks; and hostile fleet data (skipped with a problem line when it is
+// drawing data, refused with gpuscale::Error when it is the outlier analysis).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "analysis/fleet_view.h"
+#include "core/error.h"
+#include "fleet_fixtures.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+using testing::FleetSpec;
+
+LoadedResult load(const json& doc) { return result_from_json("fleet.json", doc); }
+
+TEST(FleetView, OldFilesHaveNone) {
+  const auto run = testing::loaded({testing::row_json("stream.triad", "independent", {{"dtype", "fp64"}}, 2, {100, 101})});
+  const auto v = fleet_view(run);
+  EXPECT_FALSE(v.any());
+  EXPECT_TRUE(v.problems.empty());
+  EXPECT_TRUE(per_node_rows(run, v).empty());
+}
+
+TEST(FleetView, ReadsGroupsMatricesAndOutliers) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 gen(seed);
+    FleetSpec s;
+    s.nodes = std::uniform_int_distribution<int>(5, 12)(gen);  // 5 or more: the slow host's pairs stay a minority
+    s.gpus_per_node = std::uniform_int_distribution<int>(2, 4)(gen);
+    s.slow = std::uniform_int_distribution<int>(0, s.nodes - 1)(gen);
+    std::vector<std::string> hosts;
+    const auto doc = testing::fleet_doc(s, gen, &hosts);
+    const auto run = load(doc);
+    const auto v = fleet_view(run);
+    ASSERT_TRUE(v.any());
+    EXPECT_TRUE(v.problems.empty()) << v.problems.front();
+    ASSERT_EQ(v.rows.size(), 2u);
+    const std::size_t n = static_cast<std::size_t>(s.nodes * s.gpus_per_node);
+    EXPECT_EQ(v.rows[0].groups.size(), n);
+    EXPECT_EQ(v.rows[1].groups.size(), static_cast<std::size_t>(s.nodes));
+    for (const auto& r : v.rows) {
+      EXPECT_TRUE(r.intra_node);
+      EXPECT_EQ(r.measured(), r.groups.size());
+      ASSERT_TRUE(r.median);
+      EXPECT_DOUBLE_EQ(*r.median, doc["results"][r.row]["group_summary"]["median"].get<double>());
+    }
+    ASSERT_EQ(v.matrices.size(), 1u + static_cast<std::size_t>(s.nodes));
+    const auto& m = v.matrices[0];
+    EXPECT_EQ(m.kind, "node");
+    EXPECT_EQ(m.hosts, hosts);
+    const auto& values = doc["results"][m.row]["matrices"][0]["values"];
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      EXPECT_FALSE(m.pair(i, i));
+      for (std::size_t j = i + 1; j < m.size(); ++j) {
+        ASSERT_TRUE(m.pair(i, j));
+        EXPECT_DOUBLE_EQ(*m.pair(i, j), values[i][j].get<double>());
+        EXPECT_EQ(m.pair(i, j), m.pair(j, i));
+      }
+    }
+    EXPECT_TRUE(v.analysed);
+    EXPECT_TRUE(v.hosts_listed);
+    // At half speed against 2% noise the rule names the slowed host, as a node and in both rows' groups.
+    EXPECT_EQ(v.outlier_hosts, std::vector<std::string>{hosts[static_cast<std::size_t>(s.slow)]});
+    ASSERT_FALSE(v.outliers.empty());
+    for (const auto& o : v.outliers) {
+      EXPECT_TRUE(o.kind == "node" || o.kind == "group") << o.kind;
+      EXPECT_EQ(o.hosts.front(), hosts[static_cast<std::size_t>(s.slow)]);
+      ASSERT_TRUE(o.value && o.median && o.deficit);
+      EXPECT_LT(*o.value, *o.median);
+    }
+  }
+}
+
+TEST(FleetView, LowestFirstAgainstTheMedian) {
+  for (std::uint64_t seed = 10; seed < 16; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 gen(seed);
+    FleetSpec s;
+    s.nodes = 9;
+    s.slow = std::uniform_int_distribution<int>(0, s.nodes - 1)(gen);
+    std::vector<std::string> hosts;
+    const auto run = load(testing::fleet_doc(s, gen, &hosts));
+    const auto v = fleet_view(run);
+    const auto& slow = hosts[static_cast<std::size_t>(s.slow)];
+    const auto& m = v.matrices[0];
+    std::vector<double> all;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      for (std::size_t j = i + 1; j < m.size(); ++j) all.push_back(*m.pair(i, j));
+    const auto members = lowest_members(m, 3);
+    ASSERT_EQ(members.size(), 3u);
+    EXPECT_EQ(members[0].label, slow);
+    EXPECT_DOUBLE_EQ(members[0].median, median_of(all));
+    EXPECT_LE(members[0].value, members[1].value);
+    EXPECT_LE(members[1].value, members[2].value);
+    const auto pairs = lowest_pairs(m, 100);
+    EXPECT_EQ(pairs.size(), all.size());
+    for (std::size_t i = 0; i < static_cast<std::size_t>(s.nodes - 1); ++i)
+      EXPECT_NE(pairs[i].label.find(slow), std::string::npos) << pairs[i].label;  // every pair of the slow host first
+    EXPECT_EQ(pairs.back().label.find(slow), std::string::npos);
+    const auto groups = lowest_groups(v.rows[1], 2);
+    ASSERT_EQ(groups.size(), 2u);
+    EXPECT_EQ(groups[0].label, slow);
+    EXPECT_NE(groups[1].label, slow);
+    // At 1 GPU a host holds several groups: each is named with its ranks.
+    const auto ones = lowest_groups(v.rows[0], 1);
+    EXPECT_EQ(ones[0].label.rfind(slow + " r", 0), 0u) << ones[0].label;
+  }
+}
+
+TEST(FleetView, PerNodeRowsAreOneGpuAndTheLargestIntraNodeCount) {
+  std::mt19937_64 gen(21);
+  FleetSpec s;
+  s.gpus_per_node = 4;
+  auto doc = testing::fleet_doc(s, gen);
+  // A row at 2 GPUs (between 1 and 4) and a row whose groups span two nodes: neither gets bars.
+  auto two = doc["results"][0];
+  two["gpu_count"] = 2;
+  json groups = json::array();
+  for (std::size_t gi = 0; gi + 1 < doc["results"][0]["groups"].size(); gi += 2) {
+    auto a = doc["results"][0]["groups"][gi];
+    a["ranks"].push_back(doc["results"][0]["groups"][gi + 1]["ranks"][0]);
+    groups.push_back(a);
+  }
+  two["groups"] = groups;
+  two.erase("group_summary");
+  auto spanning = doc["results"][1];
+  spanning["gpu_count"] = 8;
+  spanning["groups"] = json::array({{{"hosts", {"a", "b"}}, {"ranks", {0, 4}}, {"value", 5.0}, {"status", "ok"}},
+                                    {{"hosts", {"c", "d"}}, {"ranks", {8, 12}}, {"value", 6.0}, {"status", "ok"}}});
+  doc["results"].push_back(two);
+  doc["results"].push_back(spanning);
+  const auto run = load(doc);
+  const auto v = fleet_view(run);
+  ASSERT_EQ(v.rows.size(), 4u);
+  EXPECT_FALSE(v.rows[3].intra_node);
+  EXPECT_TRUE(v.rows[2].intra_node);
+  ASSERT_TRUE(v.rows[2].median);  // no group_summary: the median of its groups
+  std::vector<double> values;
+  for (const auto& g : v.rows[2].groups) values.push_back(*g.value);
+  EXPECT_DOUBLE_EQ(*v.rows[2].median, median_of(values));
+  const auto chosen = per_node_rows(run, v);
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(run.rows[v.rows[chosen[0]].row].gpu_count, 1);
+  EXPECT_EQ(run.rows[v.rows[chosen[1]].row].gpu_count, 4);
+}
+
+TEST(FleetView, MarksSuspectsPairsAndGroups) {
+  std::mt19937_64 gen(31);
+  FleetSpec s;
+  s.nodes = 6;
+  s.slow = 4;
+  std::vector<std::string> hosts;
+  auto doc = testing::fleet_doc(s, gen, &hosts);
+  // A slow link between members 0 and 2 (by ranks), a GPU of node 1, and one of another benchmark.
+  auto& list = doc["analysis"]["outliers"];
+  list.push_back(testing::outlier_entry("pair", {hosts[0], hosts[2]}, {0, 1, 4, 5}, "pairs.sendrecv", 5, 10));
+  list.push_back(testing::outlier_entry("gpu", {hosts[1]}, {3}, "gpu_pairs.sendrecv", 50, 100));
+  list.push_back(testing::outlier_entry("pair", {hosts[1], hosts[3]}, {}, "pairs.all_reduce", 5, 10));
+  const auto run = load(doc);
+  const auto v = fleet_view(run);
+  const auto& m = v.matrices[0];
+  const auto marks = matrix_marks(m, run.rows[m.row], v);
+  for (std::size_t i = 0; i < m.size(); ++i) EXPECT_EQ(marks.suspect[i], i == 4u) << i;
+  using Cell = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(marks.cells, (std::vector<Cell>{{0, 2}, {2, 0}}));
+  const auto& gm = v.matrices[2];  // node 1's GPUs: ranks 2 and 3
+  const auto gmarks = matrix_marks(gm, run.rows[gm.row], v);
+  EXPECT_EQ(gmarks.suspect, (std::vector<bool>{false, true}));
+  EXPECT_TRUE(gmarks.cells.empty());
+  EXPECT_EQ(matrix_marks(v.matrices[1], run.rows[gm.row], v).suspect, (std::vector<bool>{false, false}));
+  const auto& r = v.rows[1];
+  const auto groups = group_marks(r, run.rows[r.row], v);
+  for (std::size_t g = 0; g < r.groups.size(); ++g) EXPECT_EQ(groups[g], r.groups[g].hosts[0] == hosts[4]) << g;
+}
+
+TEST(FleetView, DrawingDataThatDoesNotFitIsLeftOutWithAProblem) {
+  std::mt19937_64 gen(41);
+  const auto good = testing::fleet_doc(FleetSpec{}, gen);
+  const std::vector<std::pair<std::string, std::function<void(json&)>>> breaks = {
+      {"values: is not 8 x 8", [](json& m) { m["values"].erase(0); }},
+      {"values/1/0: is not a number", [](json& m) { m["values"][1][0] = -3.5; }},
+      {"values/2/3: is not a number", [](json& m) { m["values"][2][3] = "fast"; }},
+      {"kind: is not", [](json& m) { m["kind"] = "rack"; }},
+      {"labels: 7 labels for 8 members", [](json& m) { m["labels"].erase(0); }},
+      {"hosts: is not an array of strings", [](json& m) { m["hosts"][3] = 7; }},
+      {"ranks/5: is not an array of ranks", [](json& m) { m["ranks"][5] = {-1}; }},
+      {"directed: is not true or false", [](json& m) { m["directed"] = "yes"; }},
+  };
+  // Wrong shapes pass any schema of these fields; the other breaks the result schema may refuse
+  // first (also a refusal, with a gpuscale::Error): then the case checks nothing more.
+  std::size_t read = 0;
+  for (const auto& [want, mutate] : breaks) {
+    SCOPED_TRACE(want);
+    auto doc = good;
+    mutate(doc["results"][2]["matrices"][0]);
+    const auto run = testing::load_unless_schema_refuses("fleet.json", doc);
+    if (!run) continue;
+    ++read;
+    const auto v = fleet_view(*run);
+    ASSERT_EQ(v.problems.size(), 1u);
+    EXPECT_NE(v.problems[0].find("/results/2/matrices/0: " + want), std::string::npos) << v.problems[0];
+    EXPECT_EQ(v.rows.size(), 2u);      // the groups are still there
+    EXPECT_EQ(v.matrices.size(), 8u);  // and every GPU-pair matrix
+  }
+  EXPECT_GE(read, 2u);
+  // A group without hosts: the row's groups are left out, the other row's kept.
+  auto doc = good;
+  doc["results"][0]["groups"][std::uniform_int_distribution<int>(0, 15)(gen)]["hosts"] = json::array();
+  if (const auto run = testing::load_unless_schema_refuses("fleet.json", doc)) {
+    const auto v = fleet_view(*run);
+    ASSERT_EQ(v.problems.size(), 1u);
+    EXPECT_NE(v.problems[0].find("/results/0/groups/"), std::string::npos) << v.problems[0];
+    EXPECT_EQ(v.rows.size(), 1u);
+  }
+}
+
+TEST(FleetView, MalformedOutlierAnalysisIsRefused) {
+  std::mt19937_64 gen(51);
+  FleetSpec s;
+  s.slow = 2;
+  const auto good = testing::fleet_doc(s, gen);
+  const std::vector<std::pair<std::string, std::function<void(json&)>>> breaks = {
+      {"/analysis/outliers: is not an array", [](json& a) { a["outliers"] = "none"; }},
+      {"/analysis/outliers/0/kind", [](json& a) { a["outliers"][0]["kind"] = 3; }},
+      {"/analysis/outliers/0/hosts", [](json& a) { a["outliers"][0]["hosts"] = {"h", nullptr}; }},
+      {"/analysis/outliers/0/value", [](json& a) { a["outliers"][0]["value"] = "12"; }},
+      {"/analysis/outliers/0/deficit", [](json& a) { a["outliers"][0]["deficit"] = "half"; }},
+      {"/analysis/outliers/0/median", [](json& a) { a["outliers"][0]["median"] = -10; }},
+      {"/analysis/outliers/0/gpu_count", [](json& a) { a["outliers"][0]["gpu_count"] = 0; }},
+      {"/analysis/outliers/0/ranks", [](json& a) { a["outliers"][0]["ranks"] = {1.5}; }},
+      {"/analysis/outliers/0/params", [](json& a) { a["outliers"][0]["params"] = {1, 2}; }},
+      {"/analysis/outlier_hosts", [](json& a) { a["outlier_hosts"] = {{{"name", "x"}}}; }},
+  };
+  for (const auto& [want, mutate] : breaks) {
+    SCOPED_TRACE(want);
+    auto doc = good;
+    mutate(doc["analysis"]);
+    const auto run = testing::load_unless_schema_refuses("fleet.json", doc);
+    if (!run) continue;  // the schema refused it first
+    try {
+      (void)fleet_view(*run);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage);
+      EXPECT_EQ(std::string(e.what()).rfind("fleet.json: " + want, 0), 0u) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale

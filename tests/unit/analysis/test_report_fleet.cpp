@@ -1,0 +1,144 @@
+// The fleet section of gpuscale report (terminal, Markdown, HTML) from seeded random fleet documents
+// with a planted slow host: the slowest host first with the median beside it, "no outliers" without
+// one, heatmaps with the suspect marked and per-node bars, nothing for old files, and escaping.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "analysis/report.h"
+#include "fleet_fixtures.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+using testing::FleetSpec;
+
+FileReport report_of(const json& doc) { return make_file_report(result_from_json("fleet.json", doc), 0.1); }
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+// The line of `text` that starts (after indentation) with `head`, below the first line containing `after`.
+std::string line_after(const std::string& text, const std::string& after, const std::string& head) {
+  auto p = text.find(after);
+  if (p == std::string::npos) return "";
+  p = text.find("\n" , p);
+  while (p != std::string::npos) {
+    const auto end = text.find('\n', p + 1);
+    const auto line = text.substr(p + 1, end == std::string::npos ? std::string::npos : end - p - 1);
+    const auto first = line.find_first_not_of(" -");
+    if (first != std::string::npos && line.compare(first, head.size(), head) == 0) return line;
+    p = end;
+  }
+  return "";
+}
+
+TEST(ReportFleet, TerminalListsTheSlowestHostFirstWithTheMedian) {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 gen(seed);
+    FleetSpec s;
+    s.nodes = std::uniform_int_distribution<int>(6, 16)(gen);
+    s.slow = std::uniform_int_distribution<int>(0, s.nodes - 1)(gen);
+    s.factor = std::uniform_real_distribution<double>(0.3, 0.7)(gen);
+    std::vector<std::string> hosts;
+    const auto f = report_of(testing::fleet_doc(s, gen, &hosts));
+    const auto& slow = hosts[static_cast<std::size_t>(s.slow)];
+    const auto text = report_text(f);
+    EXPECT_NE(text.find("\nfleet: outlier hosts (suspects to drain): " + slow + "\n"), std::string::npos) << text;
+    // The node-pair matrix: its median, and the slow host first among the nodes and in the pairs.
+    const auto& m = f.fleet.matrices[0];
+    const auto med = *matrix_median(m);
+    EXPECT_NE(text.find(fmt::format("node pairs, {} nodes, {} of {} pairs measured; median {:.4g} GB/s", s.nodes,
+                                    s.nodes * (s.nodes - 1) / 2, s.nodes * (s.nodes - 1) / 2, med)),
+              std::string::npos)
+        << text;
+    const auto nodes = line_after(text, "node pairs,", "nodes: ");
+    EXPECT_EQ(nodes.find("nodes: " + slow + " "), 6u) << nodes;
+    const auto members = lowest_members(m, 1);
+    EXPECT_NE(nodes.find(fmt::format("{:.4g} ({:+.1f}%)", members[0].value, (members[0].value / med - 1) * 100)), std::string::npos)
+        << nodes;
+    EXPECT_NE(line_after(text, "node pairs,", "pairs: ").find(slow), std::string::npos);
+    // Both intra-node rows: the slow host's groups first.
+    const auto at2 = line_after(text, "@ 2 GPU(s): ", "groups: ");
+    EXPECT_EQ(at2.find("groups: " + slow + " "), 6u) << at2;
+    EXPECT_EQ(line_after(text, "@ 1 GPU(s): ", "groups: ").find("groups: " + slow + " r"), 6u);
+  }
+}
+
+TEST(ReportFleet, NoOutliersSaysSo) {
+  std::mt19937_64 gen(3);
+  const auto f = report_of(testing::fleet_doc(FleetSpec{}, gen));
+  ASSERT_TRUE(f.fleet.outliers.empty());
+  EXPECT_NE(report_text(f).find("\nfleet: no outliers\n"), std::string::npos);
+  std::vector<FileReport> files;
+  files.push_back(report_of(testing::fleet_doc(FleetSpec{}, gen)));
+  EXPECT_NE(report_markdown(files).find("### Fleet\n\nno outliers\n"), std::string::npos);
+  EXPECT_NE(report_html(files).find("<p class=\"none\">No outliers.</p>"), std::string::npos);
+}
+
+TEST(ReportFleet, OldFilesHaveNoFleetSection) {
+  std::vector<FileReport> files;
+  files.push_back(make_file_report(
+      testing::loaded({testing::row_json("stream.triad", "independent", {{"dtype", "fp64"}}, 2, {100, 101})}), 0.1));
+  EXPECT_EQ(report_text(files[0]).find("fleet"), std::string::npos);
+  EXPECT_EQ(report_markdown(files).find("Fleet"), std::string::npos);
+  EXPECT_EQ(report_html(files).find("Fleet"), std::string::npos);
+  EXPECT_EQ(report_html(files).find("heatmap"), std::string::npos);
+}
+
+TEST(ReportFleet, HtmlHeatmapsAndPerNodeBarsMarkTheSuspect) {
+  std::mt19937_64 gen(11);
+  FleetSpec s;
+  s.nodes = 10;
+  s.slow = std::uniform_int_distribution<int>(0, s.nodes - 1)(gen);
+  std::vector<std::string> hosts;
+  std::vector<FileReport> files;
+  files.push_back(report_of(testing::fleet_doc(s, gen, &hosts)));
+  const auto& slow = hosts[static_cast<std::size_t>(s.slow)];
+  const auto html = report_html(files);
+  EXPECT_NE(html.find("<h3 class=\"fleet\">Fleet</h3>"), std::string::npos);
+  EXPECT_NE(html.find("what a drain list drains): <strong>" + slow + "</strong>"), std::string::npos);
+  EXPECT_EQ(count(html, "data-chart=\"heatmap\""), 1u + static_cast<std::size_t>(s.nodes));
+  EXPECT_EQ(count(html, "data-chart=\"heatmap\" data-benchmark=\"pairs.sendrecv\" data-kind=\"node\""), 1u);
+  // The node heatmap marks the slow host on both axes; the GPU heatmaps mark nothing (no gpu outlier).
+  EXPECT_EQ(count(html, "class=\"tick suspect\""), 2u);
+  EXPECT_EQ(count(html, "\xE2\x96\xB6 " + slow + "</text>"), 2u);
+  for (const auto& h : hosts) EXPECT_GE(count(html, ">" + h + "</text>") + count(html, "\xE2\x96\xB6 " + h + "</text>"), 2u) << h;
+  EXPECT_EQ(count(html, "data-chart=\"per-node\""), 2u);
+  // Per-node bars: the slow host's groups red (one at 2 GPUs, two at 1 GPU).
+  EXPECT_EQ(count(html, "class=\"bar straggler\""), 3u);
+  EXPECT_NE(html.find("<table class=\"outliers\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"bad\"><td>node</td><td>" + slow + "</td>"), std::string::npos);
+}
+
+TEST(ReportFleet, StringsFromTheFileAreEscaped) {
+  std::mt19937_64 gen(5);
+  FleetSpec s;
+  s.slow = 1;
+  auto doc = testing::fleet_doc(s, gen);
+  const std::string evil = "h\x1b[31m<b>|*_";
+  doc["analysis"]["outliers"].push_back(testing::outlier_entry("pair", {evil, "x"}, {}, "pairs.sendrecv", 1, 2));
+  doc["analysis"]["outlier_hosts"].push_back(evil);
+  doc["results"][2]["matrices"][0]["labels"][0] = evil;
+  std::vector<FileReport> files;
+  files.push_back(report_of(doc));
+  const auto text = report_text(files[0]);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("h?[31m<b>"), std::string::npos);
+  const auto md = report_markdown(files);
+  EXPECT_EQ(md.find("<b>"), std::string::npos);
+  EXPECT_NE(md.find("&lt;b&gt;\\|\\*\\_"), std::string::npos);
+  const auto html = report_html(files);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_EQ(html.find('\x1b'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuscale
