@@ -42,7 +42,7 @@ double slow_host_factor(std::string_view host);
 void plant_slowdown(double factor);
 double planted_slowdown();
 // One timed measurement of `seconds` under the planted slowdown: it really takes `factor` times as
-// long (the calling thread spins for the difference, so the peers of a collective wait for it as they
+// long (the calling thread sleeps for the difference, so the peers of a collective wait for it as they
 // would for a slow node) and the stretched seconds are returned. Without a planted slowdown: `seconds`.
 double stretch_timed(double seconds);
 
