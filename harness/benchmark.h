@@ -91,6 +91,9 @@ struct PointDemand {
   // The transport's own timeout (NCCL's -T), when it has one: the watchdog lets it act first, since it
   // aborts the communicator and names the peers that never arrived (harness/guard/watchdog.h).
   double transport_timeout_s = 0;
+  // Seconds the point spends besides its bytes and flops: the fleet benchmarks make a communicator
+  // for every round of pairs (the watchdog budget grows with them).
+  double setup_s = 0;
 };
 
 struct PeakContext {

@@ -180,9 +180,21 @@ class PairsBase : public PointBenchmark<PairsPoint> {
     return inner(p).expected_peak(p.inner, ctx, topology_);
   }
 
+  // Memory: one pair's collective at a time. Work: the collective once per round, and a communicator
+  // per round (kSetupPerRound allows for NCCL's init at scale), for at most `rounds(ctx)` rounds.
   PointDemand demand_of(const PairsPoint& p, const DemandContext& ctx) const override {
-    return inner(p).demand(p.inner, ctx);
+    auto d = inner(p).demand(p.inner, ctx);
+    const double r = static_cast<double>(rounds(ctx));
+    d.bytes *= r;
+    d.flops *= r;
+    d.setup_s = kSetupPerRound * r;
+    return d;
   }
+
+  // The most rounds (node pairs) or steps (GPU pairs) the point can take on ctx.ranks ranks.
+  virtual std::size_t rounds(const DemandContext& ctx) const = 0;
+
+  static constexpr double kSetupPerRound = 2.0;  // seconds: a pair communicator (NCCL init) and its warm-up
 
  private:
   std::vector<std::string> collectives_;
@@ -248,6 +260,12 @@ class NodePairs final : public PairsBase {
                                                            {"spread_up", json_matrix(cells[2], m)},
                                                            {"directed", false}}})}};
     return out;
+  }
+
+  // Nodes are at most the ranks; --pairs-rounds caps the rounds.
+  std::size_t rounds(const DemandContext& ctx) const override {
+    const auto all = round_robin_rounds(ctx.ranks);
+    return std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
   }
 
  private:
@@ -328,6 +346,12 @@ class GpuPairs final : public PairsBase {
     out.metrics["pairs_measured"] = out.reps.size();
     out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")}, {"steps", steps.size()}, {"matrices", matrices}};
     return out;
+  }
+
+  // g (g - 1) / 2 steps for the g GPUs of the largest node: at most the ranks, and at most 64 per node.
+  std::size_t rounds(const DemandContext& ctx) const override {
+    const auto g = static_cast<std::size_t>(std::clamp(ctx.ranks, 1, 64));
+    return std::max<std::size_t>(1, g * (g - 1) / 2);
   }
 };
 

@@ -35,6 +35,24 @@ TEST(WatchdogBudget, FloorMultipleAndOverride) {
   EXPECT_EQ(watchdog_budget(nccl, "cuda", 30.0), 30.0);  // --watchdog wins
 }
 
+// The fleet benchmarks run a collective and make a communicator per round: at 512 nodes of 8 GPUs the
+// node-pair tournament's 4095 rounds (at most one per rank) must fit the budget, --pairs-rounds shrinks it.
+TEST(WatchdogBudget, FleetPointsGrowWithTheirRounds) {
+  RunOptions o;
+  const nlohmann::json p = {{"collective", "sendrecv"}, {"dtype", "fp32"}, {"size_bytes", 256 << 20}, {"placement", "out-of-place"}};
+  const Benchmark* pairs = registry().find("pairs");
+  ASSERT_NE(pairs, nullptr);
+  const auto one = registry().find("sendrecv")->demand(p, DemandContext{o, "cuda", 4096});
+  const auto all = pairs->demand(p, DemandContext{o, "cuda", 4096});
+  EXPECT_DOUBLE_EQ(all.bytes, one.bytes * 4095);
+  EXPECT_GE(watchdog_budget(all, "cuda", std::nullopt), 4095 * 2.0);  // at least the communicators' setup
+  o.pairs_rounds = 8;
+  const auto some = pairs->demand(p, DemandContext{o, "cuda", 4096});
+  EXPECT_DOUBLE_EQ(some.bytes, one.bytes * 8);
+  EXPECT_LT(watchdog_budget(some, "cuda", std::nullopt), watchdog_budget(all, "cuda", std::nullopt));
+  EXPECT_GE(registry().find("gpu_pairs")->demand(p, DemandContext{o, "cuda", 8}).setup_s, 28 * 2.0);  // 8 GPUs: 28 pairs
+}
+
 TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
   RunOptions o;
   o.backend_options.timeout_s = 120;
