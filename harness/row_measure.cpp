@@ -89,17 +89,14 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     in.topology = group_topology(k, in.nodes);
     in.single_rank_value = single;
     in.efficiency = b.efficiency();
-    std::vector<std::string> hosts;
     for (int r : g.ranks) {
       const auto& id = run.ranks[static_cast<std::size_t>(r)];
-      const auto host = id["host"].get<std::string>();
-      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
-      in.ranks.push_back({r, host, id["device"]["index"].get<int>(),
+      in.ranks.push_back({r, id["host"].get<std::string>(), id["device"]["index"].get<int>(),
                           measurement_from_json(nlohmann::json::parse(gathered[static_cast<std::size_t>(r)]))});
     }
     in.peak = b.expected_peak(params, PeakContext{dev, run.backend.peaks(), run.links}, in.topology);
     RowGroup group;
-    group.hosts = std::move(hosts);
+    group.hosts = group_hosts(g, run.world.hosts());
     group.ranks = g.ranks;
     parts.push_back({std::move(group), build_row(in)});
   }

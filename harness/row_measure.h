@@ -23,7 +23,6 @@ struct RowRun {
   Backend& backend;
   health::RunTelemetry& telemetry;
   const RunOptions& opts;
-  const Topology& topo;
   const LinkPeaks& links;
   const nlohmann::json& ranks;  // rank 0: the result document's rank identities
 };

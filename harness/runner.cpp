@@ -236,7 +236,7 @@ class Run {
       const double row_budget = budget * static_cast<double>(std::max<std::size_t>(1, count.rounds.size()));
       guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), row_budget});
       auto row = measure_row(*b, point["params"], count, seed_, single,
-                             {world_, *backend_, *telemetry_, opts_, topo_, links_, doc_["ranks"]});
+                             {world_, *backend_, *telemetry_, opts_, links_, doc_["ranks"]});
       if (world_.rank() == 0) {
         // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
         if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
