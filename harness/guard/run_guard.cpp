@@ -241,10 +241,10 @@ void RunGuard::on_rank_lost(const PeerIdentity& lost, const std::string& how, bo
 void RunGuard::on_root_lost(const std::string& how, bool interrupted) {
   if (!claim_ending()) return;
   if (interrupted) end_process(kExitInterrupted);  // rank 0 took a second signal, as this rank will
-  // One rank speaks for the survivors; rank 0 wrote the file after every point it finished.
+  // One rank speaks for the survivors; rank 0 appended every point it finished to the journal.
   if (world_.rank() == 1)
-    say(fmt::format("gpuscale: {} during {}; rank 0 wrote the result file after every point: it holds every point "
-                    "finished before",
+    say(fmt::format("gpuscale: {} during {}; every point finished before is in the result journal (gpuscale seal "
+                    "FILE, or --resume FILE)",
                     lost_rank_message({0, world_.hosts()[0], 0}, how), terminal_safe(point_now())));
   end_process(kExitRankLost);
 }
