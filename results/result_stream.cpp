@@ -52,8 +52,8 @@ StreamedResult stream(const std::string& name, Parse&& parse, const ResultRowSin
   if (!row_problem.empty()) throw Error(fmt::format("{}: {}", name, row_problem));
   const int other = out.version == 1 ? 2 : 1;
   if (first_of_version[other] != SIZE_MAX)
-    throw Error(fmt::format("{}: does not match the result schema: /results/{}: a version-{} row in a schema_version {} file", name,
-                            first_of_version[other], other, out.version));
+    throw Error(fmt::format("{}: does not match the result schema: /results/{}: a version-{} row in a schema_version {} file",
+                            name, first_of_version[other], other, out.version));
   if (!sink_problem.empty()) throw Error(sink_problem);
   return out;
 }
