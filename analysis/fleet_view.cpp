@@ -52,20 +52,14 @@ const json& field(const json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) ? obj[key] : null;
 }
 
-Problem read_groups(const json& j, FleetRow& row) {
-  if (!j.is_array()) return "groups: is not an array";
-  for (std::size_t g = 0; g < j.size(); ++g) {
-    const auto& e = j[g];
-    if (!e.is_object()) return fmt::format("groups/{}: is not an object", g);
-    FleetGroup group;
-    if (auto p = strings(field(e, "hosts"), group.hosts); !p.empty() || group.hosts.empty())
-      return fmt::format("groups/{}/hosts: {}", g, p.empty() ? "is empty" : p);
-    if (e.contains("ranks"))
-      if (auto p = rank_list(e["ranks"], group.ranks); !p.empty()) return fmt::format("groups/{}/ranks: {}", g, p);
-    if (auto p = figure(field(e, "value"), group.value); !p.empty()) return fmt::format("groups/{}/value: {}", g, p);
-    if (e.contains("status") && !e["status"].is_string()) return fmt::format("groups/{}/status: is not a string", g);
-    group.status = e.value("status", std::string(group.value ? "ok" : "-"));
-    row.groups.push_back(std::move(group));
+// The row's groups (schema-checked and converted with the row); a group without hosts is not shown.
+Problem read_groups(const std::vector<RowGroup>& groups, FleetRow& row) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& e = groups[g];
+    if (e.hosts.empty()) return fmt::format("groups/{}/hosts: is empty", g);
+    if (e.value && (!std::isfinite(*e.value) || *e.value < 0))
+      return fmt::format("groups/{}/value: is not a number >= 0 or null", g);
+    row.groups.push_back({e.hosts, e.ranks, e.value, std::string(row_status_name(e.status))});
   }
   return {};
 }
@@ -199,36 +193,33 @@ bool FleetView::suspect_host(const std::string& host) const {
 
 FleetView fleet_view(const LoadedResult& run) {
   FleetView v;
-  const auto& results = field(run.doc, "results");
-  for (std::size_t i = 0; results.is_array() && i < results.size() && i < run.rows.size(); ++i) {
-    const auto& r = results[i];
-    if (r.contains("groups") && !(r["groups"].is_array() && r["groups"].empty())) {
+  for (std::size_t i = 0; i < run.rows.size(); ++i) {
+    const auto& r = run.rows[i];
+    if (!r.groups.empty()) {
       FleetRow row;
       row.row = i;
-      if (auto p = read_groups(r["groups"], row); !p.empty()) {
+      if (auto p = read_groups(r.groups, row); !p.empty()) {
         v.problems.push_back(fmt::format("/results/{}/{}: the row's groups are not shown", i, p));
       } else {
-        std::optional<double> summary;
-        (void)figure(field(field(r, "group_summary"), "median"), summary);  // a bad summary: computed here instead
         std::vector<double> values;
         for (const auto& g : row.groups)
           if (g.value) values.push_back(*g.value);
-        row.median = summary ? summary : median_or_none(values);
+        row.median = median_or_none(values);  // what group_summary.median says, computed from the groups
         row.intra_node = std::all_of(row.groups.begin(), row.groups.end(), [](const auto& g) {
           return std::all_of(g.hosts.begin(), g.hosts.end(), [&](const auto& h) { return h == g.hosts.front(); });
         });
         v.rows.push_back(std::move(row));
       }
     }
-    if (!r.contains("matrices")) continue;
-    if (!r["matrices"].is_array()) {
+    if (r.matrices.is_null()) continue;
+    if (!r.matrices.is_array()) {
       v.problems.push_back(fmt::format("/results/{}/matrices: is not an array: not drawn", i));
       continue;
     }
-    for (std::size_t k = 0; k < r["matrices"].size(); ++k) {
+    for (std::size_t k = 0; k < r.matrices.size(); ++k) {
       FleetMatrix m;
       m.row = i;
-      if (auto p = read_matrix(r["matrices"][k], m); !p.empty())
+      if (auto p = read_matrix(r.matrices[k], m); !p.empty())
         v.problems.push_back(fmt::format("/results/{}/matrices/{}: {}: not drawn", i, k, p));
       else
         v.matrices.push_back(std::move(m));

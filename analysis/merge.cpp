@@ -8,17 +8,16 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "results/result_document.h"
 #include "results/result_file.h"
+#include "results/result_schema.h"
 
 namespace gpuscale {
 namespace {
 
 using nlohmann::json;
 
-bool measured(const json& row) {
-  const auto s = row.at("status").get<std::string>();
-  return s == "ok" || s == "invalid";
-}
+bool measured(const ResultRow& row) { return row.status == RowStatus::ok || row.status == RowStatus::invalid; }
 
 int world_size(const json& doc) { return doc.at("mpi").at("world_size").get<int>(); }
 
@@ -30,8 +29,8 @@ json describe(const MergeInput& in, const std::string& status, const std::string
             {"valid", nullptr},  {"exit_code", nullptr},      {"interrupted", nullptr},
             {"rows", 0},         {"rows_kept", 0},            {"rows_superseded", 0},
             {"tool_version", nullptr}, {"seed", nullptr},     {"slurm", nullptr}};
-  if (!in.doc.is_object()) return e;
-  const json& d = in.doc;
+  if (!in.run) return e;
+  const json& d = in.run->doc;
   const json& slurm = d.at("slurm");
   e["job_id"] = slurm.is_object() ? slurm.at("job_id") : json(nullptr);
   e["slurm"] = slurm;
@@ -44,24 +43,24 @@ json describe(const MergeInput& in, const std::string& status, const std::string
   e["valid"] = s.at("valid");
   e["exit_code"] = s.at("exit_code");
   e["interrupted"] = s.value("interrupted", json(nullptr));
-  e["rows"] = d.at("results").size();
+  e["rows"] = in.run->rows.size();
   e["tool_version"] = d.at("tool").at("version");
   e["seed"] = d.at("plan").at("seed");
   return e;
 }
 
-std::string point_key(const json& row) { return row.at("benchmark").get<std::string>() + "|" + row.at("params").dump(); }
+std::string point_key(const ResultRow& row) { return row.benchmark + "|" + row.params.dump(); }
 
 struct Kept {
   std::size_t input;  // index into inputs / merged_from
-  const json* row;
+  const ResultRow* row;
 };
 
 // Environment entries every input agrees on (same name, same value).
 json common_environment(const std::vector<MergeInput>& inputs, const std::vector<std::size_t>& usable) {
-  json env = inputs[usable.front()].doc.at("environment");
+  json env = inputs[usable.front()].run->doc.at("environment");
   for (std::size_t i : usable) {
-    const json& other = inputs[i].doc.at("environment");
+    const json& other = inputs[i].run->doc.at("environment");
     for (auto it = env.begin(); it != env.end();) {
       auto o = other.find(it.key());
       if (o == other.end() || *o != it.value()) it = env.erase(it);
@@ -80,13 +79,13 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const MergeInput& in = inputs[i];
     std::string status = "merged", error = in.error;
-    if (!error.empty() || !in.doc.is_object()) {
+    if (!error.empty() || !in.run) {
       status = "unreadable";
       if (error.empty()) error = "no result document";
-    } else if (!usable.empty() && in.doc.at("backend") != inputs[usable.front()].doc.at("backend")) {
+    } else if (!usable.empty() && in.run->doc.at("backend") != inputs[usable.front()].run->doc.at("backend")) {
       status = "rejected";
-      error = fmt::format("measured with the {} backend, but {} with {}", in.doc.at("backend").get<std::string>(),
-                          inputs[usable.front()].file, inputs[usable.front()].doc.at("backend").get<std::string>());
+      error = fmt::format("measured with the {} backend, but {} with {}", in.run->doc.at("backend").get<std::string>(),
+                          inputs[usable.front()].file, inputs[usable.front()].run->doc.at("backend").get<std::string>());
     } else {
       usable.push_back(i);
     }
@@ -99,8 +98,8 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
   // The base input (largest world, the first of equals) provides the header.
   std::size_t base = usable.front();
   for (std::size_t i : usable)
-    if (world_size(inputs[i].doc) > world_size(inputs[base].doc)) base = i;
-  const json& bdoc = inputs[base].doc;
+    if (world_size(inputs[i].run->doc) > world_size(inputs[base].run->doc)) base = i;
+  const json& bdoc = inputs[base].run->doc;
 
   // One row per key; the order of points is their first appearance, base first.
   std::vector<std::size_t> order = {base};
@@ -110,14 +109,14 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
   std::map<std::string, std::size_t> point_rank;
   std::vector<Kept> kept;
   auto better = [&](const Kept& a, const Kept& b) {  // a beats b
-    return std::make_tuple(measured(*a.row), world_size(inputs[a.input].doc), a.input) >
-           std::make_tuple(measured(*b.row), world_size(inputs[b.input].doc), b.input);
+    return std::make_tuple(measured(*a.row), world_size(inputs[a.input].run->doc), a.input) >
+           std::make_tuple(measured(*b.row), world_size(inputs[b.input].run->doc), b.input);
   };
   std::vector<int> superseded(inputs.size(), 0);
   for (std::size_t i : order)
-    for (const json& row : inputs[i].doc.at("results")) {
+    for (const ResultRow& row : inputs[i].run->rows) {
       point_rank.emplace(point_key(row), point_rank.size());
-      const std::string key = row_key(row.get<ResultRow>());
+      const std::string key = row_key(row);
       const Kept cand{i, &row};
       auto [it, fresh] = slot_of.emplace(key, kept.size());
       if (fresh) {
@@ -130,23 +129,23 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
       }
     }
   std::stable_sort(kept.begin(), kept.end(), [&](const Kept& a, const Kept& b) {
-    return std::make_tuple(point_rank.at(point_key(*a.row)), a.row->at("gpu_count").get<int>()) <
-           std::make_tuple(point_rank.at(point_key(*b.row)), b.row->at("gpu_count").get<int>());
+    return std::make_tuple(point_rank.at(point_key(*a.row)), a.row->gpu_count) <
+           std::make_tuple(point_rank.at(point_key(*b.row)), b.row->gpu_count);
   });
 
-  json results = json::array(), benchmarks = json::array();
+  json benchmarks = json::array();
   std::vector<int> kept_per_input(inputs.size(), 0);
   std::vector<int> gpu_counts;
   std::map<std::string, int> status_count;
+  out.rows.reserve(kept.size());
   for (const Kept& k : kept) {
-    json row = *k.row;
-    row["input"] = k.input;
+    ResultRow row = *k.row;
+    row.input = static_cast<int>(k.input);
     ++kept_per_input[k.input];
-    ++status_count[row.at("status").get<std::string>()];
-    gpu_counts.push_back(row.at("gpu_count").get<int>());
-    if (std::find(benchmarks.begin(), benchmarks.end(), row.at("benchmark")) == benchmarks.end())
-      benchmarks.push_back(row.at("benchmark"));
-    results.push_back(std::move(row));
+    ++status_count[std::string(row_status_name(row.status))];
+    gpu_counts.push_back(row.gpu_count);
+    if (std::find(benchmarks.begin(), benchmarks.end(), row.benchmark) == benchmarks.end()) benchmarks.push_back(row.benchmark);
+    out.rows.push_back(std::move(row));
   }
   std::sort(gpu_counts.begin(), gpu_counts.end());
   gpu_counts.erase(std::unique(gpu_counts.begin(), gpu_counts.end()), gpu_counts.end());
@@ -159,7 +158,7 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
   // Hosts: the base's, then any host only other inputs ran on (no ranks in the base's numbering).
   json hosts = bdoc.at("hosts");
   for (std::size_t i : order)
-    for (const json& h : inputs[i].doc.at("hosts")) {
+    for (const json& h : inputs[i].run->doc.at("hosts")) {
       const bool known = std::any_of(hosts.begin(), hosts.end(), [&](const json& x) { return x.at("name") == h.at("name"); });
       if (!known)
         hosts.push_back({{"name", h.at("name")}, {"node_index", hosts.size()}, {"cpu_model", h.at("cpu_model")},
@@ -171,7 +170,7 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
   json exit_code = 0, finished = "", created = "", interrupted = json(nullptr), test_fault = json(nullptr);
   std::vector<std::string> clusters;
   for (std::size_t i : usable) {
-    const json& d = inputs[i].doc;
+    const json& d = inputs[i].run->doc;
     const json& s = d.at("summary");
     complete = complete && s.at("complete").get<bool>();
     if (s.at("exit_code").is_number_integer() && exit_code.is_number_integer())
@@ -199,7 +198,7 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
                {"points", point_rank.size()},
                {"seed", bdoc.at("plan").at("seed")},
                {"options", bdoc.at("plan").at("options")}};
-  out.merged = {{"schema", kResultSchemaName},
+  out.header = {{"schema", kResultSchemaName},
                 {"schema_version", kResultSchemaVersion},
                 {"tool", {{"name", "gpuscale"}, {"version", ctx.tool_version}, {"commit", ctx.tool_commit}}},
                 {"created_utc", created},
@@ -216,11 +215,11 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
                 {"ranks", bdoc.at("ranks")},
                 {"links", bdoc.at("links")},
                 {"plan", plan},
-                {"results", results},
+                {"results", json::array()},
                 {"summary",
                  {{"complete", complete},
                   {"valid", invalid == 0 && failed == 0},
-                  {"rows", results.size()},
+                  {"rows", out.rows.size()},
                   {"ok", status_count["ok"]},
                   {"invalid", invalid},
                   {"failed", failed},
@@ -229,6 +228,26 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
                   {"interrupted", interrupted}}},
                 {"merged_from", merged_from}};
   return out;
+}
+
+std::string merged_result_text(const MergeOutcome& m) {
+  if (auto problems = validate_result_json(m.header); !problems.empty())
+    throw Error(fmt::format("internal error: the merged document is not a valid result: {}", problems), 1);
+  std::vector<std::string> lines;
+  lines.reserve(m.rows.size());
+  for (std::size_t i = 0; i < m.rows.size(); ++i) {
+    const json row = m.rows[i];
+    if (auto problems = validate_result_row(row, kResultSchemaVersion, i); !problems.empty())
+      throw Error(fmt::format("internal error: the merged document is not a valid result: {}", problems), 1);
+    lines.push_back(result_row_line(row));
+  }
+  return result_document_text(m.header, lines);
+}
+
+json merged_document(const MergeOutcome& m) {
+  json doc = m.header;
+  doc["results"] = m.rows;
+  return doc;
 }
 
 }  // namespace gpuscale

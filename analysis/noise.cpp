@@ -16,14 +16,11 @@ Better unit_direction(std::string_view unit) {
 }
 
 NoiseBand noise_band(const ResultRow& row) {
-  NoiseBand b;
-  for (const auto& r : row.ranks) {
-    const auto& s = r.stats;
-    if (!r.value || s.n == 0 || !(s.median > 0)) continue;
-    b.down = std::max(b.down, (s.median - s.min) / s.median);
-    b.up = std::max(b.up, (s.max - s.median) / s.median);
-  }
-  return b;
+  // The ranks' own statistics when the file kept them, else the row's spread (written from them).
+  auto s = spread_of_ranks(row.ranks);
+  if (!s) s = row.spread;
+  if (!s) return {};
+  return {s->down, s->up};
 }
 
 }  // namespace gpuscale

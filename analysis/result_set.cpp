@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "results/result_io.h"
+#include "results/result_stream.h"
 
 namespace gpuscale {
 namespace {
@@ -25,30 +26,27 @@ void check_metrics(const std::string& label, const nlohmann::json& metrics, cons
   }
 }
 
-// Converts a schema-valid document.
-LoadedResult convert(const std::string& label, nlohmann::json doc) {
+// The checks analysis adds to a converted row. Throws naming the file and the row.
+void check_row(const std::string& label, const ResultRow& row, std::size_t i) {
+  const std::string where = fmt::format("/results/{}", i);
+  check_metrics(label, row.metrics, where);
+  for (const auto& r : row.ranks) check_metrics(label, r.metrics, fmt::format("{}/ranks (rank {})", where, r.rank));
+}
+
+// The header's facts every reader uses; `header` comes without its rows.
+LoadedResult finish(const std::string& label, nlohmann::json header, std::vector<ResultRow> rows) {
   LoadedResult out;
   out.path = label;
-  const auto& results = doc.at("results");
-  out.rows.reserve(results.size());
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const std::string where = fmt::format("/results/{}", i);
-    try {
-      out.rows.push_back(results[i].get<ResultRow>());
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("{}: {}: {}", label, where, e.what()));
-    }
-    check_metrics(label, results[i].at("metrics"), where);
-    for (std::size_t r = 0; r < results[i].at("ranks").size(); ++r)
-      check_metrics(label, results[i]["ranks"][r].at("metrics"), fmt::format("{}/ranks/{}", where, r));
-  }
-  out.cluster = doc.at("cluster").at("name").get<std::string>();
-  for (const auto& r : doc.at("ranks")) {
+  out.version = header.at("schema_version").get<int>();
+  out.rows = std::move(rows);
+  out.cluster = header.at("cluster").at("name").get<std::string>();
+  for (const auto& r : header.at("ranks")) {
     const auto name = r.at("device").at("name").get<std::string>();
     if (std::find(out.device_models.begin(), out.device_models.end(), name) == out.device_models.end())
       out.device_models.push_back(name);
   }
-  out.doc = std::move(doc);
+  header["results"] = nlohmann::json::array();
+  out.doc = std::move(header);
   return out;
 }
 
@@ -57,10 +55,40 @@ LoadedResult convert(const std::string& label, nlohmann::json doc) {
 LoadedResult result_from_json(const std::string& label, nlohmann::json doc) {
   if (auto problems = validate_result_json(doc); !problems.empty())
     throw Error(fmt::format("{}: does not match the result schema: {}", label, problems));
-  return convert(label, std::move(doc));
+  std::vector<ResultRow> rows;
+  auto& results = doc.at("results");
+  rows.reserve(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    try {
+      rows.push_back(results[i].get<ResultRow>());
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("{}: /results/{}: {}", label, i, e.what()));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: /results/{}/{}", label, i, e.what()));
+    }
+    check_row(label, rows.back(), i);
+    results[i] = nullptr;  // converted: its JSON is not needed any more
+  }
+  return finish(label, std::move(doc), std::move(rows));
 }
 
-LoadedResult load_result(const std::string& path) { return convert(path, read_result_file(path)); }
+LoadedResult load_result(const std::string& path) {
+  std::vector<ResultRow> rows;
+  auto read = stream_result_file(path, [&](ResultRow&& row, std::size_t i) {
+    check_row(path, row, i);
+    rows.push_back(std::move(row));
+  });
+  return finish(path, std::move(read.header), std::move(rows));
+}
+
+LoadedResult load_result_text(const std::string& label, const std::string& text) {
+  std::vector<ResultRow> rows;
+  auto read = stream_result_text(text, label, [&](ResultRow&& row, std::size_t i) {
+    check_row(label, row, i);
+    rows.push_back(std::move(row));
+  });
+  return finish(label, std::move(read.header), std::move(rows));
+}
 
 const nlohmann::json* rank_identity(const nlohmann::json& doc, int rank, const std::string& host) {
   if (!doc.contains("ranks")) return nullptr;

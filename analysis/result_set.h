@@ -1,7 +1,8 @@
 #pragma once
-// A result file loaded for analysis: the validated document and its rows as ResultRow. Every reader
-// (report, compare, check, reference) loads through here, so a bad file is refused the same way
-// everywhere: one line "<file>: <problem>" and exit code 2.
+// A result file loaded for analysis: the validated header and its rows as ResultRow. Every reader
+// (validate, report, compare, check, reference, merge) loads through here, so a bad file is refused the
+// same way everywhere: one line "<file>: <problem>" and exit code 2. Files are read a row at a time
+// (results/result_stream.h): the document's JSON rows are never held next to the converted ones.
 #include <string>
 #include <vector>
 
@@ -13,15 +14,20 @@ namespace gpuscale {
 
 struct LoadedResult {
   std::string path;   // as given on the command line (or a label for in-memory documents)
-  nlohmann::json doc;
+  nlohmann::json doc;            // the document without its rows: "results" is []
+  int version = 0;               // the file's schema_version (1 or 2)
   std::vector<ResultRow> rows;
   std::string cluster;                     // cluster.name
   std::vector<std::string> device_models;  // distinct ranks[].device.name, in rank order
 };
 
-// Reads, validates (schema and the fields analysis relies on) and converts a result file.
+// Reads, validates (schema and the fields analysis relies on) and converts a result file, a row at a
+// time. Throws gpuscale::Error("<file>: <problem>").
 LoadedResult load_result(const std::string& path);
-// The same checks and conversion for a document already in memory (the run's own, tests).
+// The same from text in memory (fuzz inputs, tests).
+LoadedResult load_result_text(const std::string& label, const std::string& text);
+// The same checks and conversion for a document already in memory (the run's own, tests); its rows
+// are converted one by one and their JSON released.
 LoadedResult result_from_json(const std::string& label, nlohmann::json doc);
 
 // ranks[] entry of the run for a row's rank (matched on rank and host, so merged files stay right);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/merge.h"
+#include "analysis/result_set.h"
 #include "core/error.h"
 #include "core/term_text.h"
 #include "gpuscale_version.h"
@@ -40,28 +41,27 @@ int run_merge(const std::vector<std::string>& files, const std::string& output, 
     throw Error(fmt::format("{} already exists (use --force to replace it)", output));
   std::vector<MergeInput> inputs;
   for (const auto& f : files) {
-    MergeInput in{f, nullptr, ""};
+    MergeInput in{f, std::nullopt, ""};
     try {
-      in.doc = read_result_file(f);
+      in.run = load_result(f);
     } catch (const Error& e) {
       in.error = e.what();
-      // read_result_file names the file first; keep only the reason.
+      // load_result names the file first; keep only the reason.
       if (in.error.rfind(f + ": ", 0) == 0) in.error.erase(0, f.size() + 2);
     }
     inputs.push_back(std::move(in));
   }
   const auto outcome = merge_results(inputs, {argv, GPUSCALE_VERSION, GPUSCALE_GIT_COMMIT});
-  const auto problems = validate_result_json(outcome.merged);
-  if (!problems.empty()) throw Error(fmt::format("internal error: the merged document is not a valid result: {}", problems), 1);
-  write_file_atomic(output, outcome.merged.dump(1) + "\n", force);  // never over a file that appeared meanwhile
-  for (const auto& e : outcome.merged["merged_from"])
+  // The text is checked against the schema as it is made (merged_result_text).
+  write_file_atomic(output, merged_result_text(outcome), force);  // never over a file that appeared meanwhile
+  for (const auto& e : outcome.header["merged_from"])
     fmt::print(e["status"] == "merged" ? stdout : stderr, "{}{}: {}\n", e["status"] == "merged" ? "" : "gpuscale: ",
                terminal_safe(e["file"].get<std::string>()), describe_input(e));
-  const auto& s = outcome.merged["summary"];
+  const auto& s = outcome.header["summary"];
   fmt::print("merged {} of {} file(s): {} rows ({} ok, {} invalid, {} failed, {} skipped) at GPU counts {}\n",
              files.size() - outcome.problems.size(), files.size(), s["rows"].get<int>(), s["ok"].get<int>(),
              s["invalid"].get<int>(), s["failed"].get<int>(), s["skipped"].get<int>(),
-             outcome.merged["plan"]["gpu_counts"].dump());
+             outcome.header["plan"]["gpu_counts"].dump());
   fmt::print("results: {}\n", output);
   return outcome.problems.empty() ? kExitOk : kExitUsage;
 }

@@ -14,12 +14,13 @@
 #include "results/result_file.h"
 #include "results/result_io.h"
 #include "results/result_journal.h"
+#include "results/result_stream.h"
 
 namespace gpuscale {
 namespace {
 
 int seal(const std::string& file) {
-  auto doc = read_result_file(file);
+  auto doc = read_result_document(file);
   const auto journal_file = journal_path_for(file);
   const auto journal = read_journal_file(journal_file, kMaxJournalBytes);
   if (!journal) {

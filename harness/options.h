@@ -50,6 +50,7 @@ struct RunOptions {
   double outlier = kDefaultOutlierFraction;     // --outlier: how far below the median an outlier is
   std::optional<int> pairs_rounds;              // --pairs-rounds: sampled tournament rounds; unset = every pair
   bool fail_on_outliers = false;                // --fail-on-outliers: a run that names outliers exits 1
+  bool rank_stats = false;                      // --rank-stats: rows keep each rank's repetition statistics
   std::vector<std::string> command_line;        // argv, recorded in the result file
   // Reliability (docs/reliability.md).
   std::string resume;                           // --resume FILE: continue the interrupted run in FILE

@@ -278,6 +278,11 @@ std::vector<RunOption> make_table() {
        .help = "exit 1 when the run names an outlier (a Slurm acceptance job fails on it)", .is_switch = true,
        .parse = switch_text<&O::fail_on_outliers>, .recorded = label,
        .record = [](const O& o) { return json(o.fail_on_outliers); }});
+  add({.names = "--rank-stats", .key = "rank_stats",
+       .help = "write each rank's repetition statistics (n, median, min, max, mean, stddev) in every row; "
+               "without it a row keeps only its spread (docs/results.md)",
+       .is_switch = true, .parse = switch_text<&O::rank_stats>, .recorded = label,
+       .record = [](const O& o) { return json(o.rank_stats); }});
   add({.names = "--no-telemetry", .key = "telemetry", .help = "GPU telemetry (health/telemetry_options.h)",
        .shared = true, .recorded = label, .record = [](const O& o) {
          return json{{"enabled", o.telemetry.enabled}, {"interval_us", o.telemetry.interval.count()}};

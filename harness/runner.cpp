@@ -31,6 +31,7 @@
 #include "results/result_document.h"
 #include "results/result_io.h"
 #include "results/result_journal.h"
+#include "results/result_stream.h"
 
 namespace gpuscale {
 namespace {
@@ -94,7 +95,7 @@ class Run {
     std::string text;
     agree(world_, [&] {
       if (world_.rank() != 0) return;
-      resumed_ = read_result_file(opts_.resume);
+      resumed_ = read_result_document(opts_.resume);
       // Rows finished after the file was last written (rank 0 died) are in its journal.
       if (auto journal = read_journal_file(journal_path_for(opts_.resume), kMaxJournalBytes)) {
         const auto note = adopt_journal(resumed_, *journal, opts_.resume);
@@ -265,9 +266,9 @@ class Run {
         // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
         if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
         progress.step(fmt::format("{} on {} GPU(s)", label, k));
-        nlohmann::json j = row;
-        j["attempt"] = attempt_;
-        lines.push_back({pi, k, result_row_line(j)});
+        row.rank_stats = opts_.rank_stats;
+        row.attempt = attempt_;
+        lines.push_back({pi, k, result_row_line(row)});
         rows_.push_back(std::move(row));
       }
       ++done_;
@@ -331,9 +332,10 @@ class Run {
     doc_["attempts"] = r.attempts;
     std::vector<ResultKeeper::Line> kept;
     for (std::size_t i = 0; i < r.kept_rows.size(); ++i) {
-      const auto& row = r.kept_rows[i];
-      rows_.push_back(row.get<ResultRow>());
-      kept.push_back({r.kept_points[i], rows_.back().gpu_count, result_row_line(row)});
+      // Written as this version writes rows: a version-1 file's rows come out version 2 (their own
+      // statistics per rank kept).
+      rows_.push_back(r.kept_rows[i].get<ResultRow>());
+      kept.push_back({r.kept_points[i], rows_.back().gpu_count, result_row_line(rows_.back())});
     }
     return kept;
   }

@@ -67,53 +67,30 @@ void from_json(const nlohmann::json& j, RowGroup& g) {
   g.spread_up = j.value("spread_up", 0.0);
 }
 
-namespace {
-
-// count, min, median, max and spread ((max - min) / median) of the groups with a value.
-nlohmann::json group_summary(const std::vector<RowGroup>& groups) {
-  std::vector<double> v;
-  for (const auto& g : groups)
-    if (g.value) v.push_back(*g.value);
-  nlohmann::json out = {{"count", groups.size()}, {"measured", v.size()}};
-  if (v.empty()) return out;
-  std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  out["min"] = v.front();
-  out["median"] = median;
-  out["max"] = v.back();
-  out["spread"] = median > 0 ? (v.back() - v.front()) / median : 0.0;
-  return out;
-}
-
-}  // namespace
-
-void to_json(nlohmann::json& j, const ResultRow& r) {
-  j = {{"benchmark", r.benchmark},
-       {"scope", r.scope},
-       {"params", r.params},
-       {"gpu_count", r.gpu_count},
-       {"nodes", r.nodes},
-       {"topology", r.topology},
-       {"unit", r.unit},
-       {"status", row_status_name(r.status)},
-       {"ranks", r.ranks},
-       {"aggregate", opt(r.aggregate)},
-       {"scaling_efficiency", opt(r.scaling_efficiency)},
-       {"efficiency_basis", r.efficiency_basis},
-       {"expected_peak", opt(r.expected_peak)},
-       {"fraction_of_peak", opt(r.fraction_of_peak)},
-       {"peak_source", r.peak_source},
-       {"metrics", r.metrics},
-       {"errors", r.errors}};
-  if (!r.groups.empty()) {
-    j["groups"] = r.groups;
-    j["group_summary"] = group_summary(r.groups);
+std::optional<RowSpread> spread_of_ranks(const std::vector<RankValue>& ranks) {
+  bool any = false;
+  RowSpread b;
+  for (const auto& r : ranks) {
+    const auto& s = r.stats;
+    if (s.n == 0) continue;
+    any = true;
+    b.reps = std::max(b.reps, s.n);
+    if (!r.value || !(s.median > 0)) continue;
+    b.down = std::max(b.down, (s.median - s.min) / s.median);
+    b.up = std::max(b.up, (s.max - s.median) / s.median);
   }
-  if (!r.idle_ranks.empty()) j["idle_ranks"] = r.idle_ranks;
-  if (r.matrices.is_array()) j["matrices"] = r.matrices;
+  if (!any) return std::nullopt;
+  return b;
 }
 
-void from_json(const nlohmann::json& j, ResultRow& r) {
+int result_row_version(const nlohmann::json& j) {
+  return j.is_object() && j.contains("ranks") && j.at("ranks").is_array() ? 1 : 2;
+}
+
+namespace detail {
+
+// Every field but ranks, groups and spread: the same in both versions.
+void read_common_row_fields(const nlohmann::json& j, ResultRow& r) {
   j.at("benchmark").get_to(r.benchmark);
   j.at("scope").get_to(r.scope);
   r.params = j.at("params");
@@ -124,7 +101,6 @@ void from_json(const nlohmann::json& j, ResultRow& r) {
   auto status = parse_row_status(j.at("status").get<std::string>());
   if (!status) throw nlohmann::json::other_error::create(501, "unknown row status", &j);
   r.status = *status;
-  j.at("ranks").get_to(r.ranks);
   r.aggregate = get_opt<double>(j, "aggregate");
   r.scaling_efficiency = get_opt<double>(j, "scaling_efficiency");
   j.at("efficiency_basis").get_to(r.efficiency_basis);
@@ -133,9 +109,26 @@ void from_json(const nlohmann::json& j, ResultRow& r) {
   j.at("peak_source").get_to(r.peak_source);
   r.metrics = j.value("metrics", nlohmann::json::object());
   j.at("errors").get_to(r.errors);
-  if (j.contains("groups")) j.at("groups").get_to(r.groups);
   if (j.contains("idle_ranks")) j.at("idle_ranks").get_to(r.idle_ranks);
   if (j.contains("matrices") && j.at("matrices").is_array()) r.matrices = j.at("matrices");
+  r.attempt = get_opt<int>(j, "attempt");
+  r.input = get_opt<int>(j, "input");
+}
+
+}  // namespace detail
+
+ResultRow result_row_from_v1(const nlohmann::json& j) {
+  ResultRow r;
+  detail::read_common_row_fields(j, r);
+  j.at("ranks").get_to(r.ranks);
+  if (j.contains("groups")) j.at("groups").get_to(r.groups);
+  r.spread = spread_of_ranks(r.ranks);
+  r.rank_stats = true;  // a version-1 row always carried them; merge keeps what its inputs had
+  return r;
+}
+
+void from_json(const nlohmann::json& j, ResultRow& r) {
+  r = result_row_version(j) == 1 ? result_row_from_v1(j) : result_row_from_v2(j);
 }
 
 std::string row_key(const ResultRow& r) {

@@ -1,7 +1,9 @@
 #pragma once
-// The result file (schema version 1): one JSON document per run. docs/results.md describes every
-// field; results/schema/result-v1.schema.json is the JSON Schema every writer and reader checks.
-// Rows are keyed by (benchmark, params, gpu_count), which is how report/compare/check match them.
+// The result file (schema version 2; version 1 is still read): one JSON document per run.
+// docs/results.md describes every field; results/schema/result-v<N>.schema.json is the JSON Schema of
+// version N. Rows are keyed by (benchmark, params, gpu_count), which is how report/compare/check match
+// them. A version-2 row stores its ranks as columns (results/result_row_v2.h); to_json writes that,
+// from_json reads either version's row.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,7 +16,8 @@
 namespace gpuscale {
 
 inline constexpr const char* kResultSchemaName = "gpuscale.result";
-inline constexpr int kResultSchemaVersion = 1;
+inline constexpr int kResultSchemaVersion = 2;
+inline constexpr int kOldestResultSchemaVersion = 1;  // the oldest version readers still accept
 
 // One rank's measurement of one (benchmark, params, gpu_count).
 struct RankValue {
@@ -22,7 +25,7 @@ struct RankValue {
   std::string host;
   int device_index = 0;
   std::optional<double> value;  // median over repetitions of the row's unit; null if nothing measured
-  RepStats stats;
+  RepStats stats;               // n == 0 when the file kept no per-rank statistics (v2 without --rank-stats)
   bool valid = true;            // verification passed
   std::string error;            // why not valid / why it failed
   nlohmann::json metrics = nlohmann::json::object();  // extra per-rank figures (time_us, algbw, ...)
@@ -42,6 +45,16 @@ struct RowGroup {
   double spread_down = 0;          // typical (median over its ranks) relative repetition spread below / above
   double spread_up = 0;
 };
+
+// A row's repetition spread (the noise band compare uses): over its measured ranks,
+// down = max (median - min) / median, up = max (max - median) / median; reps = the most repetitions.
+struct RowSpread {
+  double down = 0, up = 0;
+  std::size_t reps = 0;
+  bool operator==(const RowSpread&) const = default;
+};
+// The spread of ranks' statistics; nullopt when no rank has any (n == 0 everywhere).
+std::optional<RowSpread> spread_of_ranks(const std::vector<RankValue>& ranks);
 
 struct ResultRow {
   std::string benchmark;                            // registry key, e.g. "stream.triad"
@@ -67,14 +80,29 @@ struct ResultRow {
   std::vector<RowGroup> groups;
   std::vector<int> idle_ranks;
   nlohmann::json matrices;
+  std::optional<RowSpread> spread;  // as read from a v2 file; the writer recomputes it when ranks have stats
+  std::optional<int> attempt;       // the run attempt that measured it (gpuscale run --resume)
+  std::optional<int> input;         // merge: index into merged_from of the file it came from
+  bool rank_stats = false;          // write each rank's statistics (gpuscale run --rank-stats; kept on read)
 };
 
 void to_json(nlohmann::json& j, const RankValue& v);
 void from_json(const nlohmann::json& j, RankValue& v);
 void to_json(nlohmann::json& j, const RowGroup& g);
 void from_json(const nlohmann::json& j, RowGroup& g);
+// Writes the version-2 row; reads a row of either version (a version-1 row has "ranks" as an array).
 void to_json(nlohmann::json& j, const ResultRow& r);
 void from_json(const nlohmann::json& j, ResultRow& r);
+// The readers of each version's row, for a row already validated against that version's row schema.
+// Throw nlohmann::json::exception or gpuscale::Error (naming the field) on a row they cannot take.
+ResultRow result_row_from_v1(const nlohmann::json& j);
+ResultRow result_row_from_v2(const nlohmann::json& j);
+namespace detail {
+// Every row field but ranks, groups and spread (they are the same in both versions).
+void read_common_row_fields(const nlohmann::json& j, ResultRow& r);
+}  // namespace detail
+// The version of a row by its shape: 1 when "ranks" is an array, else 2.
+int result_row_version(const nlohmann::json& j);
 
 // Stable identity of a row for matching across files: benchmark, canonical params, gpu_count.
 std::string row_key(const ResultRow& r);

@@ -13,78 +13,28 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <valijson/adapters/nlohmann_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
-#include <valijson/validator.hpp>
 
 #include "core/error.h"
 #include "core/term_text.h"
 #include "results/result_file.h"
+#include "results/result_schema.h"
 
 namespace gpuscale {
-
-extern const char* const kResultSchemaV1;  // generated from results/schema/result-v1.schema.json
 
 namespace fs = std::filesystem;
 
 namespace {
 
-// Result files are small (megabytes); anything far larger is refused before parsing.
-constexpr std::uintmax_t kMaxResultBytes = 256ULL << 20;
 
-const valijson::Schema& schema() {
-  static const std::unique_ptr<valijson::Schema> s = [] {
-    auto sch = std::make_unique<valijson::Schema>();
-    valijson::SchemaParser parser;
-    const auto doc = nlohmann::json::parse(kResultSchemaV1);
-    valijson::adapters::NlohmannJsonAdapter adapter(doc);
-    parser.populateSchema(adapter, *sch);
-    return sch;
-  }();
-  return *s;
-}
-
-// Deepest nesting of arrays and objects, scanning the text (strings skipped) without recursion.
-int json_nesting_depth(const std::string& text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-// The checks after parsing that make a document a version-1 result.
+// The checks after parsing that make a document a result of a version read.
 nlohmann::json check_result_doc(nlohmann::json doc, const std::string& name) {
-  if (!doc.is_object()) throw Error(fmt::format("{}: not a gpuscale result (top level is not an object)", name));
-  if (!doc.contains("schema") || !doc["schema"].is_string() || doc["schema"].get<std::string>() != kResultSchemaName)
-    throw Error(fmt::format("{}: not a gpuscale result (\"schema\" is not \"{}\")", name, kResultSchemaName));
-  const auto& v = doc.value("schema_version", nlohmann::json());
-  if (!v.is_number_integer() || v.get<long long>() != kResultSchemaVersion)
-    throw Error(fmt::format("{}: unsupported schema_version {} (this gpuscale reads version {})", name,
-                            v.dump().substr(0, 40), kResultSchemaVersion));
+  (void)result_schema_version(doc, name);
   if (auto problems = validate_result_json(doc); !problems.empty())
     throw Error(fmt::format("{}: does not match the result schema: {}", name, problems));
   return doc;
 }
 
 }  // namespace
-
-const std::string& result_schema_text() {
-  static const std::string text = kResultSchemaV1;
-  return text;
-}
 
 void check_output_path(const fs::path& path) {
   if (path.empty()) throw Error("output path is empty");
@@ -144,29 +94,7 @@ void write_file_atomic(const fs::path& path, const std::string& text, bool repla
   }
 }
 
-std::string validate_result_json(const nlohmann::json& doc) {
-  valijson::Validator validator;
-  valijson::ValidationResults results;
-  valijson::adapters::NlohmannJsonAdapter adapter(doc);
-  if (validator.validate(schema(), adapter, &results)) return "";
-  // The deepest error is the most specific; report up to three.
-  std::string out;
-  valijson::ValidationResults::Error err;
-  int shown = 0;
-  std::vector<valijson::ValidationResults::Error> errors;
-  while (results.popError(err)) errors.push_back(err);
-  std::stable_sort(errors.begin(), errors.end(),
-                   [](const auto& a, const auto& b) { return a.context.size() > b.context.size(); });
-  for (const auto& e : errors) {
-    std::string where;
-    for (const auto& c : e.context) where += c;
-    out += fmt::format("{}{}: {}", shown ? "; " : "", where, e.description);
-    if (++shown == 3) break;
-  }
-  return terminal_safe(out);  // the pointers quote the file's keys
-}
-
-nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
+std::ifstream open_input_file(const fs::path& path, std::uintmax_t max_bytes) {
   const std::string name = path.string();
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(fmt::format("{}: no such file", name));
@@ -178,30 +106,42 @@ nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
     throw Error(fmt::format("{}: {} bytes is larger than any file gpuscale writes (limit {})", name, size, max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_json_text(buf.str(), name);
+  return in;
 }
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& name) {
-  if (text.empty()) throw Error(fmt::format("{}: empty file", name));
-  // Deep nesting is refused before parsing: copying or printing a deep document recurses.
-  if (auto depth = json_nesting_depth(text); depth > kMaxJsonDepth)
-    throw Error(fmt::format("{}: JSON nested deeper than {} levels", name, kMaxJsonDepth));
+nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
+  auto in = open_input_file(path, max_bytes);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse_json_text(buf.str(), path.string());
+}
+
+namespace {
+
+// The strict parse of any input nlohmann reads (text, a stream): nesting at most kMaxJsonDepth (refused
+// at the first level too deep, before it is built), no key twice in one object, and each complete
+// element of the top-level "results" array handed to `hook` and dropped when a hook is given.
+template <typename Input>
+nlohmann::json parse_strict(Input&& input, const std::string& name, const ResultsElementHook& hook) {
+  using E = nlohmann::json::parse_event_t;
   // The keys seen in each object being parsed (innermost last), to refuse a key given twice.
   struct Open {
     std::set<std::string> keys;
     std::string under;  // the key this object is the value of ("" at the top or in an array)
   };
   std::vector<Open> open;
-  std::string last_key;
-  auto watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
+  std::string last_key, top_key;
+  bool in_results = false;
+  std::size_t element = 0;
+  auto watch = [&](int depth, E event, nlohmann::json& parsed) {
+    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
+      throw Error(fmt::format("{}: JSON nested deeper than {} levels", name, kMaxJsonDepth));
     if (event == E::object_start) {
       open.push_back({{}, last_key});
       last_key.clear();
     } else if (event == E::key) {
       last_key = parsed.get<std::string>();
+      if (depth == 1) top_key = last_key;
       if (!open.back().keys.insert(last_key).second)
         throw Error(fmt::format("{}: duplicate key \"{}\"{}: refused (which copy counts is ambiguous)", name,
                                 terminal_quote(last_key),
@@ -213,13 +153,31 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& name)
     } else if (event == E::array_start || event == E::value) {
       last_key.clear();
     }
+    if (!hook || open.size() != 1 || depth > 2) return true;
+    if (depth == 1 && event == E::array_start) in_results = top_key == "results";
+    else if (depth == 1 && event == E::array_end) in_results = false;
+    else if (depth == 2 && in_results && (event == E::object_end || event == E::array_end || event == E::value)) {
+      hook(parsed, element++);
+      return false;  // dropped: the document keeps an empty "results"
+    }
     return true;
   };
   try {
-    return nlohmann::json::parse(text, watch);  // NaN, Infinity and out-of-range numbers are parse errors
+    return nlohmann::json::parse(std::forward<Input>(input), watch);  // NaN, Infinity, out-of-range numbers: errors
   } catch (const nlohmann::json::exception& e) {
     throw Error(fmt::format("{}: not valid JSON ({})", name, terminal_safe(e.what())));
   }
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& name, const ResultsElementHook& hook) {
+  if (text.empty()) throw Error(fmt::format("{}: empty file", name));
+  return parse_strict(text, name, hook);
+}
+
+nlohmann::json parse_json_stream(std::istream& in, const std::string& name, const ResultsElementHook& hook) {
+  return parse_strict(in, name, hook);
 }
 
 nlohmann::json read_result_file(const fs::path& path) {

@@ -1,12 +1,19 @@
 #pragma once
 // Reading and writing result files safely: writes are atomic (temporary file in the same directory,
 // fsync, rename), so a reader never sees half a file; reads reject anything that is not a valid
-// version-1 result (schema check) with one line naming the file and the problem.
+// result of a version gpuscale reads (schema check) with one line naming the file and the problem.
+// results/result_stream.h reads a result a row at a time; the whole-document readers here serve the
+// few that need the rows as JSON (resume) and inputs already in memory.
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <istream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "results/result_schema.h"
 
 namespace gpuscale {
 
@@ -23,23 +30,26 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& tex
 // gpuscale::Error("<file>: <problem>").
 inline constexpr int kMaxJsonDepth = 64;
 nlohmann::json read_json_file(const std::filesystem::path& path, std::uintmax_t max_bytes);
+// The file checks of read_json_file (exists, a file, not empty, at most max_bytes), then the file opened.
+std::ifstream open_input_file(const std::filesystem::path& path, std::uintmax_t max_bytes);
 
 // Parses JSON text from an untrusted source (`name` labels the messages): not empty, nesting at most
 // kMaxJsonDepth, strict JSON (no NaN, Infinity, comments or trailing commas; numbers in range; valid
 // UTF-8 in strings), and no object with the same key twice: a duplicate key is refused rather than
 // silently resolved, since readers disagree on which copy wins (docs/reliability.md).
-nlohmann::json parse_json_text(const std::string& text, const std::string& name);
+// With a hook, each complete element of the top-level "results" array is handed to it (with its
+// index) as soon as it is parsed, then dropped: the document comes back with "results": [].
+using ResultsElementHook = std::function<void(nlohmann::json& element, std::size_t index)>;
+nlohmann::json parse_json_text(const std::string& text, const std::string& name, const ResultsElementHook& hook = {});
+// The same from a stream (a file read as it is parsed); an empty stream is "not valid JSON".
+nlohmann::json parse_json_stream(std::istream& in, const std::string& name, const ResultsElementHook& hook = {});
 
-// Validates a document against the embedded result schema; returns "" when valid, else the first
-// problems found (JSON pointer and reason).
-std::string validate_result_json(const nlohmann::json& doc);
+// The largest result file the whole-document readers below take (the document is held as a DOM).
+inline constexpr std::uintmax_t kMaxResultBytes = 256ULL << 20;
 
-// Reads, parses and validates a result file. Throws gpuscale::Error("<file>: <problem>").
+// Reads, parses and validates a whole result file (rows as JSON). Throws gpuscale::Error("<file>: <problem>").
 nlohmann::json read_result_file(const std::filesystem::path& path);
 // The same checks on text already in memory (what travels over MPI, fuzz inputs).
 nlohmann::json parse_result_text(const std::string& text, const std::string& name);
-
-// The schema document itself (as shipped in results/schema/result-v1.schema.json).
-const std::string& result_schema_text();
 
 }  // namespace gpuscale

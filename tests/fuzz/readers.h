@@ -4,6 +4,7 @@
 // (tests/unit/results/test_hostile_files.cpp) drive the same code through these. A reader may refuse a text
 // only with gpuscale::Error (one line for the user); anything else is a bug.
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,21 +18,28 @@
 #include "harness/resume.h"
 #include "results/result_file.h"
 #include "results/result_io.h"
+#include "results/result_stream.h"
 
 namespace gpuscale::readers {
 
-// gpuscale validate, and every command's first step: parsing (depth, duplicate keys), the schema, the
-// rows' conversion.
+// gpuscale validate, and every command's first step: the streamed parse (depth, duplicate keys), the
+// schema of the header and of each row, the rows' conversion; then the whole-document reader (resume's)
+// on the same text, which must agree.
 inline nlohmann::json result_file(const std::string& text) {
-  auto doc = parse_result_text(text, "f.json");
-  for (const auto& row : doc.at("results")) (void)row_key(row.get<ResultRow>());
-  return doc;
+  std::size_t rows = 0;
+  auto read = stream_result_text(text, "f.json", [&](ResultRow&& row, std::size_t) {
+    (void)row_key(row);
+    ++rows;
+  });
+  const auto doc = parse_result_text(text, "f.json");
+  if (doc.at("results").size() != rows) throw std::logic_error("the streamed and the whole-document readers disagree");
+  return read.header;
 }
 
 // gpuscale report: the analysis loader and every output format.
 inline void report(const std::string& text) {
   std::vector<FileReport> files;
-  files.push_back(make_file_report(result_from_json("f.json", parse_result_text(text, "f.json")), kDefaultStragglerThreshold));
+  files.push_back(make_file_report(load_result_text("f.json", text), kDefaultStragglerThreshold));
   (void)report_text(files[0]);
   (void)report_markdown(files);
   (void)report_csv(files);
@@ -41,7 +49,7 @@ inline void report(const std::string& text) {
 
 // gpuscale compare: the file against itself and against `other` (a valid result), both ways.
 inline void compare(const std::string& text, const nlohmann::json& other) {
-  const auto mine = result_from_json("f.json", parse_result_text(text, "f.json"));
+  const auto mine = load_result_text("f.json", text);
   const auto theirs = result_from_json("g.json", other);
   for (const auto& c : {compare_results(mine, mine, 0.05), compare_results(theirs, mine, 0.05),
                         compare_results(mine, theirs, 0.05)}) {
@@ -59,12 +67,14 @@ inline void reference(const std::string& text, const nlohmann::json& run) {
   (void)junit_xml("check", {check_suite(outcome)});
 }
 
-// gpuscale merge: the file with `other` (a valid result) and with itself; the merged document.
+// gpuscale merge: the file with `other` (a valid result) and with itself; the merged document (its
+// text made, and checked, as merge writes it).
 inline nlohmann::json merge(const std::string& text, const nlohmann::json& other) {
-  const auto doc = parse_result_text(text, "f.json");
-  return merge_results({{"f.json", doc, ""}, {"g.json", other, ""}, {"again.json", doc, ""}},
-                       {{"gpuscale", "merge"}, "0", "readers"})
-      .merged;
+  const auto run = load_result_text("f.json", text);
+  const auto outcome = merge_results({{"f.json", run, ""}, {"g.json", result_from_json("g.json", other), ""}, {"again.json", run, ""}},
+                                     {{"gpuscale", "merge"}, "0", "readers"});
+  (void)merged_result_text(outcome);
+  return merged_document(outcome);
 }
 
 // gpuscale run --resume: the recorded options, then the plan split against `launch`, by default the

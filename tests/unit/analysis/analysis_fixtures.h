@@ -1,5 +1,7 @@
 #pragma once
-// Synthetic result documents for the analysis unit tests: valid version-1 files built row by row.
+// Synthetic result documents for the analysis unit tests: valid files built row by row. The rows are
+// written in version 1's shape (easy to build by hand) and the document carries them as gpuscale
+// writes them now (version 2), unless asked for version 1.
 #include <string>
 #include <vector>
 
@@ -37,7 +39,7 @@ inline nlohmann::json row_json(const std::string& bench, const std::string& scop
 // The document is result_doc.h's minimal one with these rows and nranks GPUs on hosts h0 (ranks 0-3)
 // and h1, each with a UUID and PCI bus id.
 inline nlohmann::json doc_json(const std::vector<nlohmann::json>& rows, const std::string& device = "Test GPU",
-                               int nranks = 8, const std::string& cluster = "testcluster") {
+                               int nranks = 8, const std::string& cluster = "testcluster", int version = kResultSchemaVersion) {
   auto doc = testing_doc::minimal_result_doc();
   doc["cluster"]["name"] = cluster;
   doc["backend"] = "cuda";
@@ -49,7 +51,10 @@ inline nlohmann::json doc_json(const std::vector<nlohmann::json>& rows, const st
                                         {"free_memory_bytes", 1},
                                         {"details", {{"uuid", "GPU-" + std::to_string(r)},
                                                      {"pci_bus_id", "0000:0" + std::to_string(r) + ":00.0"}}}}}});
-  doc["results"] = rows;
+  doc["schema_version"] = version;
+  doc["results"] = nlohmann::json::array();
+  for (const auto& r : rows)
+    doc["results"].push_back(version == 1 || !r["ranks"].is_array() ? r : nlohmann::json(r.get<ResultRow>()));
   doc["summary"]["rows"] = doc["summary"]["ok"] = rows.size();
   return doc;
 }

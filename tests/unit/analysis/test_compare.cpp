@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "analysis/compare.h"
 #include "analysis_fixtures.h"
 
@@ -32,6 +34,59 @@ TEST(NoiseBand, LargestRelativeSpreadOverRanks) {
   const auto b = noise_band(run.rows[0]);
   EXPECT_NEAR(b.down, 0.20, 1e-12);
   EXPECT_NEAR(b.up, 0.02, 1e-12);
+}
+
+// A version-2 file written without --rank-stats keeps no per-rank statistics: the row's spread,
+// written from them, gives the same band.
+TEST(NoiseBand, FromTheRowSpreadWhenRanksCarryNoStatistics) {
+  std::mt19937_64 gen(17);
+  std::uniform_real_distribution<double> spread(0.0, 0.3), value(10, 1000);
+  for (int i = 0; i < 20; ++i) {
+    auto r = row_json("x", "independent", kP, 3, {value(gen), value(gen), value(gen)}, "GB/s", spread(gen));
+    r["ranks"][i % 3]["stats"]["max"] = r["ranks"][i % 3]["value"].get<double>() * (1 + spread(gen));
+    auto row = loaded({r}).rows[0];
+    const auto with_stats = noise_band(row);
+    row.rank_stats = false;
+    const nlohmann::json written = row;
+    ASSERT_FALSE(written["ranks"].contains("stats"));
+    ASSERT_TRUE(written.contains("spread"));
+    const auto back = written.get<ResultRow>();
+    EXPECT_EQ(back.ranks[0].stats.n, 0u);
+    // The spread was written from the statistics at full precision, the file's ranks keep them to 7 digits.
+    const auto from_spread = noise_band(back);
+    EXPECT_NEAR(from_spread.down, with_stats.down, 1e-6);
+    EXPECT_NEAR(from_spread.up, with_stats.up, 1e-6);
+    EXPECT_GT(from_spread.up, 0);
+  }
+}
+
+// A baseline written as version 1 compared with a run written as version 2 (and the reverse): the
+// verdicts of two version-2 files.
+TEST(Compare, AcrossVersions) {
+  const std::vector<std::pair<double, double>> cases = {{100, 92}, {100, 99}, {100, 125}};
+  for (const auto& [va, vb] : cases) {
+    const auto a = two(va, 0.01), b = two(vb, 0.01);
+    const auto both_v2 = compare_results(loaded({a}), loaded({b}), 0.05);
+    ASSERT_EQ(both_v2.rows.size(), 1u);
+    const auto v1a = result_from_json("a.json", testing::doc_json({a}, "Test GPU", 8, "testcluster", 1));
+    const auto v1b = result_from_json("b.json", testing::doc_json({b}, "Test GPU", 8, "testcluster", 1));
+    EXPECT_EQ(v1a.version, 1);
+    // The version-2 side through its text as gpuscale writes it, without per-rank statistics.
+    auto run_b = loaded({b}).rows;
+    for (auto& r : run_b) r.rank_stats = false;
+    auto doc_b = testing::doc_json({}, "Test GPU");
+    doc_b["results"] = run_b;
+    const auto v2b = load_result_text("b.json", doc_b.dump());
+    EXPECT_EQ(v2b.version, 2);
+    EXPECT_EQ(v2b.rows[0].ranks[0].stats.n, 0u);
+    for (const auto& c : {compare_results(v1a, v2b, 0.05), compare_results(v1a, v1b, 0.05)}) {
+      ASSERT_EQ(c.rows.size(), 1u);
+      EXPECT_EQ(c.rows[0].verdict, both_v2.rows[0].verdict) << va << " vs " << vb;
+    }
+    const auto reverse = compare_results(v2b, v1a, 0.05);
+    ASSERT_EQ(reverse.rows.size(), 1u);
+    EXPECT_EQ(reverse.rows[0].verdict, compare_results(loaded({b}), loaded({a}), 0.05).rows[0].verdict);
+  }
 }
 
 TEST(UnitDirection, IsAPropertyOfTheUnit) {

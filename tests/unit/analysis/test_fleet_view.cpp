@@ -120,22 +120,20 @@ TEST(FleetView, PerNodeRowsAreOneGpuAndTheLargestIntraNodeCount) {
   s.gpus_per_node = 4;
   auto doc = testing::fleet_doc(s, gen);
   // A row at 2 GPUs (between 1 and 4) and a row whose groups span two nodes: neither gets bars.
-  auto two = doc["results"][0];
-  two["gpu_count"] = 2;
-  json groups = json::array();
-  for (std::size_t gi = 0; gi + 1 < doc["results"][0]["groups"].size(); gi += 2) {
-    auto a = doc["results"][0]["groups"][gi];
-    a["ranks"].push_back(doc["results"][0]["groups"][gi + 1]["ranks"][0]);
+  auto two = doc["results"][0].get<ResultRow>();
+  two.gpu_count = 2;
+  std::vector<RowGroup> groups;
+  for (std::size_t gi = 0; gi + 1 < two.groups.size(); gi += 2) {
+    auto a = two.groups[gi];
+    a.ranks.push_back(two.groups[gi + 1].ranks[0]);
     groups.push_back(a);
   }
-  two["groups"] = groups;
-  two.erase("group_summary");
-  auto spanning = doc["results"][1];
-  spanning["gpu_count"] = 8;
-  spanning["groups"] = json::array({{{"hosts", {"a", "b"}}, {"ranks", {0, 4}}, {"value", 5.0}, {"status", "ok"}},
-                                    {{"hosts", {"c", "d"}}, {"ranks", {8, 12}}, {"value", 6.0}, {"status", "ok"}}});
-  doc["results"].push_back(two);
-  doc["results"].push_back(spanning);
+  two.groups = groups;
+  auto spanning = doc["results"][1].get<ResultRow>();
+  spanning.gpu_count = 8;
+  spanning.groups = {RowGroup{{"a", "b"}, {0, 4}, 5.0, RowStatus::ok, 0, 0}, RowGroup{{"c", "d"}, {8, 12}, 6.0, RowStatus::ok, 0, 0}};
+  doc["results"].push_back(json(two));
+  doc["results"].push_back(json(spanning));
   const auto run = load(doc);
   const auto v = fleet_view(run);
   ASSERT_EQ(v.rows.size(), 4u);
@@ -212,7 +210,7 @@ TEST(FleetView, DrawingDataThatDoesNotFitIsLeftOutWithAProblem) {
   EXPECT_GE(read, 2u);
   // A group without hosts: the row's groups are left out, the other row's kept.
   auto doc = good;
-  doc["results"][0]["groups"][std::uniform_int_distribution<int>(0, 15)(gen)]["hosts"] = json::array();
+  doc["results"][0]["groups"]["hosts"][std::uniform_int_distribution<int>(0, 15)(gen)] = json::array();
   if (const auto run = testing::load_unless_schema_refuses("fleet.json", doc)) {
     const auto v = fleet_view(*run);
     ASSERT_EQ(v.problems.size(), 1u);

@@ -1,9 +1,11 @@
-// gpuscale merge: the rules of analysis/merge.h on small, schema-valid result documents.
+// gpuscale merge: the rules of analysis/merge.h on small, schema-valid result documents of either
+// version (inputs written as version 1 or 2; the merged set is version 2).
 #include <gtest/gtest.h>
 
 #include "analysis/merge.h"
 #include "core/error.h"
 #include "results/result_io.h"
+#include "results/result_stream.h"
 #include "result_doc.h"
 
 namespace gpuscale {
@@ -27,7 +29,7 @@ json row(const std::string& bench, int k, const std::string& status, double valu
 // A schema-valid result of `world` ranks on `hosts`, from Slurm job `job` (the shared minimal document,
 // reshaped).
 json result(const std::string& job, int world, std::vector<std::string> hosts, json rows, bool complete = true,
-            const std::string& backend = "cpu") {
+            const std::string& backend = "cpu", int version = 2) {
   json d = testing_doc::minimal_result_doc();
   json h = json::array(), ranks = json::array();
   for (std::size_t n = 0; n < hosts.size(); ++n)
@@ -54,7 +56,9 @@ json result(const std::string& job, int world, std::vector<std::string> hosts, j
   d["hosts"] = h;
   d["ranks"] = ranks;
   d["plan"]["seed"] = 7;
-  d["results"] = rows;
+  d["schema_version"] = version;
+  d["results"] = json::array();
+  for (const auto& r : rows) d["results"].push_back(version == 1 ? r : json(r.get<ResultRow>()));  // row() is version 1
   d["summary"] = {{"complete", complete}, {"valid", true}, {"rows", rows.size()}, {"ok", ok}, {"invalid", 0},
                   {"failed", 0}, {"skipped", 0}, {"exit_code", complete ? json(0) : json(nullptr)}};
   return d;
@@ -62,12 +66,15 @@ json result(const std::string& job, int world, std::vector<std::string> hosts, j
 
 MergeContext ctx() { return {{"gpuscale", "merge", "-o", "m.json"}, "0.1.0", "def"}; }
 
+// An input as gpuscale merge loads it.
+MergeInput in(const std::string& file, const json& doc) { return {file, result_from_json(file, doc), ""}; }
+
 TEST(Merge, CampaignOfOneAndTwoNodesKeepsEveryGpuCountOnce) {
   const json one = result("101", 2, {"n0"}, {row("stream.triad", 1, "ok", 10), row("stream.triad", 2, "ok", 9)});
   const json two = result("102", 4, {"n0", "n1"},
                           {row("stream.triad", 1, "ok", 11), row("stream.triad", 2, "ok", 8), row("stream.triad", 4, "ok", 7)});
-  const auto out = merge_results({{"one.json", one, ""}, {"two.json", two, ""}}, ctx());
-  const json& m = out.merged;
+  const auto out = merge_results({in("one.json", one), in("two.json", two)}, ctx());
+  const json m = merged_document(out);
   EXPECT_EQ(validate_result_json(m), "");
   EXPECT_TRUE(out.problems.empty());
   EXPECT_EQ(m["cluster"]["source"], "merge");
@@ -78,7 +85,7 @@ TEST(Merge, CampaignOfOneAndTwoNodesKeepsEveryGpuCountOnce) {
     EXPECT_EQ(m["results"][i]["gpu_count"], 1 << i);
     EXPECT_EQ(m["results"][i]["input"], 1);
   }
-  EXPECT_EQ(m["results"][0]["ranks"][0]["value"], 11.0);
+  EXPECT_EQ(m["results"][0]["ranks"]["value"][0], 11.0);
   EXPECT_EQ(m["plan"]["gpu_counts"], json({1, 2, 4}));
   EXPECT_EQ(m["mpi"]["world_size"], 4);
   EXPECT_EQ(m["hosts"].size(), 2u);
@@ -98,14 +105,14 @@ TEST(Merge, CampaignOfOneAndTwoNodesKeepsEveryGpuCountOnce) {
 TEST(Merge, MeasuredRowBeatsAFailedOneFromALargerWorld) {
   const json small = result("201", 1, {"n0"}, {row("gemm", 1, "ok", 3)});
   const json big = result("202", 2, {"n0"}, {row("gemm", 1, "failed", 0), row("gemm", 2, "ok", 2.5)});
-  const auto m = merge_results({{"small.json", small, ""}, {"big.json", big, ""}}, ctx()).merged;
+  const auto m = merged_document(merge_results({in("small.json", small), in("big.json", big)}, ctx()));
   ASSERT_EQ(m["results"].size(), 2u);
   EXPECT_EQ(m["results"][0]["status"], "ok");
   EXPECT_EQ(m["results"][0]["input"], 0);
   EXPECT_EQ(m["summary"]["failed"], 0);
   // An invalid row is measured too: it is not hidden behind a smaller job's ok row.
   const json big_invalid = result("203", 2, {"n0"}, {row("gemm", 1, "invalid", 1)});
-  const auto m2 = merge_results({{"small.json", small, ""}, {"bad.json", big_invalid, ""}}, ctx()).merged;
+  const auto m2 = merged_document(merge_results({in("small.json", small), in("bad.json", big_invalid)}, ctx()));
   EXPECT_EQ(m2["results"][0]["status"], "invalid");
   EXPECT_FALSE(m2["summary"]["valid"]);
 }
@@ -113,8 +120,8 @@ TEST(Merge, MeasuredRowBeatsAFailedOneFromALargerWorld) {
 TEST(Merge, EqualWorldsPreferTheLaterInput) {
   const json a = result("301", 2, {"n0"}, {row("gemm", 1, "ok", 1)});
   const json b = result("302", 2, {"n1"}, {row("gemm", 1, "ok", 2)});
-  const auto m = merge_results({{"a.json", a, ""}, {"b.json", b, ""}}, ctx()).merged;
-  EXPECT_EQ(m["results"][0]["ranks"][0]["value"], 2.0);
+  const auto m = merged_document(merge_results({in("a.json", a), in("b.json", b)}, ctx()));
+  EXPECT_EQ(m["results"][0]["ranks"]["value"][0], 2.0);
   // The header is the first of the largest worlds; the other input's host is appended without ranks.
   EXPECT_EQ(m["hosts"][0]["name"], "n0");
   EXPECT_EQ(m["hosts"][1]["name"], "n1");
@@ -124,11 +131,11 @@ TEST(Merge, EqualWorldsPreferTheLaterInput) {
 TEST(Merge, UnreadableAndOtherBackendInputsAreNamedAndTheRestMerged) {
   const json good = result("401", 1, {"n0"}, {row("gemm", 1, "ok", 1)});
   const json cuda = result("402", 1, {"g0"}, {row("gemm", 1, "ok", 50)}, true, "cuda");
-  const auto out = merge_results({{"missing.json", nullptr, "no such file"}, {"good.json", good, ""}, {"gpu.json", cuda, ""}}, ctx());
+  const auto out = merge_results({{"missing.json", std::nullopt, "no such file"}, in("good.json", good), in("gpu.json", cuda)}, ctx());
   ASSERT_EQ(out.problems.size(), 2u);
   EXPECT_EQ(out.problems[0], "missing.json: no such file");
   EXPECT_NE(out.problems[1].find("gpu.json: measured with the cuda backend"), std::string::npos);
-  const json& m = out.merged;
+  const json m = merged_document(out);
   EXPECT_EQ(validate_result_json(m), "");
   EXPECT_EQ(m["merged_from"][0]["status"], "unreadable");
   EXPECT_EQ(m["merged_from"][2]["status"], "rejected");
@@ -140,7 +147,7 @@ TEST(Merge, UnreadableAndOtherBackendInputsAreNamedAndTheRestMerged) {
 
 TEST(Merge, NothingReadableIsAnError) {
   try {
-    merge_results({{"a.json", nullptr, "not valid JSON"}, {"b.json", nullptr, "no such file"}}, ctx());
+    merge_results({{"a.json", std::nullopt, "not valid JSON"}, {"b.json", std::nullopt, "no such file"}}, ctx());
     FAIL() << "no exception";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "nothing to merge: no input could be read (a.json: not valid JSON; b.json: no such file)");
@@ -153,7 +160,7 @@ TEST(Merge, InterruptedAndIncompleteInputsMakeTheSetIncomplete) {
   cut["summary"]["exit_code"] = 4;
   cut["summary"]["interrupted"] = "interrupted by SIGUSR1";
   const json whole = result("502", 1, {"n0"}, {row("gemm", 1, "ok", 2)});
-  const auto m = merge_results({{"cut.json", cut, ""}, {"whole.json", whole, ""}}, ctx()).merged;
+  const auto m = merged_document(merge_results({in("cut.json", cut), in("whole.json", whole)}, ctx()));
   EXPECT_EQ(validate_result_json(m), "");
   EXPECT_FALSE(m["summary"]["complete"]);
   EXPECT_EQ(m["summary"]["interrupted"], "cut.json: interrupted by SIGUSR1");
@@ -161,17 +168,61 @@ TEST(Merge, InterruptedAndIncompleteInputsMakeTheSetIncomplete) {
   EXPECT_EQ(m["merged_from"][0]["exit_code"], 4);
   // A run that never finished (no finished_utc) leaves the set unfinished.
   const json crashed = result("503", 1, {"n0"}, {}, false);
-  EXPECT_TRUE(merge_results({{"c.json", crashed, ""}, {"w.json", whole, ""}}, ctx()).merged["finished_utc"].is_null());
+  EXPECT_TRUE(merged_document(merge_results({in("c.json", crashed), in("w.json", whole)}, ctx()))["finished_utc"].is_null());
 }
 
 TEST(Merge, EnvironmentKeepsOnlyWhatEveryInputAgreesOn) {
   const json a = result("601", 1, {"n0"}, {row("gemm", 1, "ok", 1)});
   const json b = result("602", 1, {"n0"}, {row("gemm", 1, "ok", 1, "fp32")});
-  const auto m = merge_results({{"a.json", a, ""}, {"b.json", b, ""}}, ctx()).merged;
+  const auto m = merged_document(merge_results({in("a.json", a), in("b.json", b)}, ctx()));
   EXPECT_EQ(m["environment"], json({{"OMP_PROC_BIND", "close"}}));  // SLURM_JOB_ID differs
   EXPECT_EQ(m["plan"]["points"], 2);                                   // fp64 and fp32 are two points
   EXPECT_EQ(m["results"].size(), 2u);
   EXPECT_EQ(m["command_line"], json({"gpuscale", "merge", "-o", "m.json"}));
+}
+
+// A campaign whose older job wrote version 1: merged with a version-2 job, every row is written as
+// version 2, the version-1 row with the per-rank statistics its file had.
+TEST(Merge, VersionOneAndVersionTwoInputsMergeIntoVersionTwo) {
+  const json old = result("701", 2, {"n0"}, {row("stream.triad", 1, "ok", 10), row("stream.triad", 2, "ok", 9.5)}, true,
+                          "cpu", 1);
+  const json now = result("702", 4, {"n0", "n1"}, {row("stream.triad", 2, "ok", 8), row("stream.triad", 4, "ok", 7)});
+  ASSERT_EQ(old["results"][0]["ranks"].is_array(), true);
+  ASSERT_EQ(now["results"][0]["ranks"].is_object(), true);
+  for (const bool old_first : {true, false}) {
+    const auto out = old_first ? merge_results({in("old.json", old), in("now.json", now)}, ctx())
+                               : merge_results({in("now.json", now), in("old.json", old)}, ctx());
+    EXPECT_TRUE(out.problems.empty());
+    const json m = merged_document(out);
+    EXPECT_EQ(m["schema_version"], 2);
+    EXPECT_EQ(validate_result_json(m), "");
+    ASSERT_EQ(m["results"].size(), 3u);  // k = 1 from the old job, 2 and 4 from the larger one
+    const json& k1 = m["results"][0];
+    EXPECT_EQ(k1["gpu_count"], 1);
+    EXPECT_EQ(k1["input"], old_first ? 0 : 1);
+    EXPECT_EQ(k1["ranks"]["value"][0], 10.0);
+    ASSERT_TRUE(k1["ranks"].contains("stats"));  // the version-1 file had them
+    EXPECT_EQ(k1["ranks"]["stats"]["n"][0], 1);
+    EXPECT_EQ(m["results"][1]["ranks"]["value"][0], 8.0);  // the larger world's k = 2
+    // The text merge writes reads back, a row at a time, as the same rows.
+    const auto text = merged_result_text(out);
+    std::vector<ResultRow> rows;
+    const auto read = stream_result_text(text, "m.json", [&](ResultRow&& r, std::size_t) { rows.push_back(std::move(r)); });
+    EXPECT_EQ(read.version, 2);
+    ASSERT_EQ(rows.size(), out.rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(json(rows[i]), json(out.rows[i]));
+  }
+}
+
+TEST(Merge, AVersionOneFileAloneComesOutVersionTwo) {
+  const json old = result("801", 2, {"n0"}, {row("gemm", 1, "ok", 3), row("gemm", 2, "invalid", 2)}, true, "cpu", 1);
+  const auto out = merge_results({in("old.json", old)}, ctx());
+  const auto text = merged_result_text(out);
+  EXPECT_NE(text.find("\"schema_version\": 2"), std::string::npos);
+  const auto read = stream_result_text(text, "m.json", [](ResultRow&&, std::size_t) {});
+  EXPECT_EQ(read.version, 2);
+  EXPECT_EQ(read.rows, 2u);
+  EXPECT_EQ(read.header["summary"]["invalid"], 1);
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"outlier", [&] { return "0." + n(11, 99); }},
       {"pairs_rounds", [&] { return n(1, 4096); }},
       {"fail_on_outliers", [] { return "true"; }},
+      {"rank_stats", [] { return "true"; }},
   };
   auto it = samples.find(e.key);
   return it == samples.end() ? std::string() : it->second();
@@ -97,7 +98,8 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
       "quick", "benchmarks", "dtypes", "min_bytes", "max_bytes", "step_factor", "step_bytes", "iters", "warmup",
       "reps", "ops", "placements", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
       "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "peaks_file", "link_peak", "net_peak", "watchdog_s",
-      "timeout_s", "telemetry", "tiling", "outlier", "pairs_rounds", "fail_on_outliers"};
+      "timeout_s", "telemetry", "tiling", "outlier", "pairs_rounds", "fail_on_outliers",
+      "rank_stats"};
   std::set<std::string> got;
   const json recorded = plan_options_json(RunOptions{});  // named: items() of a temporary would dangle
   for (const auto& [key, value] : recorded.items()) got.insert(key);

@@ -16,6 +16,7 @@
 #include "analysis/escape.h"
 #include "core/error.h"
 #include "result_doc.h"
+#include "results/result_stream.h"
 
 namespace gpuscale {
 namespace {
@@ -119,8 +120,10 @@ TEST(HostileFiles, WrongTypes) {
                    "world_size as a string");
     expect_refused(r, bad(r, [](json& d) { d["results"] = json::object(); }), "does not match the result schema",
                    "results as an object");
-    expect_refused(r, bad(r, [](json& d) { d["results"][0]["ranks"][0]["stats"] = 3; }),
+    expect_refused(r, bad(r, [](json& d) { d["results"][0]["ranks"]["stats"] = 3; }),
                    "does not match the result schema", "stats as a number");
+    expect_refused(r, bad(r, [](json& d) { d["results"][0]["ranks"] = json::array(); }),
+                   "does not match the result schema", "a version-1 ranks array in a version-2 file");
     expect_refused(r, bad(r, [](json& d) { d["schema"] = 5; }), "not a gpuscale result", "schema as a number");
     expect_refused(r, "[1, 2]", "not a gpuscale result", "an array");
     expect_refused(r, "\"text\"", "not a gpuscale result", "a string");
@@ -165,11 +168,39 @@ TEST(HostileFiles, NegativeAndZeroValues) {
 }
 
 TEST(HostileFiles, UnknownSchemaVersion) {
-  for (const auto& r : readers())
-    for (const json& v : {json(2), json(0), json("1"), json(1.5), json(nullptr)}) {
+  for (const auto& r : readers()) {
+    for (const json& v : {json(3), json(0), json("1"), json(1.5), json(nullptr), json(-2)}) {
       const auto text = bad(r, [&](json& d) { d["schema_version"] = v; });
-      expect_refused(r, text, r.reference ? "schema_version" : "unsupported schema_version", "schema_version " + v.dump());
+      expect_refused(r, text, r.reference ? "schema_version" : v == json(3) ? "schema_version 3 is newer" : "unsupported schema_version",
+                     "schema_version " + v.dump());
     }
+    if (r.reference) continue;
+    // A newer file is named as such even when its rows are of a shape this gpuscale does not know.
+    const auto text = bad(r, [&](json& d) {
+      d["schema_version"] = 4;
+      d["results"][0]["ranks"] = "columns of the future";
+    });
+    expect_refused(r, text, "schema_version 4 is newer than this gpuscale (reads 1 and 2)", "a version-4 file");
+  }
+}
+
+// Columns of a version-2 row the schema cannot tie together: lengths that differ from the ranks', host
+// indices past ranks.hosts. Refused naming the column by every reader that converts rows (resume keeps
+// rows as they are).
+TEST(HostileFiles, MisalignedColumns) {
+  const std::vector<std::pair<std::string, std::function<void(json&)>>> cases = {
+      {"ranks/value", [](json& d) { d["results"][0]["ranks"]["value"].push_back(1.0); }},
+      {"ranks/valid", [](json& d) { d["results"][0]["ranks"]["valid"] = {true}; }},
+      {"ranks/metrics/bytes_per_pass", [](json& d) { d["results"][0]["ranks"]["metrics"]["bytes_per_pass"] = {1, 2, 3}; }},
+      {"ranks/host", [](json& d) { d["results"][0]["ranks"]["host"] = 5; }},
+      {"ranks/stats/median", [](json& d) {
+         d["results"][0]["ranks"]["stats"] = {{"n", {1, 1}}, {"median", {1}}, {"min", {1, 1}}, {"max", {1, 1}},
+                                              {"mean", {1, 1}}, {"stddev", {0, 0}}};
+       }}};
+  for (const auto& r : readers()) {
+    if (r.reference || std::string(r.name) == "resume") continue;
+    for (const auto& [needle, mutate] : cases) expect_refused(r, bad(r, mutate), needle, needle);
+  }
 }
 
 TEST(HostileFiles, DeepNesting) {
@@ -246,21 +277,31 @@ TEST(HostileFiles, LargeStringsAndArraysAreReadAndEscaped) {
   EXPECT_EQ(shown.find('\x1b'), std::string::npos);
   const auto html = report_html(files);
   EXPECT_EQ(html.find("<script>"), std::string::npos);
-  // Larger than any file gpuscale writes: refused before reading (a sparse file costs no disk).
+  // Larger than any file gpuscale writes: refused before reading (a sparse file costs no disk). The
+  // whole-document readers take 256 MiB; the streamed one, whose memory does not grow with the text,
+  // takes up to kMaxStreamedResultBytes.
   std::random_device rd;
   const fs::path big = fs::temp_directory_path() / ("gpuscale-big-" + std::to_string(rd()) + ".json");
   { std::ofstream(big) << "{"; }
   fs::resize_file(big, 300ULL << 20);
+  const fs::path huge = fs::temp_directory_path() / ("gpuscale-huge-" + std::to_string(rd()) + ".json");
+  { std::ofstream(huge) << "{"; }
+  fs::resize_file(huge, kMaxStreamedResultBytes + 1);
   for (const auto& reader : {std::function<void()>([&] { read_result_file(big); }),
-                             std::function<void()>([&] { load_reference(big.string()); })}) {
+                             std::function<void()>([&] { load_reference(big.string()); }),
+                             std::function<void()>([&] { stream_result_file(huge, [](ResultRow&&, std::size_t) {}); }),
+                             std::function<void()>([&] { load_result(huge.string()); })}) {
     try {
       reader();
-      ADD_FAILURE() << "a 300 MiB file was read";
+      ADD_FAILURE() << "a file over the limit was read";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("larger than any file gpuscale writes"), std::string::npos) << e.what();
     }
   }
+  // 300 MiB is within the streamed reader's limit: it reads on and finds the text is not JSON.
+  EXPECT_THROW(stream_result_file(big, [](ResultRow&&, std::size_t) {}), Error);
   fs::remove(big);
+  fs::remove(huge);
 }
 
 }  // namespace

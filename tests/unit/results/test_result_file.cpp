@@ -1,5 +1,6 @@
-// results/result_file (rows and rank values to and from JSON) and the version-1 schema check
-// (validate_result_json) on a minimal complete document broken one field at a time.
+// results/result_file (rows and rank values to and from JSON: the version-2 row written and read, the
+// version-1 row read) and the schema check (validate_result_json, by version) on a minimal complete
+// document broken one field at a time.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -8,6 +9,7 @@
 
 #include "harness/row_builder.h"
 #include "result_doc.h"
+#include "core/error.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -54,39 +56,202 @@ TEST(ResultRow, RankValueRoundTrip) {
   EXPECT_THROW(j.get<RankValue>(), nlohmann::json::exception);
 }
 
+void expect_same_fields(const ResultRow& back, const ResultRow& r) {
+  EXPECT_EQ(back.benchmark, r.benchmark);
+  EXPECT_EQ(back.scope, r.scope);
+  EXPECT_EQ(back.params, r.params);
+  EXPECT_EQ(back.gpu_count, r.gpu_count);
+  EXPECT_EQ(back.nodes, r.nodes);
+  EXPECT_EQ(back.topology, r.topology);
+  EXPECT_EQ(back.unit, r.unit);
+  EXPECT_EQ(back.status, r.status);
+  EXPECT_EQ(back.aggregate, r.aggregate);
+  EXPECT_EQ(back.scaling_efficiency, r.scaling_efficiency);
+  EXPECT_EQ(back.efficiency_basis, r.efficiency_basis);
+  EXPECT_EQ(back.expected_peak, r.expected_peak);
+  EXPECT_EQ(back.fraction_of_peak, r.fraction_of_peak);
+  EXPECT_EQ(back.peak_source, r.peak_source);
+  EXPECT_EQ(back.metrics, r.metrics);
+  EXPECT_EQ(back.errors, r.errors);
+  EXPECT_EQ(back.attempt, r.attempt);
+  EXPECT_EQ(back.input, r.input);
+}
+
 TEST(ResultRow, RowRoundTripForEveryStatus) {
-  for (auto status : {RowStatus::ok, RowStatus::invalid, RowStatus::failed, RowStatus::skipped}) {
-    auto r = sample_row();
-    r.status = status;
-    if (status != RowStatus::ok) {
-      r.aggregate.reset();
-      r.scaling_efficiency.reset();
-      r.fraction_of_peak.reset();
-      r.errors = {"rank 1 (node0): something"};
+  for (bool rank_stats : {false, true})
+    for (auto status : {RowStatus::ok, RowStatus::invalid, RowStatus::failed, RowStatus::skipped}) {
+      auto r = sample_row();
+      r.status = status;
+      r.rank_stats = rank_stats;
+      r.attempt = static_cast<int>(status);
+      if (status != RowStatus::ok) {
+        r.aggregate.reset();
+        r.scaling_efficiency.reset();
+        r.fraction_of_peak.reset();
+        r.errors = {"rank 1 (node0): something"};
+        r.input = 3;
+      }
+      const nlohmann::json j = r;
+      EXPECT_EQ(j["status"], row_status_name(status));
+      EXPECT_TRUE(j["ranks"].is_object());
+      EXPECT_EQ(j["ranks"].contains("stats"), rank_stats);
+      const auto back = j.get<ResultRow>();
+      expect_same_fields(back, r);
+      EXPECT_EQ(back.rank_stats, rank_stats);
+      ASSERT_EQ(back.ranks.size(), r.ranks.size());
+      for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+        auto want = r.ranks[i];
+        if (!rank_stats) want.stats = RepStats{};  // not written: the row's spread stands for them
+        expect_same(back.ranks[i], want);
+      }
+      // The spread is the ranks' noise band: sample ranks have min 100+r, median 101+r, max 102+r.
+      ASSERT_TRUE(back.spread.has_value());
+      EXPECT_DOUBLE_EQ(back.spread->down, 1.0 / 101.0);
+      EXPECT_DOUBLE_EQ(back.spread->up, 1.0 / 101.0);
+      EXPECT_EQ(back.spread->reps, 3u);
+      EXPECT_EQ(nlohmann::json(back), j);  // nothing lost: written again, the same row
+    }
+}
+
+// Ranks on random hosts with random values: columns aligned by position, a column the same for every
+// rank written once, per-rank numbers rounded to 7 significant digits, a metric some ranks lack null.
+TEST(ResultRow, VersionTwoColumns) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> x(1.0, 1e6);
+  for (int trial = 0; trial < 50; ++trial) {
+    ResultRow r = sample_row();
+    r.ranks.clear();
+    const int n = 1 + static_cast<int>(rng() % 40);
+    const int hosts = 1 + static_cast<int>(rng() % 4);
+    const bool same_device = rng() % 2;
+    for (int i = 0; i < n; ++i) {
+      RankValue v;
+      v.rank = 3 * i + static_cast<int>(rng() % 3);
+      v.host = "h" + std::to_string((i * hosts) / n);
+      v.device_index = same_device ? 2 : i % 8;
+      if (rng() % 5) v.value = x(rng);
+      v.valid = n == 1 || i != n / 2;
+      v.error = v.valid ? "" : "wrong at [7]";
+      v.metrics = {{"time_us", x(rng)}, {"threads", 4}};
+      if (i % 3 == 0) v.metrics["best_gb_s"] = x(rng);
+      r.ranks.push_back(v);
     }
     const nlohmann::json j = r;
-    EXPECT_EQ(j["status"], row_status_name(status));
+    const auto& c = j["ranks"];
+    ASSERT_EQ(c["rank"].size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(c["hosts"].size(), static_cast<std::size_t>(std::min(hosts, n)));
+    EXPECT_EQ(c["device_index"].is_number(), same_device || n == 1);
+    EXPECT_EQ(c["valid"].is_boolean(), n == 1);
+    EXPECT_EQ(c["metrics"]["threads"], 4);  // every rank the same: a scalar
+    EXPECT_TRUE(c["value"].is_array());     // always an array
     const auto back = j.get<ResultRow>();
-    EXPECT_EQ(back.benchmark, r.benchmark);
-    EXPECT_EQ(back.scope, r.scope);
-    EXPECT_EQ(back.params, r.params);
-    EXPECT_EQ(back.gpu_count, r.gpu_count);
-    EXPECT_EQ(back.nodes, r.nodes);
-    EXPECT_EQ(back.topology, r.topology);
-    EXPECT_EQ(back.unit, r.unit);
-    EXPECT_EQ(back.status, status);
     ASSERT_EQ(back.ranks.size(), r.ranks.size());
-    for (std::size_t i = 0; i < r.ranks.size(); ++i) expect_same(back.ranks[i], r.ranks[i]);
+    for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+      const auto& a = back.ranks[i];
+      const auto& b = r.ranks[i];
+      EXPECT_EQ(a.rank, b.rank);
+      EXPECT_EQ(a.host, b.host);
+      EXPECT_EQ(a.device_index, b.device_index);
+      EXPECT_EQ(a.valid, b.valid);
+      EXPECT_EQ(a.error, b.error);
+      ASSERT_EQ(a.value.has_value(), b.value.has_value());
+      if (b.value) {
+        EXPECT_NEAR(*a.value, *b.value, *b.value * 5e-7);
+        EXPECT_LE(c["value"][i].dump().size(), 8u) << c["value"][i].dump();  // 7 digits and the point
+      }
+      EXPECT_EQ(a.metrics.contains("best_gb_s"), i % 3 == 0);
+      EXPECT_NEAR(a.metrics["time_us"].get<double>(), b.metrics["time_us"].get<double>(),
+                  b.metrics["time_us"].get<double>() * 5e-7);
+    }
+    EXPECT_EQ(back.metrics, r.metrics);            // row-level figures keep full precision
     EXPECT_EQ(back.aggregate, r.aggregate);
-    EXPECT_EQ(back.scaling_efficiency, r.scaling_efficiency);
-    EXPECT_EQ(back.efficiency_basis, r.efficiency_basis);
-    EXPECT_EQ(back.expected_peak, r.expected_peak);
-    EXPECT_EQ(back.fraction_of_peak, r.fraction_of_peak);
-    EXPECT_EQ(back.peak_source, r.peak_source);
-    EXPECT_EQ(back.metrics, r.metrics);
-    EXPECT_EQ(back.errors, r.errors);
-    EXPECT_EQ(nlohmann::json(back), j);
+    auto doc = minimal_result_doc();
+    doc["results"] = nlohmann::json::array({j});
+    EXPECT_EQ(validate_result_json(doc), "");
   }
+}
+
+TEST(ResultRow, VersionTwoGroups) {
+  ResultRow r = sample_row();
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> x(10.0, 20.0);
+  for (int g = 0; g < 6; ++g) {
+    RowGroup group;
+    group.ranks = {2 * g, 2 * g + 1};
+    group.hosts = {"n" + std::to_string(g / 2)};
+    if (g != 4) group.value = x(rng);
+    group.status = g == 4 ? RowStatus::failed : RowStatus::ok;
+    group.spread_down = x(rng) / 100;
+    group.spread_up = x(rng) / 100;
+    r.groups.push_back(group);
+  }
+  const nlohmann::json j = r;
+  EXPECT_TRUE(j["groups"].is_object());
+  EXPECT_EQ(j["groups"]["status"].size(), 6u);                // not all the same: an array
+  EXPECT_EQ(j["ranks"]["hosts"].size(), 4u);                  // node0 of the ranks, then n0..n2
+  EXPECT_EQ(j["groups"]["hosts"][5], nlohmann::json({3}));    // n2 is hosts[3]
+  EXPECT_EQ(j["group_summary"]["measured"], 5);
+  const auto back = j.get<ResultRow>();
+  ASSERT_EQ(back.groups.size(), r.groups.size());
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    EXPECT_EQ(back.groups[g].ranks, r.groups[g].ranks);
+    EXPECT_EQ(back.groups[g].hosts, r.groups[g].hosts);
+    EXPECT_EQ(back.groups[g].value, r.groups[g].value);  // full precision
+    EXPECT_EQ(back.groups[g].status, r.groups[g].status);
+    EXPECT_EQ(back.groups[g].spread_down, r.groups[g].spread_down);
+    EXPECT_EQ(back.groups[g].spread_up, r.groups[g].spread_up);
+  }
+  auto doc = minimal_result_doc();
+  doc["results"] = nlohmann::json::array({j});
+  EXPECT_EQ(validate_result_json(doc), "");
+  // A column of the wrong length, an index past ranks.hosts: refused naming the column.
+  auto bad = j;
+  bad["groups"]["value"].erase(0);
+  EXPECT_THROW(bad.get<ResultRow>(), Error);
+  bad = j;
+  bad["groups"]["hosts"][0] = {9};
+  try {
+    (void)bad.get<ResultRow>();
+    ADD_FAILURE() << "a host index past ranks.hosts was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("groups/hosts"), std::string::npos) << e.what();
+  }
+  bad = j;
+  bad["ranks"]["host"] = {0, 0, 0};  // 3 entries for 2 ranks
+  EXPECT_THROW(bad.get<ResultRow>(), Error);
+}
+
+TEST(ResultRow, VersionOneRowsAreRead) {
+  auto r = sample_row();
+  RowGroup g;
+  g.ranks = {0, 1};
+  g.hosts = {"node0"};
+  g.value = 203.5;
+  r.groups = {g};
+  r.attempt = 2;
+  const auto v1 = testing_doc::v1_row_json(r);
+  ASSERT_TRUE(v1["ranks"].is_array());
+  EXPECT_EQ(result_row_version(v1), 1);
+  const auto back = v1.get<ResultRow>();
+  expect_same_fields(back, r);
+  ASSERT_EQ(back.ranks.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) expect_same(back.ranks[i], r.ranks[i]);  // statistics too
+  EXPECT_TRUE(back.rank_stats);
+  ASSERT_EQ(back.groups.size(), 1u);
+  EXPECT_EQ(back.groups[0].value, 203.5);
+  // Written again it is a version-2 row, valid in a version-2 document.
+  const nlohmann::json v2 = back;
+  EXPECT_EQ(result_row_version(v2), 2);
+  auto doc = minimal_result_doc();
+  doc["results"] = nlohmann::json::array({v2});
+  EXPECT_EQ(validate_result_json(doc), "");
+  EXPECT_EQ(validate_result_json(testing_doc::minimal_v1_result_doc()), "");
+  // A version-1 row in a version-2 document, and the reverse, do not match the schema.
+  doc["results"] = nlohmann::json::array({v1});
+  EXPECT_NE(validate_result_json(doc), "");
+  auto old = testing_doc::minimal_v1_result_doc();
+  old["results"] = nlohmann::json::array({v2});
+  EXPECT_NE(validate_result_json(old), "");
 }
 
 TEST(ResultRow, StatusNames) {
@@ -135,8 +300,14 @@ TEST(ResultSchema, RejectsEachMissingRequiredField) {
   auto doc = base;
   doc["results"][0].erase("aggregate");  // null is allowed, absent is not
   EXPECT_NE(validate_result_json(doc), "");
-  doc = base;
-  doc["results"][0]["ranks"][0].erase("stats");
+  for (const char* column : {"rank", "hosts", "host", "device_index", "value", "valid", "error", "metrics"}) {
+    doc = base;
+    doc["results"][0]["ranks"].erase(column);
+    EXPECT_NE(validate_result_json(doc), "") << column;
+  }
+  doc = testing_doc::minimal_v1_result_doc();
+  EXPECT_EQ(validate_result_json(doc), "");
+  doc["results"][0]["ranks"][0].erase("stats");  // version 1: every rank has its statistics
   EXPECT_NE(validate_result_json(doc), "");
 }
 
@@ -155,8 +326,16 @@ TEST(ResultSchema, RejectsWrongTypesAndValues) {
   expect_rejected([](nlohmann::json& d) { d["mpi"]["world_size"] = 0; }, "no ranks", "world_size");
   expect_rejected([](nlohmann::json& d) { d["results"][0]["gpu_count"] = 1.5; }, "fractional count", "gpu_count");
   expect_rejected([](nlohmann::json& d) { d["results"][0]["aggregate"] = -1.0; }, "negative aggregate", "aggregate");
-  expect_rejected([](nlohmann::json& d) { d["results"][0]["ranks"][1]["value"] = -0.5; }, "negative rank value",
+  expect_rejected([](nlohmann::json& d) { d["results"][0]["ranks"]["value"][1] = -0.5; }, "negative rank value",
                   "value");
+  expect_rejected([](nlohmann::json& d) { d["results"][0]["ranks"]["host"] = -1; }, "negative host index", "host");
+  expect_rejected([](nlohmann::json& d) { d["results"][0]["ranks"]["hosts"] = {"a", "a"}; }, "a host twice", "hosts");
+  expect_rejected([](nlohmann::json& d) { d["results"][0]["spread"] = {{"down", -0.1}, {"up", 0}, {"reps", 3}}; },
+                  "negative spread", "spread");
+  expect_rejected([](nlohmann::json& d) { d["results"][0]["ranks"]["stats"] = {{"n", {3}}}; }, "stats without median",
+                  "stats");
+  expect_rejected([](nlohmann::json& d) { d["reliability"] = {{"bytes_written", -4}}; }, "negative bytes", "bytes_written");
+  expect_rejected([](nlohmann::json& d) { d["run_id"] = 7; }, "run_id a number", "run_id");
   expect_rejected([](nlohmann::json& d) { d["results"][0]["expected_peak"] = 0.0; }, "zero peak", "expected_peak");
   expect_rejected([](nlohmann::json& d) { d["results"][0]["status"] = "great"; }, "bad status", "status");
   expect_rejected([](nlohmann::json& d) { d["results"][0]["topology"] = "cluster"; }, "bad topology", "topology");
@@ -166,7 +345,8 @@ TEST(ResultSchema, RejectsWrongTypesAndValues) {
   expect_rejected([](nlohmann::json& d) { d["environment"]["NCCL_DEBUG"] = 3; }, "non-string value", "environment");
   expect_rejected([](nlohmann::json& d) { d["created_utc"] = "2026-01-02 03:04:05"; }, "bad timestamp", "created_utc");
   expect_rejected([](nlohmann::json& d) { d["cluster"]["source"] = "guess"; }, "bad cluster source", "cluster");
-  expect_rejected([](nlohmann::json& d) { d["schema_version"] = 2; }, "schema_version 2", "schema_version");
+  expect_rejected([](nlohmann::json& d) { d["schema_version"] = 3; }, "schema_version 3", "schema_version");
+  expect_rejected([](nlohmann::json& d) { d["schema_version"] = 1; }, "v2 rows under version 1", "ranks");
   expect_rejected([](nlohmann::json& d) { d["tool"]["name"] = "other"; }, "other tool", "tool");
   expect_rejected([](nlohmann::json& d) { d["hosts"] = nlohmann::json::array(); }, "no hosts", "hosts");
   expect_rejected([](nlohmann::json& d) { d["slurm"] = {{"partition", "gpu"}}; }, "slurm without job id", "slurm");
@@ -206,6 +386,17 @@ TEST(ResultSchema, ShippedSchemaText) {
   const auto schema = nlohmann::json::parse(result_schema_text());
   EXPECT_EQ(schema["properties"]["schema_version"]["const"], kResultSchemaVersion);
   EXPECT_EQ(schema["properties"]["schema"]["const"], kResultSchemaName);
+  const auto v1 = nlohmann::json::parse(result_schema_text(1));
+  EXPECT_EQ(v1["properties"]["schema_version"]["const"], 1);
+  EXPECT_TRUE(v1["definitions"].contains("rank_value"));
+  EXPECT_FALSE(schema["definitions"].contains("rank_value"));
+}
+
+TEST(ResultSchema, AcceptsTheNewHeaderFields) {
+  auto doc = minimal_result_doc();
+  doc["run_id"] = "r-20260102-1";
+  doc["reliability"] = {{"bytes_written", 123456}, {"journal", "run.json.journal"}, {"harness", {{"write_s", 0.25}}}};
+  EXPECT_EQ(validate_result_json(doc), "");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// results/result_io: validating reads (every error names the file), atomic writes and the output-path
+// results/result_io and result_stream: validating reads, whole and a row at a time (every error names
+// the file, and both readers refuse the same files the same way), atomic writes and the output-path
 // check, in a fresh temporary directory per test.
 #include <gtest/gtest.h>
 
@@ -10,7 +11,9 @@
 
 #include "core/error.h"
 #include "result_doc.h"
+#include "results/result_document.h"
 #include "results/result_io.h"
+#include "results/result_stream.h"
 
 namespace gpuscale {
 namespace {
@@ -43,15 +46,19 @@ class ResultIo : public testing::Test {
     return s.str();
   }
 
-  // read_result_file must throw a gpuscale::Error naming the file and the problem.
+  // read_result_file and stream_result_file must each throw a gpuscale::Error naming the file and the
+  // problem.
   static void expect_read_error(const fs::path& p, const std::string& problem) {
-    try {
-      read_result_file(p);
-      ADD_FAILURE() << p << " was accepted";
-    } catch (const Error& e) {
-      const std::string msg = e.what();
-      EXPECT_NE(msg.find(p.string()), std::string::npos) << msg;
-      EXPECT_NE(msg.find(problem), std::string::npos) << msg;
+    for (int streamed = 0; streamed < 2; ++streamed) {
+      try {
+        if (streamed) stream_result_file(p, [](ResultRow&&, std::size_t) {});
+        else read_result_file(p);
+        ADD_FAILURE() << p << " was accepted" << (streamed ? " (streamed)" : "");
+      } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(p.string()), std::string::npos) << msg;
+        EXPECT_NE(msg.find(problem), std::string::npos) << msg;
+      }
     }
   }
 
@@ -76,8 +83,10 @@ TEST_F(ResultIo, ReadErrorsNameTheFile) {
                     "not a gpuscale result");
 
   auto doc = minimal_result_doc();
-  doc["schema_version"] = 2;
-  expect_read_error(write("v2.json", doc.dump()), "unsupported schema_version 2");
+  doc["schema_version"] = 3;
+  expect_read_error(write("v3.json", doc.dump()), "schema_version 3 is newer than this gpuscale (reads 1 and 2)");
+  doc["schema_version"] = 0;
+  expect_read_error(write("v0.json", doc.dump()), "unsupported schema_version 0");
   doc["schema_version"] = "1";
   expect_read_error(write("v1string.json", doc.dump()), "unsupported schema_version");
 
@@ -87,6 +96,66 @@ TEST_F(ResultIo, ReadErrorsNameTheFile) {
   doc = minimal_result_doc();
   doc.erase("plan");
   expect_read_error(write("noplan.json", doc.dump()), "does not match the result schema");
+  // A row's problem names the row; a row of the other version is refused.
+  doc = minimal_result_doc();
+  doc["results"].push_back(doc["results"][0]);
+  doc["results"][1]["ranks"]["value"][0] = "fast";
+  expect_read_error(write("row1.json", doc.dump()), "[results][1]");
+  doc = minimal_result_doc();
+  doc["results"].push_back(testing_doc::v1_row_json(testing_doc::sample_row()));
+  expect_read_error(write("mixed.json", doc.dump()), "does not match the result schema");
+  auto old = testing_doc::minimal_v1_result_doc();
+  old["results"].push_back(minimal_result_doc()["results"][0]);
+  try {
+    stream_result_file(write("mixed1.json", old.dump()), [](ResultRow&&, std::size_t) {});
+    ADD_FAILURE() << "a version-2 row in a version-1 file was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/results/1: a version-2 row in a schema_version 1 file"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Random rows written as gpuscale writes them (one per line) come back from the streamed reader in
+// order, each as the whole-document reader converts it, and the header without them.
+TEST_F(ResultIo, StreamedRowsMatchTheWholeDocument) {
+  std::mt19937_64 rng(29);
+  for (int version : {1, 2}) {
+    std::vector<ResultRow> rows;
+    const int n = 1 + static_cast<int>(rng() % 30);
+    for (int i = 0; i < n; ++i) {
+      auto r = testing_doc::sample_row();
+      r.gpu_count = 1 + static_cast<int>(rng() % 64);
+      r.params["elements"] = static_cast<int>(rng() % 100000);
+      r.aggregate = static_cast<double>(rng() % 100000) / 7;
+      rows.push_back(r);
+    }
+    auto doc = version == 1 ? testing_doc::v1_document(minimal_result_doc(), rows) : minimal_result_doc();
+    std::vector<std::string> lines;
+    if (version == 2) {
+      doc["results"] = rows;
+      for (const auto& r : rows) lines.push_back(result_row_line(r));
+    } else {
+      for (const auto& r : doc["results"]) lines.push_back(result_row_line(r));
+    }
+    const auto p = write("rows.json", result_document_text(doc, lines));
+    std::vector<ResultRow> got;
+    const auto read = stream_result_file(p, [&](ResultRow&& r, std::size_t i) {
+      EXPECT_EQ(i, got.size());
+      got.push_back(std::move(r));
+    });
+    EXPECT_EQ(read.version, version);
+    EXPECT_EQ(read.rows, rows.size());
+    EXPECT_EQ(read.header["results"], nlohmann::json::array());
+    auto header = doc;
+    header["results"] = nlohmann::json::array();
+    EXPECT_EQ(read.header, header);
+    const auto whole = read_result_file(p);
+    ASSERT_EQ(got.size(), whole["results"].size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(row_key(got[i]), row_key(rows[i]));
+      EXPECT_EQ(nlohmann::json(got[i]), nlohmann::json(whole["results"][i].get<ResultRow>()));
+    }
+  }
 }
 
 // read_result_file reads "schema" with json::value(key, std::string()), which throws nlohmann's

@@ -1,0 +1,252 @@
+// The version-2 row (docs/results.md, "The row"): per-rank data as columns aligned by position, a
+// column that is the same for every rank written once as a scalar, per-rank numbers rounded to 7
+// significant digits, groups as columns too. This file writes it and reads it back.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "results/result_file.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+
+// 7 significant digits: repetition noise is far coarser, and the shortest text of the rounded double
+// (which nlohmann writes) is then at most 7 digits long.
+double round7(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  char buf[40];
+  const auto end = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 7).ptr;
+  double out = x;
+  std::from_chars(buf, end, out);
+  return out;
+}
+
+json rounded(const json& v) { return v.is_number_float() ? json(round7(v.get<double>())) : v; }
+
+// A column of n entries: the scalar when every rank has the same one, else the array.
+json column(json entries) {
+  if (!entries.empty() && std::all_of(entries.begin(), entries.end(), [&](const json& e) { return e == entries.front(); }) &&
+      !entries.front().is_null())
+    return entries.front();
+  return entries;
+}
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// Index of `host` in `hosts`, appended when new (first-appearance order).
+int host_index(std::vector<std::string>& hosts, const std::string& host) {
+  const auto it = std::find(hosts.begin(), hosts.end(), host);
+  if (it != hosts.end()) return static_cast<int>(it - hosts.begin());
+  hosts.push_back(host);
+  return static_cast<int>(hosts.size()) - 1;
+}
+
+json rank_columns(const ResultRow& r, std::vector<std::string>& hosts) {
+  json rank = json::array(), host = json::array(), device = json::array(), value = json::array(), valid = json::array(),
+       error = json::array(), metrics = json::object();
+  for (const auto& v : r.ranks) {
+    rank.push_back(v.rank);
+    host.push_back(host_index(hosts, v.host));
+    device.push_back(v.device_index);
+    value.push_back(v.value ? json(round7(*v.value)) : json(nullptr));
+    valid.push_back(v.valid);
+    error.push_back(v.error);
+    if (v.metrics.is_object())
+      for (auto it = v.metrics.begin(); it != v.metrics.end(); ++it) metrics[it.key()] = json::array();
+  }
+  for (auto it = metrics.begin(); it != metrics.end(); ++it) {
+    json& col = it.value();
+    for (const auto& v : r.ranks) {
+      const bool has = v.metrics.is_object() && v.metrics.contains(it.key());
+      col.push_back(has ? rounded(v.metrics.at(it.key())) : json(nullptr));
+    }
+    col = column(std::move(col));
+  }
+  json out = {{"rank", rank}, {"host", column(host)}, {"device_index", column(device)}, {"value", value},
+              {"valid", column(valid)}, {"error", column(error)}, {"metrics", metrics}};
+  if (r.rank_stats) {
+    json n = json::array(), median = json::array(), min = json::array(), max = json::array(), mean = json::array(),
+         stddev = json::array();
+    for (const auto& v : r.ranks) {
+      n.push_back(v.stats.n);
+      median.push_back(round7(v.stats.median));
+      min.push_back(round7(v.stats.min));
+      max.push_back(round7(v.stats.max));
+      mean.push_back(round7(v.stats.mean));
+      stddev.push_back(round7(v.stats.stddev));
+    }
+    out["stats"] = {{"n", n}, {"median", median}, {"min", min}, {"max", max}, {"mean", mean}, {"stddev", stddev}};
+  }
+  return out;
+}
+
+json group_columns(const std::vector<RowGroup>& groups, std::vector<std::string>& hosts) {
+  json ranks = json::array(), ghosts = json::array(), value = json::array(), status = json::array(),
+       down = json::array(), up = json::array();
+  for (const auto& g : groups) {
+    ranks.push_back(g.ranks);
+    json h = json::array();
+    for (const auto& name : g.hosts) h.push_back(host_index(hosts, name));
+    ghosts.push_back(std::move(h));
+    value.push_back(opt(g.value));
+    status.push_back(row_status_name(g.status));
+    down.push_back(g.spread_down);
+    up.push_back(g.spread_up);
+  }
+  return {{"ranks", ranks}, {"hosts", ghosts}, {"value", value}, {"status", column(status)},
+          {"spread_down", down}, {"spread_up", up}};
+}
+
+// count, min, median, max and spread ((max - min) / median) of the groups with a value.
+json group_summary(const std::vector<RowGroup>& groups) {
+  std::vector<double> v;
+  for (const auto& g : groups)
+    if (g.value) v.push_back(*g.value);
+  json out = {{"count", groups.size()}, {"measured", v.size()}};
+  if (v.empty()) return out;
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  out["min"] = v.front();
+  out["median"] = median;
+  out["max"] = v.back();
+  out["spread"] = median > 0 ? (v.back() - v.front()) / median : 0.0;
+  return out;
+}
+
+// --- Reading ---
+
+// Entry i of a column of n: the scalar itself, or the array's i-th (its length checked once, by sized()).
+const json& entry(const json& col, std::size_t i) { return col.is_array() ? col[i] : col; }
+
+const json& sized(const json& col, std::size_t n, const std::string& name, bool scalar_allowed = true) {
+  if (!col.is_array() && !scalar_allowed) throw Error(fmt::format("{}: is not an array", name));
+  if (col.is_array() && col.size() != n) throw Error(fmt::format("{}: {} entries for {}", name, col.size(), n));
+  return col;
+}
+
+std::string host_name(const std::vector<std::string>& hosts, const json& index, const std::string& where) {
+  const auto i = index.get<long long>();
+  if (i < 0 || static_cast<std::size_t>(i) >= hosts.size())
+    throw Error(fmt::format("{}: host index {} is not in ranks/hosts ({} names)", where, i, hosts.size()));
+  return hosts[static_cast<std::size_t>(i)];
+}
+
+void read_ranks(const json& c, ResultRow& r, std::vector<std::string>& hosts) {
+  c.at("hosts").get_to(hosts);
+  const auto& rank = c.at("rank");
+  const std::size_t n = rank.size();
+  const std::string of = fmt::format("{} ranks", n);
+  const auto& host = sized(c.at("host"), n, "ranks/host (" + of + ")");
+  const auto& device = sized(c.at("device_index"), n, "ranks/device_index (" + of + ")");
+  const auto& value = sized(c.at("value"), n, "ranks/value (" + of + ")", false);
+  const auto& valid = sized(c.at("valid"), n, "ranks/valid (" + of + ")");
+  const auto& error = sized(c.at("error"), n, "ranks/error (" + of + ")");
+  const json no_metrics = json::object();
+  const auto& metrics = c.contains("metrics") ? c.at("metrics") : no_metrics;
+  for (auto it = metrics.begin(); it != metrics.end(); ++it) sized(it.value(), n, "ranks/metrics/" + it.key() + " (" + of + ")");
+  const json* stats = c.contains("stats") ? &c.at("stats") : nullptr;
+  if (stats)
+    for (const char* k : {"n", "median", "min", "max", "mean", "stddev"})
+      sized(stats->at(k), n, fmt::format("ranks/stats/{} ({})", k, of), false);
+  r.rank_stats = stats != nullptr;
+  r.ranks.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& v = r.ranks[i];
+    rank[i].get_to(v.rank);
+    v.host = host_name(hosts, entry(host, i), "ranks/host");
+    entry(device, i).get_to(v.device_index);
+    if (!value[i].is_null()) v.value = value[i].get<double>();
+    entry(valid, i).get_to(v.valid);
+    entry(error, i).get_to(v.error);
+    for (auto it = metrics.begin(); it != metrics.end(); ++it)
+      if (const auto& x = entry(it.value(), i); !x.is_null()) v.metrics[it.key()] = x;
+    if (stats) {
+      const auto& s = *stats;
+      s["n"][i].get_to(v.stats.n);
+      s["median"][i].get_to(v.stats.median);
+      s["min"][i].get_to(v.stats.min);
+      s["max"][i].get_to(v.stats.max);
+      s["mean"][i].get_to(v.stats.mean);
+      s["stddev"][i].get_to(v.stats.stddev);
+    }
+  }
+}
+
+void read_groups(const json& c, ResultRow& r, const std::vector<std::string>& hosts) {
+  const auto& ranks = c.at("ranks");
+  const std::size_t g = ranks.size();
+  const std::string of = fmt::format("{} groups", g);
+  const auto& ghosts = sized(c.at("hosts"), g, "groups/hosts (" + of + ")", false);
+  const auto& value = sized(c.at("value"), g, "groups/value (" + of + ")", false);
+  const auto& status = sized(c.at("status"), g, "groups/status (" + of + ")");
+  const auto& down = sized(c.at("spread_down"), g, "groups/spread_down (" + of + ")", false);
+  const auto& up = sized(c.at("spread_up"), g, "groups/spread_up (" + of + ")", false);
+  r.groups.resize(g);
+  for (std::size_t i = 0; i < g; ++i) {
+    auto& group = r.groups[i];
+    ranks[i].get_to(group.ranks);
+    for (const auto& h : ghosts[i]) group.hosts.push_back(host_name(hosts, h, "groups/hosts"));
+    if (!value[i].is_null()) group.value = value[i].get<double>();
+    const auto s = parse_row_status(entry(status, i).get<std::string>());
+    if (!s) throw Error("groups/status: unknown group status");
+    group.status = *s;
+    down[i].get_to(group.spread_down);
+    up[i].get_to(group.spread_up);
+  }
+}
+
+}  // namespace
+
+void to_json(json& j, const ResultRow& r) {
+  std::vector<std::string> hosts;
+  json ranks = rank_columns(r, hosts);
+  j = {{"benchmark", r.benchmark},
+       {"scope", r.scope},
+       {"params", r.params},
+       {"gpu_count", r.gpu_count},
+       {"nodes", r.nodes},
+       {"topology", r.topology},
+       {"unit", r.unit},
+       {"status", row_status_name(r.status)},
+       {"aggregate", opt(r.aggregate)},
+       {"scaling_efficiency", opt(r.scaling_efficiency)},
+       {"efficiency_basis", r.efficiency_basis},
+       {"expected_peak", opt(r.expected_peak)},
+       {"fraction_of_peak", opt(r.fraction_of_peak)},
+       {"peak_source", r.peak_source},
+       {"metrics", r.metrics},
+       {"errors", r.errors}};
+  if (!r.groups.empty()) {
+    j["groups"] = group_columns(r.groups, hosts);  // may add hosts no rank of the row is on
+    j["group_summary"] = group_summary(r.groups);
+  }
+  ranks["hosts"] = hosts;
+  j["ranks"] = std::move(ranks);
+  // The spread read with the row is kept as read (its ranks' statistics, if any, are rounded).
+  if (const auto s = r.spread ? r.spread : spread_of_ranks(r.ranks))
+    j["spread"] = {{"down", s->down}, {"up", s->up}, {"reps", s->reps}};
+  if (!r.idle_ranks.empty()) j["idle_ranks"] = r.idle_ranks;
+  if (r.matrices.is_array()) j["matrices"] = r.matrices;
+  if (r.attempt) j["attempt"] = *r.attempt;
+  if (r.input) j["input"] = *r.input;
+}
+
+ResultRow result_row_from_v2(const json& j) {
+  ResultRow r;
+  detail::read_common_row_fields(j, r);
+  std::vector<std::string> hosts;
+  read_ranks(j.at("ranks"), r, hosts);
+  if (j.contains("groups")) read_groups(j.at("groups"), r, hosts);
+  if (j.contains("spread")) {
+    const auto& s = j.at("spread");
+    r.spread = RowSpread{s.at("down").get<double>(), s.at("up").get<double>(), s.at("reps").get<std::size_t>()};
+  }
+  return r;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,107 @@
+#include "results/result_schema.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
+#include "core/error.h"
+#include "core/term_text.h"
+#include "results/result_file.h"
+
+namespace gpuscale {
+
+extern const char* const kResultSchemaV1;  // generated from results/schema/result-v1.schema.json
+extern const char* const kResultSchemaV2;  // generated from results/schema/result-v2.schema.json
+
+namespace {
+
+static_assert(kResultSchemaVersion == 2, "a new schema version needs its schema here");
+
+int known(int version) { return version == 1 ? 1 : 2; }
+
+std::unique_ptr<valijson::Schema> parse_schema(const nlohmann::json& doc) {
+  auto sch = std::make_unique<valijson::Schema>();
+  valijson::SchemaParser parser;
+  valijson::adapters::NlohmannJsonAdapter adapter(doc);
+  parser.populateSchema(adapter, *sch);
+  return sch;
+}
+
+struct Schemas {
+  std::unique_ptr<valijson::Schema> document, row;
+};
+
+// The whole document's schema, and its row definition as a schema of its own (the definitions kept,
+// so that its references resolve).
+Schemas make_schemas(const char* text) {
+  const auto doc = nlohmann::json::parse(text);
+  const nlohmann::json row = {{"$ref", "#/definitions/row"}, {"definitions", doc.at("definitions")}};
+  return {parse_schema(doc), parse_schema(row)};
+}
+
+const Schemas& schemas(int version) {
+  static const Schemas v1 = make_schemas(kResultSchemaV1);
+  static const Schemas v2 = make_schemas(kResultSchemaV2);
+  return known(version) == 1 ? v1 : v2;
+}
+
+// The deepest errors are the most specific; up to three, each "<pointer>: <reason>".
+std::string validate(const valijson::Schema& schema, const nlohmann::json& doc, const std::string& root) {
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter adapter(doc);
+  if (validator.validate(schema, adapter, &results)) return "";
+  std::vector<valijson::ValidationResults::Error> errors;
+  valijson::ValidationResults::Error err;
+  while (results.popError(err)) errors.push_back(err);
+  std::stable_sort(errors.begin(), errors.end(),
+                   [](const auto& a, const auto& b) { return a.context.size() > b.context.size(); });
+  std::string out;
+  int shown = 0;
+  for (const auto& e : errors) {
+    std::string where;
+    for (std::size_t i = 0; i < e.context.size(); ++i) where += i == 0 && !root.empty() ? root : e.context[i];
+    out += fmt::format("{}{}: {}", shown ? "; " : "", where, e.description);
+    if (++shown == 3) break;
+  }
+  return terminal_safe(out);  // the pointers quote the file's keys
+}
+
+}  // namespace
+
+int result_schema_version(const nlohmann::json& doc, const std::string& name) {
+  if (!doc.is_object()) throw Error(fmt::format("{}: not a gpuscale result (top level is not an object)", name));
+  if (!doc.contains("schema") || !doc["schema"].is_string() || doc["schema"].get<std::string>() != kResultSchemaName)
+    throw Error(fmt::format("{}: not a gpuscale result (\"schema\" is not \"{}\")", name, kResultSchemaName));
+  const auto& v = doc.value("schema_version", nlohmann::json());
+  if (v.is_number_integer() && v.get<double>() > kResultSchemaVersion)
+    throw Error(fmt::format("{}: schema_version {} is newer than this gpuscale (reads {} and {})", name,
+                            v.dump().substr(0, 40), kOldestResultSchemaVersion, kResultSchemaVersion));
+  if (!v.is_number_integer() || v.get<double>() < kOldestResultSchemaVersion)
+    throw Error(fmt::format("{}: unsupported schema_version {} (this gpuscale reads versions {} and {})", name,
+                            v.dump().substr(0, 40), kOldestResultSchemaVersion, kResultSchemaVersion));
+  return v.get<int>();
+}
+
+std::string validate_result_json(const nlohmann::json& doc) {
+  const auto& v = doc.is_object() ? doc.value("schema_version", nlohmann::json()) : nlohmann::json();
+  const int version = v.is_number_integer() && v.get<double>() == 1 ? 1 : kResultSchemaVersion;
+  return validate(*schemas(version).document, doc, "");
+}
+
+std::string validate_result_row(const nlohmann::json& row, int version, std::size_t index) {
+  return validate(*schemas(version).row, row, fmt::format("<root>[results][{}]", index));
+}
+
+const std::string& result_schema_text(int version) {
+  static const std::string v1 = kResultSchemaV1, v2 = kResultSchemaV2;
+  return known(version) == 1 ? v1 : v2;
+}
+
+}  // namespace gpuscale

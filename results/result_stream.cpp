@@ -1,0 +1,83 @@
+#include "results/result_stream.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/term_text.h"
+#include "results/result_io.h"
+#include "results/result_schema.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+
+// Runs `parse` (which parses the input with the hook it is given) and checks what it read.
+template <typename Parse>
+StreamedResult stream(const std::string& name, Parse&& parse, const ResultRowSink& sink) {
+  std::string row_problem, sink_problem;  // the first row refused, the first refusal of the sink
+  std::size_t first_of_version[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+  StreamedResult out;
+  auto hook = [&](json& element, std::size_t i) {
+    if (!row_problem.empty() || !sink_problem.empty()) return;
+    const int version = result_row_version(element);
+    first_of_version[version] = std::min(first_of_version[version], i);
+    if (auto p = validate_result_row(element, version, i); !p.empty()) {
+      row_problem = "does not match the result schema: " + p;
+      return;
+    }
+    ResultRow row;
+    try {
+      row = version == 1 ? result_row_from_v1(element) : result_row_from_v2(element);
+    } catch (const nlohmann::json::exception& e) {
+      row_problem = fmt::format("/results/{}: {}", i, terminal_safe(e.what()));
+      return;
+    } catch (const Error& e) {
+      row_problem = fmt::format("/results/{}/{}", i, terminal_safe(e.what()));
+      return;
+    }
+    try {
+      sink(std::move(row), i);
+      ++out.rows;
+    } catch (const Error& e) {
+      sink_problem = e.what();
+    }
+  };
+  out.header = parse(hook);
+  out.version = result_schema_version(out.header, name);
+  if (auto p = validate_result_json(out.header); !p.empty())
+    throw Error(fmt::format("{}: does not match the result schema: {}", name, p));
+  if (!row_problem.empty()) throw Error(fmt::format("{}: {}", name, row_problem));
+  const int other = out.version == 1 ? 2 : 1;
+  if (first_of_version[other] != SIZE_MAX)
+    throw Error(fmt::format("{}: does not match the result schema: /results/{}: a version-{} row in a schema_version {} file",
+                            name, first_of_version[other], other, out.version));
+  if (!sink_problem.empty()) throw Error(sink_problem);
+  return out;
+}
+
+}  // namespace
+
+StreamedResult stream_result_file(const std::filesystem::path& path, const ResultRowSink& sink) {
+  const std::string name = path.string();
+  auto in = open_input_file(path, kMaxStreamedResultBytes);
+  return stream(name, [&](const ResultsElementHook& hook) { return parse_json_stream(in, name, hook); }, sink);
+}
+
+StreamedResult stream_result_text(const std::string& text, const std::string& name, const ResultRowSink& sink) {
+  if (text.size() > kMaxStreamedResultBytes)
+    throw Error(fmt::format("{}: {} bytes is larger than any file gpuscale writes (limit {})", name, text.size(),
+                            kMaxStreamedResultBytes));
+  return stream(name, [&](const ResultsElementHook& hook) { return parse_json_text(text, name, hook); }, sink);
+}
+
+nlohmann::json read_result_document(const std::filesystem::path& path) {
+  nlohmann::json rows = nlohmann::json::array();
+  auto read = stream_result_file(path, [&](ResultRow&& row, std::size_t) { rows.push_back(row); });
+  read.header["results"] = std::move(rows);
+  return std::move(read.header);
+}
+
+}  // namespace gpuscale
