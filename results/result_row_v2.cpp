@@ -15,16 +15,20 @@ namespace {
 
 using nlohmann::json;
 
-// 7 significant digits: repetition noise is far coarser, and the shortest text of the rounded double
-// (which nlohmann writes) is then at most 7 digits long.
-double round7(double x) {
+// `digits` significant digits: the shortest text of the rounded double (which nlohmann writes) is then
+// at most that many digits long.
+double round_to(double x, int digits) {
   if (x == 0 || !std::isfinite(x)) return x;
   char buf[40];
-  const auto end = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 7).ptr;
+  const auto end = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, digits).ptr;
   double out = x;
   std::from_chars(buf, end, out);
   return out;
 }
+// Per-rank and per-group figures: 7 digits (repetition noise is far coarser).
+double round7(double x) { return round_to(x, 7); }
+// A relative spread (a noise estimate, e.g. 0.0217): 3 digits say all it can.
+double round3(double x) { return round_to(x, 3); }
 
 json rounded(const json& v) { return v.is_number_float() ? json(round7(v.get<double>())) : v; }
 
@@ -93,10 +97,10 @@ json group_columns(const std::vector<RowGroup>& groups, std::vector<std::string>
     json h = json::array();
     for (const auto& name : g.hosts) h.push_back(host_index(hosts, name));
     ghosts.push_back(std::move(h));
-    value.push_back(opt(g.value));
+    value.push_back(g.value ? json(round7(*g.value)) : json(nullptr));
     status.push_back(row_status_name(g.status));
-    down.push_back(g.spread_down);
-    up.push_back(g.spread_up);
+    down.push_back(round3(g.spread_down));
+    up.push_back(round3(g.spread_up));
   }
   return {{"ranks", ranks}, {"hosts", ghosts}, {"value", value}, {"status", column(status)},
           {"spread_down", down}, {"spread_up", up}};
