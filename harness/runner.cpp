@@ -24,6 +24,7 @@
 #include "harness/resume.h"
 #include "harness/guard/run_guard.h"
 #include "harness/row_measure.h"
+#include "harness/run_cost.h"  // issue 15 (helper b)
 #include "harness/run_metadata.h"
 #include "harness/run_summary.h"
 #include "harness/guard/stop_signal.h"
@@ -325,6 +326,7 @@ class Run {
   void write(bool complete = false, int code = 0) {
     if (!point_list_.is_null()) order_rows_by_plan(doc_["results"], point_list_);  // resumed: kept and new rows
     doc_["summary"] = summary_json(rows_, complete, code, interrupted_);
+    doc_["reliability"]["harness"] = run_cost().to_json();  // issue 15 (helper b): rank 0's own cost, harness/run_cost.h
     keeper_.write(doc_);
   }
 
