@@ -13,6 +13,7 @@ using Action = std::function<int()>;
 void add_run_command(CLI::App& app, Action& action, int argc, char** argv);
 void add_list_command(CLI::App& app, Action& action);
 void add_validate_command(CLI::App& app, Action& action);
+void add_seal_command(CLI::App& app, Action& action);  // cli/cmd_seal.cpp
 void add_merge_command(CLI::App& app, Action& action, int argc, char** argv);  // cli/cmd_merge.cpp
 // cli/cmd_report.cpp, cmd_compare.cpp, cmd_check.cpp
 void add_report_command(CLI::App& app, Action& action);

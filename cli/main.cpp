@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_run_command(app, action, argc, argv);
   add_list_command(app, action);
   add_validate_command(app, action);
+  add_seal_command(app, action);
   add_merge_command(app, action, argc, argv);
   add_report_command(app, action);
   add_compare_command(app, action);

@@ -174,8 +174,12 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
     });
   }
   out.kept_rows = json::array();
-  for (const auto& row : doc.at("results"))
-    if (out.done[index.at(point_key(row.at("benchmark"), row.at("params")))]) out.kept_rows.push_back(row);
+  for (const auto& row : doc.at("results")) {
+    const auto point = index.at(point_key(row.at("benchmark"), row.at("params")));
+    if (!out.done[point]) continue;
+    out.kept_rows.push_back(row);
+    out.kept_points.push_back(point);
+  }
   out.plan = {{"points", *list}, {"seed", plan.at("seed")}};
 
   // The earlier attempts, then the file's own.

@@ -45,6 +45,7 @@ struct ResumePlan {
   nlohmann::json plan;              // {"points": [...], "seed": n}: the file's plan, as the runner uses it
   std::vector<bool> done;           // per point: valid at every GPU count, kept
   nlohmann::json kept_rows;         // the rows of the kept points, unchanged, in file order
+  std::vector<std::size_t> kept_points;  // each kept row's point (its place in plan.points)
   nlohmann::json attempts;          // the earlier runs, the file's own last (for the new file's `attempts`)
   int attempt = 1;                  // this run's attempt number (rows it measures carry it)
   std::size_t remaining() const;    // points to measure

@@ -29,7 +29,9 @@
 #include "harness/run_summary.h"
 #include "harness/guard/stop_signal.h"
 #include "health/run_telemetry.h"
+#include "results/result_document.h"
 #include "results/result_io.h"
+#include "results/result_journal.h"
 
 namespace gpuscale {
 namespace {
@@ -52,6 +54,12 @@ nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& 
   std::random_device rd;
   plan["seed"] = opts.seed ? *opts.seed : ((std::uint64_t{rd()} << 32) ^ rd()) & ((1ULL << 53) - 1);
   return plan;
+}
+
+// A run's identity: 64 random bits in hex.
+std::string new_run_id() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}", rd(), rd());
 }
 
 // No silent overwrite: an existing file is replaced only with --force, or continued with --resume.
@@ -86,11 +94,20 @@ class Run {
     if (opts_.resume.empty()) return;
     std::string text;
     agree(world_, [&] {
-      if (world_.rank() == 0) text = read_result_file(opts_.resume).dump();
+      if (world_.rank() != 0) return;
+      resumed_ = read_result_file(opts_.resume);
+      // Rows finished after the file was last written (rank 0 died) are in its journal.
+      if (auto journal = read_journal_file(journal_path_for(opts_.resume), kMaxJournalBytes)) {
+        const auto note = adopt_journal(resumed_, *journal, opts_.resume);
+        if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", note);
+      }
+      auto header = resumed_;  // the other ranks need its options, not its rows
+      header.erase("results");
+      text = header.dump();
     });
     text = world_.broadcast_from_root(text);
     agree(world_, [&] {
-      resumed_ = nlohmann::json::parse(text);
+      if (world_.rank() != 0) resumed_ = nlohmann::json::parse(text);
       opts_ = adopt_recorded_options(resumed_, opts_, opts_.resume);
     });
   }
@@ -174,7 +191,7 @@ class Run {
       fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", guard_->sentinel_problem());
   }
 
-  // The file's first version (rank 0), and this rank's group at every GPU count (harness/tiling.h;
+  // The file's first version (rank 0): the header and a resumed run's kept rows; and this rank's group at every GPU count (harness/tiling.h;
   // communicators are made when a collective first needs them).
   void start_document() {
     agree(world_, [&] {
@@ -185,9 +202,14 @@ class Run {
       for (const auto& s : identities_) doc_["ranks"].push_back(nlohmann::json::parse(s));
       doc_["hosts"] = hosts_json(topo_, world_.hosts(), doc_["ranks"]);
       doc_["reliability"] = guard_->describe(opts_.watchdog_s);
-      if (resume_) adopt_resumed_rows(*resume_);
-      keeper_.open(path_, replace_);
-      write();
+      // One run keeps its identity across attempts: the journal names it, and resume checks it.
+      const auto& id = resumed_.is_object() ? resumed_.value("run_id", nlohmann::json()) : nlohmann::json();
+      run_id_ = id.is_string() ? id.get<std::string>() : new_run_id();
+      doc_["run_id"] = run_id_;
+      std::vector<ResultKeeper::Line> kept;
+      if (resume_) kept = adopt_resumed_rows(*resume_);
+      doc_["summary"] = summary_json(rows_, false, 0, interrupted_);
+      keeper_.open(path_, replace_, doc_, std::move(kept), run_id_, attempt_);
     });
     for (int k : counts_) count_groups_.push_back(make_count_groups(world_, k, opts_.tiling));
   }
@@ -207,7 +229,7 @@ class Run {
     try {
       for (std::size_t pi = 0; pi < plan_["points"].size(); ++pi) {
         if (kept_[pi]) continue;  // measured and valid in the resumed file
-        measure_point(plan_["points"][pi], progress);
+        measure_point(pi, progress);
         // No later point needs a communicator: every GPU count's goes now (its buffers and, on NCCL,
         // its device memory), not at the end of the run.
         if (last_comm && pi == *last_comm) free_communicators();
@@ -223,8 +245,10 @@ class Run {
     for (auto& c : count_groups_) c.comm.reset();
   }
 
-  // One point at every GPU count; the file is rewritten after it.
-  void measure_point(const nlohmann::json& point, Progress& progress) {
+  // One point at every GPU count; its rows go to the journal after it.
+  void measure_point(std::size_t pi, Progress& progress) {
+    const nlohmann::json& point = plan_["points"][pi];
+    std::vector<ResultKeeper::Line> lines;
     const Benchmark* b = registry().find(point["benchmark"].get<std::string>());
     const std::string label = fmt::format("{} {}", b->key(), params_label(point["params"], false));
     const double budget = watchdog_budget(b->demand(point["params"], demand_context()), backend_->name(), opts_.watchdog_s);
@@ -242,8 +266,9 @@ class Run {
         // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
         if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
         progress.step(fmt::format("{} on {} GPU(s)", label, k));
-        doc_["results"].push_back(row);
-        doc_["results"].back()["attempt"] = attempt_;
+        nlohmann::json j = row;
+        j["attempt"] = attempt_;
+        lines.push_back({pi, k, result_row_line(j)});
         rows_.push_back(std::move(row));
       }
       ++done_;
@@ -251,10 +276,10 @@ class Run {
       stop_ = world_.max(stop_requested());
       if (stop_ != 0) break;
     }
-    // The file after every point, under the watchdog of its last row (a hung file system is caught).
+    // The point's rows to the journal, under the watchdog of its last row (a hung file system is caught).
     if (world_.rank() == 0) {
-      ActivityScope writing(Phase::computing, "writing the result file");
-      write();
+      ActivityScope writing(Phase::computing, "appending to the result journal");
+      keeper_.append(std::move(lines), summary_json(rows_, false, 0, interrupted_));
     }
     guard_->end_point();
   }
@@ -277,7 +302,9 @@ class Run {
       doc_["analysis"].update(fleet_outliers(rows_, doc_["ranks"], rule));
       const bool outliers = !doc_["analysis"]["outliers"].empty();
       if (complete && code == kExitOk && outliers && opts_.fail_on_outliers) code = kExitInvalidResult;
-      write(complete, code);
+      doc_["summary"] = summary_json(rows_, complete, code, interrupted_);
+      doc_["reliability"]["harness"] = run_cost().to_json();  // issue 15 (helper b): rank 0's own cost, harness/run_cost.h
+      keeper_.finish(doc_);
       fmt::print("{}", format_summary(rows_));
       fmt::print("{}", format_health(health, rows_));
       fmt::print("{}", format_fleet_outliers(doc_["analysis"]));
@@ -301,12 +328,16 @@ class Run {
   }
 
   // A resumed run's document: the kept rows as they were, the earlier attempts, this attempt's number.
-  void adopt_resumed_rows(const ResumePlan& r) {
+  std::vector<ResultKeeper::Line> adopt_resumed_rows(const ResumePlan& r) {
     attempt_ = r.attempt;
     doc_["attempts"] = r.attempts;
-    doc_["results"] = r.kept_rows;
-    for (const auto& row : r.kept_rows) rows_.push_back(row.get<ResultRow>());
-    point_list_ = doc_["plan"]["point_list"];
+    std::vector<ResultKeeper::Line> kept;
+    for (std::size_t i = 0; i < r.kept_rows.size(); ++i) {
+      const auto& row = r.kept_rows[i];
+      rows_.push_back(row.get<ResultRow>());
+      kept.push_back({r.kept_points[i], rows_.back().gpu_count, result_row_line(row)});
+    }
+    return kept;
   }
 
   // A transport aborted its communicator (a peer never arrived, or the transport failed): no rank can
@@ -315,19 +346,14 @@ class Run {
   // stands down first, so the sentinel does not take the ranks that MPI_Abort ends for lost ranks.
   [[noreturn]] void end_aborted(const CommunicatorAborted& e) {
     guard_->stand_down();
-    if (world_.rank() == 0 && !keeper_.path().empty()) write();
+    if (world_.rank() == 0 && !keeper_.path().empty()) {
+      doc_["summary"] = summary_json(rows_, false, 0, interrupted_);
+      keeper_.finish(doc_);
+    }
     if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(5));  // the reporting rank speaks first
     fmt::print(stderr, "gpuscale: {}\n", e.what());
     std::fflush(stderr);
     world_.abort(e.exit_code());
-  }
-
-  // The whole document, atomically: a reader (or a crash) sees the previous version or this one.
-  void write(bool complete = false, int code = 0) {
-    if (!point_list_.is_null()) order_rows_by_plan(doc_["results"], point_list_);  // resumed: kept and new rows
-    doc_["summary"] = summary_json(rows_, complete, code, interrupted_);
-    doc_["reliability"]["harness"] = run_cost().to_json();  // issue 15 (helper b): rank 0's own cost, harness/run_cost.h
-    keeper_.write(doc_);
   }
 
   RunOptions opts_;  // as given, or with the recorded options of a resumed file
@@ -360,7 +386,7 @@ class Run {
   ResultKeeper keeper_;              // rank 0's result file
   std::unique_ptr<RunGuard> guard_;  // watchdog and sentinel
   int attempt_ = 0;                  // 0, or the attempt number of a resumed run
-  nlohmann::json point_list_;        // a resumed run's plan order (rows are kept in it)
+  std::string run_id_;               // the run's identity (kept across attempts)
   std::string interrupted_;  // why the run stopped early ("interrupted by SIGUSR1"), or empty
 };
 

@@ -134,25 +134,33 @@ def case_golden():
 # ---- compare exit codes ----------------------------------------------------------------------------------
 
 def moved_within_spread(doc, seed=7):
-    """Every rank's value moved to a random point of its own repetition range; aggregates follow."""
+    """Every rank's value moved to a random point of its own repetition range (without per-rank stats,
+    of the row's spread around it: the band compare then uses); aggregates follow."""
     rnd = random.Random(seed)
     d = copy.deepcopy(doc)
     for r in d["results"]:
         if r["status"] != "ok":
             continue
         ratios = []
-        for rv in r["ranks"]:
-            s = rv["stats"]
-            if rv["value"] is None or s["median"] <= 0:
+        entries = e2e_common.rank_entries(r)
+        spread = r.get("spread", {"down": 0.0, "up": 0.0})
+        for rv in entries:
+            s = rv.get("stats")
+            if rv["value"] is None or (s["median"] if s else rv["value"]) <= 0:
                 continue
-            v = rnd.uniform(s["min"], s["max"])
+            if s:
+                v = rnd.uniform(s["min"], s["max"])
+            else:
+                v = rnd.uniform(rv["value"] * (1 - spread["down"]), rv["value"] * (1 + spread["up"]))
             ratios.append(v / rv["value"])
             rv["value"] = v
-            s["median"] = v
+            if s:
+                s["median"] = v
+        e2e_common.put_rank_entries(r, entries)
         if not ratios or r["aggregate"] is None:
             continue
         if r["scope"] == "independent":
-            new = sum(rv["value"] for rv in r["ranks"] if rv["value"] is not None)
+            new = sum(rv["value"] for rv in entries if rv["value"] is not None)
         else:  # the collective's busbw moves like its ranks' (within the lowest and highest of them)
             new = r["aggregate"] * rnd.uniform(min(ratios), max(ratios))
         f = new / r["aggregate"] if r["aggregate"] > 0 else 1.0
@@ -169,19 +177,27 @@ def lowered(doc, factor=0.8):
         for key in ("aggregate", "scaling_efficiency", "fraction_of_peak"):
             if r[key] is not None:
                 r[key] *= factor
-        for rv in r["ranks"]:
+        entries = e2e_common.rank_entries(r)
+        for rv in entries:
             if rv["value"] is not None:
                 rv["value"] *= factor
-            for k in ("median", "min", "max", "mean", "stddev"):
-                rv["stats"][k] *= factor
+            if "stats" in rv:
+                for k in ("median", "min", "max", "mean", "stddev"):
+                    rv["stats"][k] *= factor
+        e2e_common.put_rank_entries(r, entries)  # a row's spread is relative: it stays
     return d
 
 
 def expected_regressions(a, b, threshold=0.05):
-    """The noise rule of docs/analysis.md, written again independently of the C++ code."""
+    """The noise rule of docs/analysis.md, written again independently of the C++ code: the band from
+    the ranks' stats, or from the row's spread where the ranks carry none."""
     def band(r):
+        entries = e2e_common.rank_entries(r)
+        if not any("stats" in rv for rv in entries):
+            s = r.get("spread", {})
+            return s.get("down", 0.0), s.get("up", 0.0)
         down = up = 0.0
-        for rv in r["ranks"]:
+        for rv in entries:
             s = rv["stats"]
             if rv["value"] is None or s["n"] == 0 or s["median"] <= 0:
                 continue

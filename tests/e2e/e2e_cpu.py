@@ -59,17 +59,17 @@ def check_complete_run(doc, nranks):
         if r["status"] != "ok":
             fail(f"row not ok: {r['benchmark']} {r['params']} k={r['gpu_count']}: {r['errors']}")
         # Tiled counts (docs/fleet.md): every disjoint group of k ranks measured; the row is the median group's.
-        groups = r["groups"]
+        groups, entries = e2e_common.group_entries(r), e2e_common.rank_entries(r)
         if len(groups) != nranks // r["gpu_count"] or any(len(g["ranks"]) != r["gpu_count"] for g in groups):
             fail(f"{r['benchmark']} k={r['gpu_count']}: groups {[g['ranks'] for g in groups]} for {nranks} ranks")
-        if len(r["ranks"]) != r["gpu_count"] * len(groups):
-            fail(f"{r['benchmark']} k={r['gpu_count']} has {len(r['ranks'])} rank values for {len(groups)} groups")
+        if len(entries) != r["gpu_count"] * len(groups):
+            fail(f"{r['benchmark']} k={r['gpu_count']} has {len(entries)} rank values for {len(groups)} groups")
         if r["aggregate"] is not None and r["aggregate"] not in [g["value"] for g in groups]:
             fail(f"{r['benchmark']} k={r['gpu_count']}: value {r['aggregate']} is no group's {[g['value'] for g in groups]}")
         if r["aggregate"] is None:
             fail(f"{r['benchmark']} k={r['gpu_count']} has no aggregate")
-        for rv in r["ranks"]:
-            if not rv["valid"] or rv["value"] is None or rv["stats"]["n"] < 1:
+        for rv in entries:
+            if not rv["valid"] or rv["value"] is None or repetitions(r, rv) < 1:
                 fail(f"{r['benchmark']} rank {rv['rank']} not valid/measured")
         eff = r["scaling_efficiency"]
         if r["benchmark"] == "dp-step":
@@ -80,9 +80,12 @@ def check_complete_run(doc, nranks):
             if r["gpu_count"] == 1 and abs(eff - 1.0) > 1e-12:
                 fail(f"{r['benchmark']} efficiency at 1 GPU is {eff}, not 1")
             # The row is the median group's: its value is the sum of that group's ranks.
-            median_group = next(g for g in r["groups"] if g["value"] == r["aggregate"])
-            value_of = {rv["rank"]: rv["value"] for rv in r["ranks"]}
-            if abs(r["aggregate"] - sum(value_of[x] for x in median_group["ranks"])) > 1e-9 * r["aggregate"]:
+            # (Group values are written in full, so the median group is found exactly; rank values may
+            # be rounded: e2e_common.rank_rel.)
+            median_group = next(g for g in groups if g["value"] == r["aggregate"])
+            value_of = {rv["rank"]: rv["value"] for rv in entries}
+            group_sum = sum(value_of[x] for x in median_group["ranks"])
+            if abs(r["aggregate"] - group_sum) > e2e_common.rank_rel(r) * r["aggregate"]:
                 fail(f"{r['benchmark']} aggregate is not the sum of its median group's ranks")
             if r["benchmark"].startswith("stream."):
                 check_stream_best(r)
@@ -105,22 +108,42 @@ def check_complete_run(doc, nranks):
     return rows
 
 
+def repetitions(r, rv):
+    """How many repetitions measured rank entry `rv` of row `r`: its own stats' count where the file has
+    per-rank stats (version 1, or 2 with --rank-stats), else the row's spread's (the largest count)."""
+    if "stats" in rv:
+        return rv["stats"]["n"]
+    return r.get("spread", {}).get("reps", 0)
+
+
 def check_stream_best(r):
     """STREAM gives BabelStream's figure beside the median: each rank's best repetition (the largest
-    bandwidth, its time from the bytes per pass) and the row's sum of the ranks' bests."""
-    for rv in r["ranks"]:
+    bandwidth, its time from the bytes per pass) and the row's sum of the ranks' bests. Without per-rank
+    stats the best is checked against the row's spread: no rank's best lies above its median by more
+    than spread.up, and the rank that sets spread.up lies that far above (to the rounding of the file)."""
+    entries, rel = e2e_common.rank_entries(r), e2e_common.rank_rel(r)
+    above = []
+    for rv in entries:
         m = rv["metrics"]
-        if m.get("best_gb_s") != rv["stats"]["max"] or not m["best_gb_s"] >= rv["value"]:
-            fail(f"{r['benchmark']} rank {rv['rank']}: best {m.get('best_gb_s')} is not the repetitions' max "
+        if "best_gb_s" not in m or not m["best_gb_s"] >= rv["value"] > 0:
+            fail(f"{r['benchmark']} rank {rv['rank']}: best {m.get('best_gb_s')} is below its median {rv['value']}")
+        if "stats" in rv and m["best_gb_s"] != rv["stats"]["max"]:
+            fail(f"{r['benchmark']} rank {rv['rank']}: best {m['best_gb_s']} is not the repetitions' max "
                  f"{rv['stats']['max']} (median {rv['value']})")
+        above.append(m["best_gb_s"] / rv["value"] - 1)
         want_us = m["bytes_per_pass"] / (m["best_gb_s"] * 1e9) * 1e6
-        if abs(m["best_time_us"] - want_us) > 1e-9 * want_us:
+        if abs(m["best_time_us"] - want_us) > e2e_common.rank_rel(r, 3) * want_us:
             fail(f"{r['benchmark']} rank {rv['rank']}: best time {m['best_time_us']} us, expected {want_us}")
+    if not any("stats" in rv for rv in entries):
+        up = r.get("spread", {}).get("up")
+        if up is None or abs(max(above) - up) > 2 * rel * (1 + up):
+            fail(f"{r['benchmark']} k={r['gpu_count']}: the ranks' bests lie {above} above their medians, "
+                 f"the row's spread.up is {up}")
     # The row's figures are its median group's (docs/fleet.md).
-    group = next(g for g in r["groups"] if g["value"] == r["aggregate"])["ranks"]
-    best = sum(rv["metrics"]["best_gb_s"] for rv in r["ranks"] if rv["rank"] in group)
+    group = next(g for g in e2e_common.group_entries(r) if g["value"] == r["aggregate"])["ranks"]
+    best = sum(rv["metrics"]["best_gb_s"] for rv in entries if rv["rank"] in group)
     got = r["metrics"].get("best_aggregate_gb_s")
-    if got is None or abs(got - best) > 1e-9 * best or got < r["aggregate"]:
+    if got is None or abs(got - best) > rel * best or got < r["aggregate"]:
         fail(f"{r['benchmark']} k={r['gpu_count']}: best_aggregate_gb_s {got}, expected {best} (>= {r['aggregate']})")
 
 
@@ -134,7 +157,7 @@ def check_dp_step_row(r):
         fail(f"dp-step k={k} has no weak-scaling efficiency: {r['efficiency_basis']}")
     if k == 1 and abs(eff - 1.0) > 1e-12:
         fail(f"dp-step efficiency at 1 GPU is {eff}, not 1")
-    if m["wrong"] != 0 or any(rv["metrics"]["checked"] < 1 for rv in r["ranks"]):
+    if m["wrong"] != 0 or any(rv["metrics"]["checked"] < 1 for rv in e2e_common.rank_entries(r)):
         fail(f"dp-step k={k}: wrong values or nothing checked: {m['wrong']}")
     if abs(m["samples_per_s"] - r["aggregate"]) > 1e-9 * r["aggregate"]:
         fail("dp-step aggregate is not the group's samples/s")

@@ -251,13 +251,13 @@ def case_setup_fail():
     got = {k: rows[k]["status"] if k in rows else None for k in want}
     if got != want:
         fail(f"row statuses {got}, expected {want}")
-    groups = [(g["ranks"], g["status"]) for g in rows[("stream.copy", 1)]["groups"]]
+    groups = [(g["ranks"], g["status"]) for g in e2e_common.group_entries(rows[("stream.copy", 1)])]
     if groups != [([0], "ok"), ([1], "failed")]:
         fail(f"the 1-GPU row's groups are {groups}: expected rank 0's ok and rank 1's failed")
-    failed = rows[("stream.copy", 2)]
-    errors = {e["rank"]: e.get("error", "") for e in failed["ranks"]}
+    failed = e2e_common.rank_entries(rows[("stream.copy", 2)])
+    errors = {e["rank"]: e.get("error", "") for e in failed}
     if sorted(errors) != [0, 1]:
-        fail(f"the failed row should hold both ranks' entries: {failed['ranks']}")
+        fail(f"the failed row should hold both ranks' entries: {failed}")
     if "setup failed on rank 1: injected setup failure" not in errors[1]:
         fail(f"rank 1's entry does not give its own setup failure: {errors[1]!r}")
     if "setup failed on rank 1" not in errors[0]:

@@ -68,14 +68,14 @@ def check_fleet_shape(doc):
     for r in doc["results"]:
         if r["benchmark"] in ("pairs", "gpu_pairs"):
             continue
-        want = 16 // r["gpu_count"]
-        if len(r["groups"]) != want:
-            fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: {len(r['groups'])} groups, expected {want}")
-        covered = sorted({h for g in r["groups"] for h in g["hosts"]})
-        ranks = sorted(x for g in r["groups"] for x in g["ranks"])
+        want, groups = 16 // r["gpu_count"], e2e_common.group_entries(r)
+        if len(groups) != want:
+            fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: {len(groups)} groups, expected {want}")
+        covered = sorted({h for g in groups for h in g["hosts"]})
+        ranks = sorted(x for g in groups for x in g["ranks"])
         if covered != hosts or ranks != list(range(16)):
             fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: groups cover {covered} / ranks {ranks}")
-        if r["gpu_count"] <= 2 and any(len(g["hosts"]) != 1 for g in r["groups"]):
+        if r["gpu_count"] <= 2 and any(len(g["hosts"]) != 1 for g in groups):
             fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: a group leaves its node")
         s = r["group_summary"]
         if r["status"] == "ok" and not (s["min"] <= r["aggregate"] <= s["max"]):
@@ -167,7 +167,7 @@ def case_modes():
         for r in doc["results"]:
             if r["benchmark"] != "stream.triad":
                 continue
-            n = len(r["groups"])
+            n = len(e2e_common.group_entries(r))
             idle = r.get("idle_ranks", [])
             if n != groups_at[r["gpu_count"]] or len(idle) != 4 - n * r["gpu_count"]:
                 fail(f"--tiling {mode} at {r['gpu_count']} GPUs: {n} groups, idle {idle}")

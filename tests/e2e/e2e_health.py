@@ -261,7 +261,7 @@ def case_run_cpu_unavailable():
     h = doc["health"]
     if h["telemetry"] != "unavailable" or h["gpus"] or h["verdict"] != "UNKNOWN":
         fail(f"health section {h}")
-    if any("telemetry" in rv["metrics"] for row in doc["results"] for rv in row["ranks"]):
+    if any("telemetry" in rv["metrics"] for row in doc["results"] for rv in e2e_common.rank_entries(row)):
         fail("rows carry telemetry without a GPU")
     if "GPU telemetry: unavailable (the CPU backend has no GPU)" not in p.stdout:
         fail(f"summary does not say telemetry is unavailable:\n{p.stdout}")
@@ -288,7 +288,7 @@ def case_run_thermal():
     for r in flagged:
         if r["metrics"]["throttled_ranks"] != [0]:
             fail(f"throttled ranks {r['metrics']['throttled_ranks']}")
-        t = r["ranks"][0]["metrics"]["telemetry"]
+        t = e2e_common.rank_entries(r)[0]["metrics"]["telemetry"]
         if t["throttle_reasons"] != ["HW_THERMAL"] or t["sm_clock_mhz"]["min"] != 1000 or t["temperature_max_c"] != 94:
             fail(f"rank 0 telemetry {t}")
         if r["status"] != "ok":
@@ -322,7 +322,7 @@ def case_run_sampling():
         doc, _ = run_doc("run-sampling.json", 1, ["--benchmarks", "stream.triad", "--array-size", "64M", "--reps",
                                                   "20", "--threads", "1", "--telemetry-interval", "10ms"],
                          fake_env("healthy"))
-        samples = [rv["metrics"]["telemetry"]["samples"] for row in doc["results"] for rv in row["ranks"]]
+        samples = [rv["metrics"]["telemetry"]["samples"] for row in doc["results"] for rv in e2e_common.rank_entries(row)]
         if max(samples) > 2:
             break
         print(f"attempt {attempt}: no sample between the snapshots at 10 ms: {samples}", flush=True)

@@ -350,7 +350,7 @@ def job_two_nodes(launcher):
         fail(f"hosts {hosts}, nodelist {doc['slurm']['nodelist']}: expected node1 and node2")
     inter = [r for r in doc["results"] if r["gpu_count"] == 4]
     if not inter or any(r["topology"] != "inter-node" or r["nodes"] != 2 or
-                        {v["host"] for v in r["ranks"]} != {"node1", "node2"} for r in inter):
+                        {v["host"] for v in e2e_common.rank_entries(r)} != {"node1", "node2"} for r in inter):
         fail("the 4-rank rows did not run on both nodes")
 
 
@@ -374,7 +374,7 @@ def case_fleet_two():
         fail(f"fleet job {job} drained a node without GPUSCALE_FLEET_DRAIN=1:\n{log}")
     for k in doc["plan"]["gpu_counts"]:
         for r in (r for r in doc["results"] if r["gpu_count"] == k and "groups" in r):
-            hosts = {h for g in r["groups"] for h in g["hosts"]}
+            hosts = {h for g in e2e_common.group_entries(r) for h in g["hosts"]}
             if hosts != {"node1", "node2"}:
                 fail(f"{r['benchmark']} at {k} GPUs: its groups ran on {hosts}, not both nodes")
     pairs = [r for r in doc["results"] if r["benchmark"] == "pairs"]
