@@ -46,7 +46,7 @@ void say(const char* text) {
 
 extern "C" void on_stop_signal(int sig) {
   if (g_signal != 0) {
-    say("gpuscale: second signal: exiting now (the result file holds every point finished so far)\n");
+    say("gpuscale: second signal: exiting now (every point finished so far is in the result journal: gpuscale seal FILE)\n");
     send_interrupt_notice();
     _exit(kExitInterrupted);
   }

@@ -59,11 +59,12 @@ def run_case(prefix, common, cases, parse):
 
 
 def out_path(workdir, name):
-    """A fresh path for an output file in `workdir` (created; a leftover file of that name removed)."""
+    """A fresh path for an output file in `workdir` (created; a leftover file of that name and its journal removed)."""
     os.makedirs(workdir, exist_ok=True)
     path = os.path.join(workdir, name)
-    if os.path.exists(path):
-        os.remove(path)
+    for old in (path, path + ".journal"):  # a result file and its journal (results/result_journal.h)
+        if os.path.exists(old):
+            os.remove(old)
     return path
 
 
@@ -76,13 +77,43 @@ def read_doc(path):
         return None
 
 
+def journal_rows(path):
+    """The rows in the whole lines of `path`'s journal (FILE.journal: rank 0 appends each point's rows
+    there while it runs and writes FILE whole at the end), or [] when there is none."""
+    try:
+        with open(path + ".journal") as f:
+            lines = f.read().split("\n")
+    except OSError:
+        return []
+    rows = []
+    for line in lines[1:-1]:  # the header line; the last piece has no newline yet
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            pass
+    return rows
+
+
+def read_progress(path):
+    """The document at `path` with the rows its journal holds beyond the file's own (what a run has
+    finished so far), or None while there is no document."""
+    doc = read_doc(path)
+    if doc is None:
+        return None
+    seen = {(r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"]) for r in doc["results"]}
+    for r in journal_rows(path):
+        if (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"]) not in seen:
+            doc["results"].append(r)
+    return doc
+
+
 def wait_for_rows(p, path, rows, limit=120):
-    """The result document at `path` once it holds at least `rows` rows while `p` (gpuscale, or mpirun)
-    still runs; fails when `p` ends first or after `limit` seconds. Polls: no fixed sleep to race."""
+    """The run's progress (read_progress) once it holds at least `rows` rows while `p` (gpuscale, or
+    mpirun) still runs; fails when `p` ends first or after `limit` seconds. Polls: no fixed sleep to race."""
     deadline = time.time() + limit
     while True:
-        doc = read_doc(path)
-        if doc and len(doc["results"]) >= rows:
+        doc = read_progress(path)
+        if doc and len(doc["results"]) >= rows and p.poll() is None:
             return doc
         if p.poll() is not None:
             fail(f"gpuscale ended before writing {rows} row(s): {p.communicate()}")

@@ -4,7 +4,7 @@ purpose, must end within a bounded time with its distinct exit code, say what ha
 valid result file holding every point it finished; no gpuscale process may be left behind.
 
   kill_rank:    SIGKILL to rank 2 of 4 mid-run: the others exit with 6 within 60 s, the file names the lost rank.
-  kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; rank 0's last file stays valid.
+  kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; gpuscale seal puts the journal's rows in the file.
   stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): the watchdog ends the run
                 with 5, naming the stalled rank, its host and the ranks waiting for it (in the setup agreement:
                 the stall comes before rank 2's setup).
@@ -167,6 +167,11 @@ def kill_case(victim, name):
     lost = [l for l in err.splitlines() if f"rank {victim} ({host}" in l and "was lost" in l]
     if len(lost) != 1:
         fail(f"expected one line naming rank {victim} ({host}) as lost, got {lost}")
+    if victim == 0:
+        # Rank 0 could not write its file whole: its rows are in the journal, and seal puts them in.
+        r = subprocess.run([ARGS.gpuscale, "seal", path], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0 or "sealed:" not in r.stdout:
+            fail(f"gpuscale seal after rank 0's kill: exit {r.returncode}: {r.stdout} {r.stderr}")
     doc = load_valid(path)
     check_completed_points(doc, before)
     return doc, before, took, pids
@@ -187,7 +192,7 @@ def case_kill_rank():
 
 def case_kill_rank0():
     doc, before, took, _ = kill_case(0, "kill0")
-    # Rank 0 could not seal its file: it holds what rank 0 wrote after its last finished point.
+    # Rank 0 could not seal its file: gpuscale seal gave it every row rank 0 had appended to its journal.
     if doc["summary"]["complete"]:
         fail("the file of a run whose rank 0 died says complete")
     print(f"ok: rank 0 lost, survivors exited 6 after {took:.1f} s, {len(doc['results'])} rows on disk")

@@ -28,10 +28,7 @@ PLAN = ["--backend", "cpu", "--benchmarks", "stream.triad,all_reduce", "--dtypes
 
 
 def work(name):
-    path = e2e_common.out_path(ARGS.workdir, name)
-    if os.path.exists(path + ".journal"):
-        os.remove(path + ".journal")
-    return path
+    return e2e_common.out_path(ARGS.workdir, name)
 
 
 def env():
@@ -54,13 +51,6 @@ def gs(*args):
     return subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env(), timeout=120)
 
 
-def journal_rows(path):
-    """The rows of the journal's whole lines (the header line left out)."""
-    with open(path + ".journal") as f:
-        lines = f.read().split("\n")
-    return [json.loads(l) for l in lines[1:-1]]
-
-
 def killed_run(path, rows=6):
     """Starts the plan on 4 ranks, SIGKILLs rank 0 once the journal holds at least `rows` rows, and waits
     for the job to end. Returns the rows the journal held at the kill."""
@@ -69,7 +59,7 @@ def killed_run(path, rows=6):
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     deadline = time.time() + 180
     while True:
-        if os.path.exists(path + ".journal") and len(journal_rows(path)) >= rows:
+        if os.path.exists(path + ".journal") and len(e2e_common.journal_rows(path)) >= rows:
             break
         if p.poll() is not None:
             fail(f"the run ended before its journal held {rows} rows: {p.communicate()}")
@@ -86,7 +76,7 @@ def killed_run(path, rows=6):
         fail("the job did not end within 120 s of rank 0's kill")
     if p.returncode == 0:
         fail("mpirun exited 0 after rank 0 was killed")
-    return journal_rows(path)  # the rows finished before the kill (rank 0 appended nothing after it)
+    return e2e_common.journal_rows(path)  # the rows finished before the kill (rank 0 appended nothing after it)
 
 
 def key(r):

@@ -22,8 +22,9 @@ LONG_PLAN = ["run", "--backend", "cpu", "--benchmarks", "stream", "--dtypes", "f
 
 
 def start(cmd, path):
-    if os.path.exists(path):
-        os.remove(path)
+    for old in (path, path + ".journal"):
+        if os.path.exists(old):
+            os.remove(old)
     print("+", " ".join(cmd), flush=True)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     e2e_common.wait_for_rows(p, path, 1)
@@ -79,7 +80,7 @@ def second_signal_attempt():
             fail(f"gpuscale did not announce the first SIGINT: {seen!r}")
         if select.select([fd], [], [], 0.5)[0]:
             seen += os.read(fd, 65536).decode(errors="replace")
-    rows = len(e2e_common.read_doc(path)["results"])  # finished before the second signal
+    rows = len(e2e_common.read_progress(path)["results"])  # finished before the second signal
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     err = seen + err
@@ -87,8 +88,12 @@ def second_signal_attempt():
         return False
     if p.returncode != 4 or "second signal: exiting now" not in err:
         fail(f"exit {p.returncode}, expected 4 with 'second signal: exiting now':\n{err}")
-    # At once, not after the row in progress: the file holds exactly the rows finished before the second
-    # signal (a wait would have added the row; no wall-clock bound, which a loaded machine can break).
+    # At once, not after the row in progress: the journal holds exactly the rows finished before the
+    # second signal (a wait would have added the row; no wall-clock bound, which a loaded machine can
+    # break), and gpuscale seal puts them in the file.
+    r = subprocess.run([ARGS.gpuscale, "seal", path], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"gpuscale seal after the second signal: exit {r.returncode}: {r.stdout} {r.stderr}")
     doc = load_valid(path)
     if doc["summary"]["complete"] or len(doc["results"]) != rows or rows < 1:
         fail(f"expected the {rows} rows finished before the second signal, not the row in progress: "

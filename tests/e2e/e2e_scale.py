@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The harness's own cost at scale (docs/scale.md), as far as a 2-core machine shows it: no timing is
+asserted here (figures live in docs/scale.md, made by scripts/reader-cost and the runs it names).
+
+  synth_readers: scripts/synth-results makes two 512-rank files of 130 rows (through the run's own row
+                 builder and result keeper); validate, report (text, HTML, Markdown, CSV, OpenMetrics),
+                 compare, reference, check and merge read them: each exits as it should and says what it
+                 should (the merged file validates and keeps every row).
+  bytes:         a real 16-rank all_reduce sweep of 150 rows or more: reliability.bytes_written is under
+                 3x the file, and the file spends at most 48 bytes per rank entry.
+"""
+import json
+import os
+import subprocess
+
+import e2e_common
+from e2e_common import fail
+
+ARGS = None
+
+
+def work(name):
+    return e2e_common.out_path(ARGS.workdir, name)
+
+
+def gs(*args, ok=(0,)):
+    cmd = [ARGS.gpuscale] + list(args)
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode not in ok:
+        fail(f"{' '.join(cmd)}: exit {p.returncode}, expected {ok}: {p.stderr[-600:]}")
+    return p
+
+
+def synth(path, seed, ranks=512, points=130):
+    cmd = [ARGS.synth, "--ranks", str(ranks), "--points", str(points), "--seed", str(seed), "-o", path]
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        fail(f"synth-results: exit {p.returncode}: {p.stderr}")
+
+
+def rank_entries_total(doc):
+    return sum(len(e2e_common.rank_entries(r)) for r in doc["results"])
+
+
+def case_synth_readers():
+    a, b = work("synth-a.json"), work("synth-b.json")
+    synth(a, 1)
+    synth(b, 2)
+    doc = e2e_common.load_valid(a, ARGS.schema, ARGS.gpuscale)
+    if len(doc["results"]) != 130 or doc["mpi"]["world_size"] != 512 or len(doc["ranks"]) != 512:
+        fail(f"the synthetic file should hold 130 rows of 512 ranks: {len(doc['results'])} rows, {len(doc['ranks'])} ranks")
+    if any(len(e2e_common.rank_entries(r)) != 512 for r in doc["results"]):
+        fail("every row of a concurrent tiling should hold every rank")
+    out = gs("report", a).stdout
+    if "512 rank(s)" not in out or "all_reduce" not in out:
+        fail(f"report does not describe the file: {out[:400]}")
+    for flag, name in (("--html", "r.html"), ("--markdown", "r.md"), ("--csv", "r.csv"), ("--openmetrics", "r.prom")):
+        gs("report", a, flag, work(name))
+        if os.path.getsize(os.path.join(ARGS.workdir, name)) == 0:
+            fail(f"report {flag} wrote an empty file")
+    gs("compare", a, b, ok=(0, 1))  # two random files: differences are allowed, a failure is not
+    gs("reference", a, "-o", work("ref.json"))
+    gs("check", b, "--reference", os.path.join(ARGS.workdir, "ref.json"), ok=(0, 1))
+    merged = work("merged.json")
+    gs("merge", a, b, "-o", merged)
+    m = e2e_common.load_valid(merged, ARGS.schema, ARGS.gpuscale)
+    if len(m["results"]) != 130 or rank_entries_total(m) != 130 * 512:
+        fail(f"the merged file should keep 130 rows of 512 ranks: {len(m['results'])} rows")
+    print(f"ok: every reader read 512 ranks x 130 rows ({os.path.getsize(a)} bytes)")
+
+
+def case_bytes():
+    path = work("bytes.json")
+    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "16", ARGS.gpuscale, "run", "--backend", "cpu", "--benchmarks",
+           "all_reduce", "-b", "8", "-e", "256K", "-f", "2", "--reps", "3", "-w", "1", "-n", "2", "--threads", "1",
+           "-o", path]
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        fail(f"the 16-rank sweep exited {p.returncode}: {p.stderr[-600:]}")
+    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    rows, size = len(doc["results"]), os.path.getsize(path)
+    if rows < 150:
+        fail(f"the sweep should make at least 150 rows, made {rows}")
+    written = doc["reliability"]["bytes_written"]
+    entries = rank_entries_total(doc)
+    per_entry = size / entries
+    print(f"{rows} rows, {entries} rank entries, {size} bytes ({per_entry:.1f} per rank entry), {written} bytes written")
+    if not size < written <= 3 * size:
+        fail(f"bytes_written {written} should be between the file's {size} bytes and 3x it")
+    if per_entry > 48:
+        fail(f"{per_entry:.1f} bytes per rank entry, more than 48")
+
+
+def parse():
+    global ARGS
+    ap = e2e_common.parser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--synth", required=True)
+    ARGS = ap.parse_args()
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
+    cases = {"synth_readers": (case_synth_readers, cores), "bytes": (case_bytes, {**cores, "TIMEOUT": 900})}
+    e2e_common.run_case("e2e_scale_", {"TIMEOUT": 600, "LABELS": "e2e;cpu"}, cases, parse)
+
+
+if __name__ == "__main__":
+    main()
