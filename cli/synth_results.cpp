@@ -127,7 +127,8 @@ int synthesize(const Synth& s) {
             m.row_metrics = {{"size_bytes", point["params"]["size_bytes"]}, {"busbw", *m.aggregate}, {"algbw", *m.aggregate / 1.5},
                              {"time_us", 20.0}, {"wrong", 0}};
           }
-          in.ranks.push_back({r, hosts[static_cast<std::size_t>(r)], r % s.per_node, std::move(m)});
+          // As the run gathers it: reduced on the rank, group-wide figures from the first (harness/measurement_json.h).
+          in.ranks.push_back({r, hosts[static_cast<std::size_t>(r)], r % s.per_node, summarize(m, r == g.ranks.front())});
         }
         RowGroup group;
         group.hosts = group_hosts(g, hosts);

@@ -1,25 +1,76 @@
 #include "harness/measurement_json.h"
 
-namespace gpuscale {
+#include <fmt/format.h>
 
-nlohmann::json measurement_to_json(const RankMeasurement& m) {
-  return {{"reps", m.reps},       {"valid", m.valid},     {"failed", m.failed},
-          {"skipped", m.skipped}, {"message", m.message}, {"metrics", m.metrics},
-          {"row_metrics", m.row_metrics},
-          {"aggregate", m.aggregate ? nlohmann::json(*m.aggregate) : nlohmann::json(nullptr)}};
+#include "core/error.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+
+// Short keys and absent defaults: the encoding is sent once per rank per row.
+enum Flag : unsigned { kInvalid = 1, kFailed = 2, kSkipped = 4 };
+
+}  // namespace
+
+RankSummary summarize(const RankMeasurement& m, bool group_first) {
+  RankSummary s;
+  if (!m.reps.empty()) s.stats = compute_stats(m.reps);
+  s.valid = m.valid;
+  s.failed = m.failed;
+  s.skipped = m.skipped;
+  s.message = m.message;
+  s.metrics = m.metrics;
+  if (group_first) {
+    s.row_metrics = m.row_metrics;
+    s.aggregate = m.aggregate;
+  }
+  return s;
 }
 
-RankMeasurement measurement_from_json(const nlohmann::json& j) {
-  RankMeasurement m;
-  j.at("reps").get_to(m.reps);
-  j.at("valid").get_to(m.valid);
-  j.at("failed").get_to(m.failed);
-  j.at("skipped").get_to(m.skipped);
-  j.at("message").get_to(m.message);
-  m.metrics = j.at("metrics");
-  m.row_metrics = j.at("row_metrics");
-  if (!j.at("aggregate").is_null()) m.aggregate = j.at("aggregate").get<double>();
-  return m;
+std::string encode_summary(const RankSummary& s) {
+  json j = json::object();
+  const unsigned flags = (s.valid ? 0u : kInvalid) | (s.failed ? kFailed : 0u) | (s.skipped ? kSkipped : 0u);
+  if (flags != 0) j["f"] = flags;
+  if (s.stats) j["s"] = {s.stats->n, s.stats->median, s.stats->min, s.stats->max, s.stats->mean, s.stats->stddev};
+  if (!s.message.empty()) j["e"] = s.message;
+  if (!s.metrics.empty()) j["m"] = s.metrics;
+  if (!s.row_metrics.empty()) j["r"] = s.row_metrics;
+  if (s.aggregate) j["a"] = *s.aggregate;
+  const auto bytes = json::to_msgpack(j);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+RankSummary decode_summary(std::string_view bytes) {
+  try {
+    const json j = json::from_msgpack(bytes.begin(), bytes.end());
+    if (!j.is_object()) throw Error("not an object");
+    RankSummary s;
+    const unsigned flags = j.value("f", 0u);
+    s.valid = (flags & kInvalid) == 0;
+    s.failed = (flags & kFailed) != 0;
+    s.skipped = (flags & kSkipped) != 0;
+    if (j.contains("s")) {
+      const auto& a = j.at("s");
+      if (!a.is_array() || a.size() != 6) throw Error("statistics are not six numbers");
+      RepStats st;
+      st.n = a[0].get<std::size_t>();
+      st.median = a[1].get<double>();
+      st.min = a[2].get<double>();
+      st.max = a[3].get<double>();
+      st.mean = a[4].get<double>();
+      st.stddev = a[5].get<double>();
+      s.stats = st;
+    }
+    s.message = j.value("e", std::string());
+    if (j.contains("m")) s.metrics = j.at("m");
+    if (j.contains("r")) s.row_metrics = j.at("r");
+    if (j.contains("a")) s.aggregate = j.at("a").get<double>();
+    return s;
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("internal: a rank's measurement summary cannot be read ({})", e.what()), 1);
+  }
 }
 
 }  // namespace gpuscale

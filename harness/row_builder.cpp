@@ -29,8 +29,8 @@ ResultRow build_row(const RowInputs& in) {
     v.host = e.host;
     v.device_index = e.device_index;
     v.metrics = e.m.metrics;
-    if (!e.m.reps.empty()) {
-      v.stats = compute_stats(e.m.reps);
+    if (e.m.stats) {
+      v.stats = *e.m.stats;
       v.value = v.stats.median;
       sum += *v.value;
     } else {

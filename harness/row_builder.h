@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/benchmark.h"
+#include "harness/measurement_json.h"
 #include "results/result_file.h"
 
 namespace gpuscale {
@@ -15,7 +16,7 @@ struct RankEntry {
   int rank = 0;
   std::string host;
   int device_index = 0;
-  RankMeasurement m;
+  RankSummary m;  // the rank's measurement, reduced on the rank (harness/measurement_json.h)
 };
 
 struct RowInputs {

@@ -9,6 +9,7 @@
 #include "harness/measurement_json.h"
 #include "harness/row_builder.h"
 #include "harness/row_groups.h"
+#include "harness/run_cost.h"
 #include "world/activity.h"
 
 namespace gpuscale {
@@ -36,6 +37,7 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
       ActivityScope stalled(Phase::computing, b.key() + " (injected stall, GPUSCALE_TEST_FAULT)");
       stall_for_test();
     }
+    RunCost::Scope cost(run_cost(), RunCost::Part::benchmark);  // recorded on rank 0 only (written there)
     m = b.run(params, ctx);
   } catch (const CommunicatorAborted&) {
     throw;  // the group cannot measure again: the run ends (runner.cpp)
@@ -73,8 +75,16 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     // Sequential tiling: the next group starts when this one has finished.
     if (count.rounds.size() > 1) run.world.barrier();
   }
-  const auto gathered = run.world.gather_to_root(count.mine >= 0 ? measurement_to_json(m).dump() : std::string());
+  // Each rank reduces its repetitions itself; one two-level gather brings the summaries to rank 0.
+  const bool first = count.mine >= 0 && count.group->rank() == 0;
+  std::vector<std::string> gathered;
+  {
+    RunCost::Scope cost(run_cost(), RunCost::Part::gather);
+    gathered = run.world.gather_to_root(count.mine >= 0 ? encode_summary(summarize(m, first)) : std::string());
+  }
   if (run.world.rank() != 0) return {};
+  RunCost::Scope cost(run_cost(), RunCost::Part::build);
+  run_cost().row_done();
   const int k = count.tiling.k;
   const DeviceInfo& dev = run.backend.device().info();
   std::vector<GroupRow> parts;
@@ -92,7 +102,7 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     for (int r : g.ranks) {
       const auto& id = run.ranks[static_cast<std::size_t>(r)];
       in.ranks.push_back({r, id["host"].get<std::string>(), id["device"]["index"].get<int>(),
-                          measurement_from_json(nlohmann::json::parse(gathered[static_cast<std::size_t>(r)]))});
+                          decode_summary(gathered[static_cast<std::size_t>(r)])});
     }
     in.peak = b.expected_peak(params, PeakContext{dev, run.backend.peaks(), run.links}, in.topology);
     RowGroup group;

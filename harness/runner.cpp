@@ -24,6 +24,7 @@
 #include "harness/resume.h"
 #include "harness/guard/run_guard.h"
 #include "harness/row_measure.h"
+#include "harness/run_cost.h"  // issue 15 (helper b)
 #include "harness/run_metadata.h"
 #include "harness/run_summary.h"
 #include "harness/guard/stop_signal.h"
@@ -303,6 +304,7 @@ class Run {
       const bool outliers = !doc_["analysis"]["outliers"].empty();
       if (complete && code == kExitOk && outliers && opts_.fail_on_outliers) code = kExitInvalidResult;
       doc_["summary"] = summary_json(rows_, complete, code, interrupted_);
+      doc_["reliability"]["harness"] = run_cost().to_json();  // issue 15 (helper b): rank 0's own cost, harness/run_cost.h
       keeper_.finish(doc_);
       fmt::print("{}", format_summary(rows_));
       fmt::print("{}", format_health(health, rows_));

@@ -83,15 +83,35 @@ World::World(int* argc, char*** argv) {
   MPI_Comm_free(&node);
   hosts_ = gatherv(MPI_COMM_WORLD, hostname(), true, 0);
   for (const auto& s : gatherv(MPI_COMM_WORLD, std::to_string(local_rank_), true, 0)) local_ranks_.push_back(std::stoi(s));
+  make_tree();
 }
 
 void World::act_as_hosts(std::vector<std::string> hosts) {
   if (hosts.size() != hosts_.size()) throw Error("internal: act_as_hosts needs one host per rank");
   local_ranks_ = local_ranks_of(hosts);
   hosts_ = std::move(hosts);
+  free_tree();  // every rank acts as the same hosts (one variable for the job): the splits match
+  make_tree();
+}
+
+void World::make_tree() {
+  tree_ = node_tree(hosts_);
+  const int node = tree_.node[static_cast<std::size_t>(rank_)];
+  check(MPI_Comm_split(MPI_COMM_WORLD, node, rank_, &node_comm_), "MPI_Comm_split");
+  MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN);
+  check(MPI_Comm_split(MPI_COMM_WORLD, is_node_leader() ? 0 : MPI_UNDEFINED, rank_, &leader_comm_), "MPI_Comm_split");
+  if (leader_comm_ != MPI_COMM_NULL) MPI_Comm_set_errhandler(leader_comm_, MPI_ERRORS_RETURN);
+}
+
+void World::free_tree() {
+  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
+  if (leader_comm_ != MPI_COMM_NULL) MPI_Comm_free(&leader_comm_);
 }
 
 World::~World() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) free_tree();
   if (finalize_) MPI_Finalize();
 }
 
@@ -112,7 +132,21 @@ void World::barrier() const {
 
 std::vector<std::string> World::gather_to_root(const std::string& mine) const {
   ActivityScope wait(Phase::waiting, "gather to rank 0");
-  return gatherv(MPI_COMM_WORLD, mine, false, 0);
+  const auto node = gatherv(node_comm_, mine, false, 0);  // the leader gets its node's, in rank order
+  if (leader_comm_ == MPI_COMM_NULL) return {};
+  const auto nodes = gatherv(leader_comm_, pack_strings(node), false, 0);
+  if (rank_ != 0) return {};
+  return assemble_gather(tree_, nodes);
+}
+
+std::string World::broadcast_from_node_leader(const std::string& text) const {
+  ActivityScope wait(Phase::waiting, "broadcast from the node's leader");
+  unsigned long long len = text.size();
+  check(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, node_comm_), "MPI_Bcast");
+  std::string out = is_node_leader() ? text : std::string(len, '\0');
+  if (len > INT32_MAX) throw Error("node broadcast exceeds 2 GiB", 1);
+  if (len > 0) check(MPI_Bcast(out.data(), static_cast<int>(len), MPI_CHAR, 0, node_comm_), "MPI_Bcast");
+  return out;
 }
 
 std::vector<std::string> World::allgather(const std::string& mine) const {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "world/node_tree.h"
+
 namespace gpuscale {
 
 class World {
@@ -25,6 +27,10 @@ class World {
   const std::vector<std::string>& hosts() const { return hosts_; }  // host of every world rank
   const std::vector<int>& local_ranks() const { return local_ranks_; }  // local rank of every world rank
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
+  // The ranks by host, each node led by its lowest rank (world/node_tree.h; follows act_as_hosts).
+  const NodeTree& tree() const { return tree_; }
+  int node_leader() const { return tree_.leader[static_cast<std::size_t>(rank_)]; }
+  bool is_node_leader() const { return node_leader() == rank_; }
   // Test-only (GPUSCALE_TEST_HOSTS, world/test_hosts.h): from here on the ranks act as nodes of these
   // names (one per rank) in host(), hosts() and local_ranks(), so placement, tiling and every host
   // field see them. local_rank() and local_size() stay the real ones: they bind devices and threads.
@@ -32,8 +38,11 @@ class World {
   std::string library_version() const;
 
   void barrier() const;
-  // Every rank contributes a string; rank 0 receives all of them in rank order (others get {}).
+  // Every rank contributes a string; rank 0 receives all of them in rank order (others get {}). Two
+  // levels: a node's ranks to their leader, then the leaders to rank 0 (rank 0's fan-in is O(nodes)).
   std::vector<std::string> gather_to_root(const std::string& mine) const;
+  // The node leader's text to every rank of its node (what the leader passes is what they get).
+  std::string broadcast_from_node_leader(const std::string& text) const;
   std::vector<std::string> allgather(const std::string& mine) const;
   std::string broadcast_from_root(const std::string& text) const;
   // Logical OR / max over all ranks.
@@ -47,6 +56,12 @@ class World {
   std::vector<std::string> hosts_;
   std::vector<int> local_ranks_;
   bool finalize_ = false;
+  // The tree of hosts_ and its communicators: this rank's node (leader first), and the leaders
+  // (MPI_COMM_NULL on other ranks; rank 0 first).
+  void make_tree();
+  void free_tree();
+  NodeTree tree_;
+  MPI_Comm node_comm_ = MPI_COMM_NULL, leader_comm_ = MPI_COMM_NULL;
 };
 
 // The ranks that measure at one GPU count. Ranks outside it hold MPI_COMM_NULL.

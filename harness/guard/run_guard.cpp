@@ -240,9 +240,16 @@ void RunGuard::on_rank_lost(const PeerIdentity& lost, const std::string& how, bo
 
 void RunGuard::on_root_lost(const std::string& how, bool interrupted) {
   if (!claim_ending()) return;
-  if (interrupted) end_process(kExitInterrupted);  // rank 0 took a second signal, as this rank will
-  // One rank speaks for the survivors; rank 0 appended every point it finished to the journal.
-  if (world_.rank() == 1)
+  if (interrupted) end_process(kExitInterrupted);  // rank 0 (or the leader) took a second signal, as this rank will
+  // This rank's hub is rank 0 for the leaders and rank 0's node, else its node's leader, whose loss
+  // rank 0 reports (or which went because rank 0 did). One rank linked to rank 0 speaks for the
+  // survivors; rank 0 appended every point it finished to the journal.
+  const auto& leader = world_.tree().leader;
+  auto hub_of = [&](int r) { return leader[static_cast<std::size_t>(r)] == r ? 0 : leader[static_cast<std::size_t>(r)]; };
+  int speaker = -1;
+  for (int r = 1; r < world_.size() && speaker < 0; ++r)
+    if (hub_of(r) == 0) speaker = r;
+  if (world_.rank() == speaker)
     say(fmt::format("gpuscale: {} during {}; every point finished before is in the result journal (gpuscale seal "
                     "FILE, or --resume FILE)",
                     lost_rank_message({0, world_.hosts()[0], 0}, how), terminal_safe(point_now())));

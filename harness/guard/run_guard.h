@@ -1,8 +1,8 @@
 #pragma once
 // The run's guard against hangs and lost ranks (docs/reliability.md): the watchdog over every benchmark
-// point, the sentinel that connects every rank to rank 0, and the abnormal endings they lead to. Each
-// ending reports once, leaves rank 0's result file sealed (every point finished before, and a summary
-// saying what happened) and ends every rank with its exit code:
+// point, the sentinel that links every rank to rank 0 (through its node's leader), and the abnormal
+// endings they lead to. Each ending reports once, leaves rank 0's result file sealed (every point
+// finished before, and a summary saying what happened) and ends every rank with its exit code:
 //   a point outlives its budget      -> kExitWatchdog (5), naming the stalled rank and those waiting
 //   a rank's process or node is lost -> kExitRankLost (6), naming the rank, host and pid
 // The run loop tells the guard which point it measures; the rest happens on the guard's threads.

@@ -1,5 +1,5 @@
-// The other ranks' side of the sentinel (harness/guard/sentinel.h) and the MPI glue that connects every rank
-// to rank 0 at start.
+// A rank's link to its hub (harness/guard/sentinel.h: rank 0's, or its node leader's; a leader's link to rank 0
+// passes rank 0's messages on to its node) and the MPI glue that builds the tree at start.
 #include "harness/guard/sentinel.h"
 
 #include <poll.h>
@@ -24,6 +24,26 @@ using nlohmann::json;
 using namespace sentinel_net;
 
 constexpr int kConnectTimeoutMs = 3000;  // per address
+// How long a leader told to exit waits for its node's ranks to take the order (their connections
+// close) before it goes itself; within rank 0's own wait for the leaders (run_guard.cpp).
+constexpr double kRelayExitWaitSeconds = 3;
+
+// The offer a hub's ranks connect with: its address, port and the token every hello must carry.
+json offer_of(const SentinelHub& hub, const std::string& token) {
+  return {{"token", token}, {"port", hub.port()}, {"addresses", hub.addresses()}};
+}
+
+// Connects to the hub of `offer` (loopback first when `same_host`). Throws std::runtime_error.
+std::unique_ptr<SentinelLink> link_to(const json& offer, bool same_host, const PeerIdentity& self,
+                                      const SentinelHandlers& handlers) {
+  auto addresses = offer["addresses"].get<std::vector<std::string>>();
+  if (same_host) {
+    auto it = std::find(addresses.begin(), addresses.end(), "127.0.0.1");
+    if (it != addresses.end()) std::rotate(addresses.begin(), it, it + 1);
+  }
+  return std::make_unique<SentinelLink>(addresses, offer["port"].get<int>(), offer["token"].get<std::string>(), self,
+                                        handlers);
+}
 
 }  // namespace
 
@@ -64,10 +84,15 @@ SentinelLink::~SentinelLink() {
   close_fd(wake_[1]);
 }
 
-void SentinelLink::arm() {
+void SentinelLink::arm(bool notice) {
   std::lock_guard lock(mutex_);
   armed_ = true;
-  set_interrupt_notice(&fd_, 1);
+  if (notice) set_interrupt_notice(&fd_, 1);
+}
+
+void SentinelLink::relay_from(SentinelHub* node_hub) {
+  std::lock_guard lock(mutex_);
+  node_hub_ = node_hub;
 }
 
 void SentinelLink::send(const json& msg) {
@@ -114,6 +139,11 @@ void SentinelLink::loop() {
         how = e.what();
       }
     }
+    SentinelHub* node = nullptr;  // a leader's: its node hears what rank 0 says to every rank
+    {
+      std::lock_guard lock(mutex_);
+      node = node_hub_;
+    }
     for (const auto& line : received) {
       json msg = json::parse(line, nullptr, false);
       if (!msg.is_object()) continue;
@@ -121,15 +151,20 @@ void SentinelLink::loop() {
       if (kind == "ask") {
         const auto a = handlers_.activity();
         send({{"msg", "state"}, {"id", msg.value("id", 0)}, {"phase", phase_name(a.phase)}, {"doing", a.doing}});
+        if (node) node->forward(msg);
       } else if (kind == "exit") {
         {
           std::lock_guard lock(mutex_);
           done_ = true;
         }
+        if (node) node->order_exit(msg.value("code", 1), kRelayExitWaitSeconds);
         if (handlers_.exit_ordered) handlers_.exit_ordered(msg.value("code", 1));
       } else if (kind == "interrupted") {
-        std::lock_guard lock(mutex_);
-        interrupted_ = true;
+        {
+          std::lock_guard lock(mutex_);
+          interrupted_ = true;
+        }
+        if (node) node->forward(msg);  // before this rank goes too: its node reports an interruption
       } else if (kind == "done") {
         std::lock_guard lock(mutex_);
         done_ = true;
@@ -159,6 +194,7 @@ std::unique_ptr<Sentinel> Sentinel::start(const World& world, SentinelHandlers h
     return s;
   }
   const PeerIdentity self{world.rank(), world.host(), static_cast<long long>(::getpid())};
+  const bool leader = world.is_node_leader();
   // Rank 0 listens and sends its address, port and a token every hello must carry.
   std::string offer;
   if (world.rank() == 0) {
@@ -166,29 +202,47 @@ std::unique_ptr<Sentinel> Sentinel::start(const World& world, SentinelHandlers h
       std::random_device rd;
       const std::string token = fmt::format("{:08x}{:08x}{:08x}", rd(), rd(), rd());
       s->hub_ = std::make_unique<SentinelHub>(world.size(), token, self, handlers);
-      offer = json{{"token", token}, {"port", s->hub_->port()}, {"addresses", s->hub_->addresses()}}.dump();
+      offer = offer_of(*s->hub_, token).dump();
     } catch (const std::exception& e) {
       offer = json{{"error", e.what()}}.dump();
     }
   }
   const json o = json::parse(world.broadcast_from_root(offer));
   std::string mine;  // this rank's failure, if any
+  // The other leaders link to rank 0 and listen for their node; a node's ranks learn their hub from
+  // their leader (rank 0's node: rank 0's hub).
+  json node_offer = o;
   if (o.contains("error")) {
     mine = "rank 0 cannot listen: " + o["error"].get<std::string>();
-  } else if (world.rank() != 0) {
-    auto addresses = o["addresses"].get<std::vector<std::string>>();
-    if (world.host() == world.hosts()[0]) {  // same host: loopback first
-      auto it = std::find(addresses.begin(), addresses.end(), "127.0.0.1");
-      if (it != addresses.end()) std::rotate(addresses.begin(), it, it + 1);
-    }
+  } else if (leader && world.rank() != 0) {
     try {
-      s->link_ = std::make_unique<SentinelLink>(addresses, o["port"].get<int>(), o["token"].get<std::string>(), self,
-                                                handlers);
+      s->link_ = link_to(o, world.host() == world.hosts()[0], self, handlers);
+      const std::string token = o["token"].get<std::string>();
+      s->node_hub_ = std::make_unique<SentinelHub>(world.size(), token, self, handlers);
+      SentinelLink* up = s->link_.get();
+      s->node_hub_->relay_to([up](const json& msg) { up->send(msg); });
+      s->link_->relay_from(s->node_hub_.get());
+      node_offer = offer_of(*s->node_hub_, token);
     } catch (const std::exception& e) {
       mine = e.what();
+      s->take_down();
+      node_offer = json{{"error", fmt::format("its node's leader (rank {}) failed: {}", world.rank(), e.what())}};
     }
   }
-  // Every rank's outcome to rank 0, which waits for the hellos of the ranks that connected.
+  const json n = json::parse(world.broadcast_from_node_leader(leader ? node_offer.dump() : std::string()));
+  if (!leader && mine.empty()) {
+    if (n.contains("error")) {
+      mine = n["error"].get<std::string>();
+    } else {
+      try {
+        s->link_ = link_to(n, true, self, handlers);  // the leader is on this node
+      } catch (const std::exception& e) {
+        mine = e.what();
+      }
+    }
+  }
+  // Every rank's outcome to rank 0, which waits for the hellos of the ranks that connected (its
+  // node's directly, the others' through their leaders).
   const auto outcomes = world.gather_to_root(mine);
   std::string verdict;
   if (world.rank() == 0) {
@@ -206,20 +260,39 @@ std::unique_ptr<Sentinel> Sentinel::start(const World& world, SentinelHandlers h
   }
   s->problem_ = world.broadcast_from_root(verdict);
   if (!s->problem_.empty()) {  // nobody watches, everyone knows why
-    s->link_.reset();
-    s->hub_.reset();
+    s->take_down();
     return s;
   }
   if (s->hub_) s->hub_->arm();
-  if (s->link_) s->link_->arm();
+  if (s->node_hub_) {
+    // A leader: a second signal is heard by rank 0 and by its node's ranks alike.
+    s->node_hub_->arm(false);
+    s->link_->arm(false);
+    s->notice_fds_ = s->node_hub_->armed_fds();
+    s->notice_fds_.push_back(s->link_->fd());
+    set_interrupt_notice(s->notice_fds_.data(), static_cast<int>(s->notice_fds_.size()));
+  } else if (s->link_) {
+    s->link_->arm();
+  }
   return s;
 }
 
-Sentinel::~Sentinel() = default;
+// The link's thread stops first (it calls into the node's hub), then the hub (whose thread sends on the
+// link's socket), then the link.
+void Sentinel::take_down() {
+  if (!notice_fds_.empty()) clear_interrupt_notice(notice_fds_.data());
+  if (link_) link_->halt();
+  node_hub_.reset();
+  link_.reset();
+  hub_.reset();
+}
+
+Sentinel::~Sentinel() { take_down(); }
 
 void Sentinel::finish() {
   if (hub_) hub_->finish();
-  if (link_) link_->finish();
+  if (link_) link_->finish();  // a leader: goodbye to rank 0 first, then done to its node
+  if (node_hub_) node_hub_->finish();
 }
 
 }  // namespace gpuscale

@@ -1,5 +1,7 @@
-// Rank 0's side of the sentinel (harness/guard/sentinel.h): accepts every rank's connection, notices one that
-// ends without goodbye, asks every rank what it is doing, orders every rank to exit.
+// A hub of the sentinel (harness/guard/sentinel.h): rank 0's, which accepts its node's ranks and the other
+// nodes' leaders (and hears their nodes through them), notices a connection that ends without goodbye,
+// asks every rank what it is doing and orders every rank to exit; or a node leader's, which does the same
+// for its node's ranks and relays what it sees to rank 0.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -59,29 +61,51 @@ SentinelHub::~SentinelHub() {
 
 std::vector<std::string> SentinelHub::addresses() const { return local_addresses(v6_); }
 
+bool SentinelHub::joined(int rank) const {
+  return std::any_of(conns_.begin(), conns_.end(), [&](const Conn& c) {
+    return c.rank == rank || std::find(c.relayed.begin(), c.relayed.end(), rank) != c.relayed.end();
+  });
+}
+
 std::vector<int> SentinelHub::wait_for_hello(const std::vector<int>& ranks, double timeout_s) {
   std::unique_lock lock(mutex_);
   auto missing = [&] {
     std::vector<int> out;
-    for (int r : ranks) {
-      const bool seen = std::any_of(conns_.begin(), conns_.end(), [&](const Conn& c) { return c.rank == r; });
-      if (!seen) out.push_back(r);
-    }
+    for (int r : ranks)
+      if (!joined(r)) out.push_back(r);
     return out;
   };
   cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return missing().empty(); });
   return missing();
 }
 
-void SentinelHub::arm() {
+void SentinelHub::arm(bool notice) {
   {
     std::lock_guard lock(mutex_);
     armed_ = true;
     for (const auto& c : conns_)
       if (c.rank >= 0) armed_fds_.push_back(c.fd);
-    set_interrupt_notice(armed_fds_.data(), static_cast<int>(armed_fds_.size()));
+    if (notice) set_interrupt_notice(armed_fds_.data(), static_cast<int>(armed_fds_.size()));
   }
   wake(wake_[1]);
+}
+
+std::vector<int> SentinelHub::armed_fds() const {
+  std::lock_guard lock(mutex_);
+  return armed_fds_;
+}
+
+void SentinelHub::relay_to(std::function<void(const json&)> up) {
+  std::lock_guard lock(mutex_);
+  up_ = std::move(up);
+}
+
+void SentinelHub::forward(const json& msg) {
+  if (msg.value("msg", std::string()) == "ask") {
+    std::lock_guard lock(mutex_);
+    ask_id_ = msg.value("id", 0);  // the node's answers go up with rank 0's question's id
+  }
+  send_all(msg);
 }
 
 std::vector<PeerIdentity> SentinelHub::peers() const {
@@ -107,8 +131,11 @@ std::vector<RankState> SentinelHub::ask_states(double timeout_s) {
     std::lock_guard lock(mutex_);
     id = ++ask_id_;
     answers_.clear();
-    for (const auto& c : conns_)
-      if (c.rank >= 0 && c.fd >= 0 && !c.bye) asked.push_back(c.rank);
+    for (const auto& c : conns_) {
+      if (c.rank < 0 || c.fd < 0 || c.bye) continue;
+      asked.push_back(c.rank);
+      asked.insert(asked.end(), c.relayed.begin(), c.relayed.end());  // a leader answers for its node
+    }
   }
   send_all({{"msg", "ask"}, {"id", id}});
   std::unique_lock lock(mutex_);
@@ -168,24 +195,59 @@ void SentinelHub::on_line(Conn& c, const std::string& line) {
     if (kind != "hello" || msg.value("token", std::string()) != token_) throw std::invalid_argument("bad hello");
     const int rank = msg.value("rank", -1);
     if (rank <= 0 || rank >= world_size_ || rank == self_.rank) throw std::invalid_argument("bad rank");
-    if (std::any_of(conns_.begin(), conns_.end(), [&](const Conn& o) { return o.rank == rank; }))
-      throw std::invalid_argument("rank already connected");
+    if (joined(rank)) throw std::invalid_argument("rank already connected");
     c.rank = rank;
     peers_[static_cast<std::size_t>(rank)] = {rank, msg.value("host", std::string("?")), msg.value("pid", 0LL)};
     tune(c.fd);
+    const PeerIdentity& p = peers_[static_cast<std::size_t>(rank)];
+    if (up_) up_({{"msg", "peer"}, {"rank", rank}, {"host", p.host}, {"pid", p.pid}});  // rank 0 learns who it is
     cv_.notify_all();
     return;
   }
-  if (kind == "bye") {
+  if (kind == "peer" || kind == "lost" || (kind == "state" && msg.contains("rank"))) {
+    on_relayed(c, kind, msg);
+  } else if (kind == "bye") {
     c.bye = true;
   } else if (kind == "interrupted") {
     c.interrupted = true;
   } else if (kind == "state" && msg.value("id", -1) == ask_id_) {
+    if (up_) {  // a leader's node: the answer goes up with the rank that gave it
+      up_({{"msg", "state"}, {"id", ask_id_}, {"rank", c.rank}, {"phase", msg.value("phase", std::string())},
+           {"doing", msg.value("doing", std::string())}});
+      return;
+    }
     RankState s = state_from(peers_[static_cast<std::size_t>(c.rank)]);
     s.answered = true;
     s.phase = parse_phase(msg.value("phase", std::string()));
     s.doing = msg.value("doing", std::string());
     answers_[c.rank] = std::move(s);
+    cv_.notify_all();
+  }
+}
+
+// What a leader says of its node's ranks: a hello (peer), an answer (state), a loss (lost).
+void SentinelHub::on_relayed(Conn& c, const std::string& kind, const json& msg) {
+  const int rank = msg.value("rank", -1);
+  if (rank <= 0 || rank >= world_size_ || rank == self_.rank) throw std::invalid_argument("bad relayed rank");
+  const bool mine = std::find(c.relayed.begin(), c.relayed.end(), rank) != c.relayed.end();
+  if (kind == "peer") {
+    if (joined(rank)) throw std::invalid_argument("relayed rank already connected");
+    c.relayed.push_back(rank);
+    peers_[static_cast<std::size_t>(rank)] = {rank, msg.value("host", std::string("?")), msg.value("pid", 0LL)};
+    cv_.notify_all();
+    return;
+  }
+  if (!mine) throw std::invalid_argument("a rank of another node");
+  if (c.bye) return;  // the leader said goodbye: its node ended normally
+  if (kind == "lost") {
+    report_lost(rank, msg.value("how", std::string("its connection to its node's leader ended")),
+                msg.value("interrupted", false));
+  } else if (msg.value("id", -1) == ask_id_) {
+    RankState s = state_from(peers_[static_cast<std::size_t>(rank)]);
+    s.answered = true;
+    s.phase = parse_phase(msg.value("phase", std::string()));
+    s.doing = msg.value("doing", std::string());
+    answers_[rank] = std::move(s);
     cv_.notify_all();
   }
 }
@@ -206,7 +268,7 @@ void SentinelHub::loop() {
     if (stop_) break;
     if (listen_fd_ >= 0 && fds[1].revents & POLLIN) {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) conns_.push_back({fd, -1, false, false, {}});
+      if (fd >= 0) conns_.push_back({fd, -1, false, false, {}, {}});
     }
     // Connections, newest last; a closed one is removed after its handler ran.
     for (std::size_t i = first_conn; i < fds.size(); ++i) {
@@ -240,14 +302,19 @@ void SentinelHub::loop() {
 }
 
 void SentinelHub::on_closed(Conn& c, const std::string& how) {
-  if (c.rank < 0 || c.bye || !armed_ || finished_ || stop_) return;
-  finished_ = true;  // one loss ends the run: the handler reports it
-  const PeerIdentity lost = peers_[static_cast<std::size_t>(c.rank)];
-  if (handlers_.rank_lost) {
-    mutex_.unlock();  // the handler asks the hub for nothing under its lock, but may take minutes
-    handlers_.rank_lost(lost, how, c.interrupted);
-    mutex_.lock();
-  }
+  if (c.rank < 0 || c.bye) return;
+  report_lost(c.rank, how, c.interrupted);  // a leader's: its whole node's links went with it
+}
+
+void SentinelHub::report_lost(int rank, const std::string& how, bool interrupted) {
+  if (!armed_ || finished_ || stop_) return;
+  finished_ = true;  // one loss ends the run: the handler (or rank 0, for a leader's hub) reports it
+  const PeerIdentity lost = peers_[static_cast<std::size_t>(rank)];
+  const auto up = up_;
+  mutex_.unlock();  // the handler asks the hub for nothing under its lock, but may take minutes
+  if (up) up({{"msg", "lost"}, {"rank", lost.rank}, {"how", how}, {"interrupted", interrupted}});
+  else if (handlers_.rank_lost) handlers_.rank_lost(lost, how, interrupted);
+  mutex_.lock();
 }
 
 }  // namespace gpuscale

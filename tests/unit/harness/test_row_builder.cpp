@@ -17,17 +17,21 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The rank's measurement as rank 0 receives it: reduced on the rank (harness/measurement_json.h).
 RankEntry rank_entry(int rank, std::vector<double> reps) {
   RankEntry e;
   e.rank = rank;
   e.host = rank < 4 ? "nodeA" : "nodeB";
   e.device_index = rank % 4;
-  e.m.reps = std::move(reps);
-  e.m.metrics = {{"bytes_per_pass", 1.0e9 + rank}};
+  RankMeasurement m;
+  m.reps = std::move(reps);
+  m.metrics = {{"bytes_per_pass", 1.0e9 + rank}};
+  e.m = summarize(m, rank == 0);
   return e;
 }
 
-RowInputs independent_inputs(int k, std::mt19937_64& rng) {
+// `reps_out`: every rank's repetitions, for the checks.
+RowInputs independent_inputs(int k, std::mt19937_64& rng, std::vector<std::vector<double>>* reps_out = nullptr) {
   RowInputs in;
   in.benchmark = "stream.triad";
   in.scope = Scope::independent;
@@ -40,6 +44,7 @@ RowInputs independent_inputs(int k, std::mt19937_64& rng) {
   for (int r = 0; r < k; ++r) {
     std::vector<double> reps(3 + rng() % 6);
     for (auto& x : reps) x = bw(rng);
+    if (reps_out) reps_out->push_back(reps);
     in.ranks.push_back(rank_entry(r, reps));
   }
   return in;
@@ -49,7 +54,8 @@ TEST(RowBuilder, IndependentAggregateEfficiencyAndPeak) {
   std::mt19937_64 rng(71);
   for (int trial = 0; trial < 50; ++trial) {
     const int k = 2 + static_cast<int>(rng() % 7);
-    auto in = independent_inputs(k, rng);
+    std::vector<std::vector<double>> reps;
+    auto in = independent_inputs(k, rng, &reps);
     const double single = 150.0 + static_cast<double>(rng() % 50), peak = 400.0;
     in.single_rank_value = single;
     in.peak = {peak, "datasheet"};
@@ -60,10 +66,10 @@ TEST(RowBuilder, IndependentAggregateEfficiencyAndPeak) {
     ASSERT_EQ(row.ranks.size(), static_cast<std::size_t>(k));
     for (int r = 0; r < k; ++r) {
       const auto& v = row.ranks[static_cast<std::size_t>(r)];
-      const double med = median(in.ranks[static_cast<std::size_t>(r)].m.reps);
+      const double med = median(reps[static_cast<std::size_t>(r)]);
       ASSERT_TRUE(v.value.has_value());
       EXPECT_DOUBLE_EQ(*v.value, med);
-      EXPECT_EQ(v.stats.n, in.ranks[static_cast<std::size_t>(r)].m.reps.size());
+      EXPECT_EQ(v.stats.n, reps[static_cast<std::size_t>(r)].size());
       EXPECT_EQ(v.rank, r);
       EXPECT_EQ(v.device_index, r % 4);
       EXPECT_TRUE(v.valid);
@@ -119,7 +125,7 @@ TEST(RowBuilder, NoEfficiencyWithoutAValidSingleValue) {
 TEST(RowBuilder, UnmeasuredRankLeavesNoAggregate) {
   std::mt19937_64 rng(83);
   auto in = independent_inputs(3, rng);
-  in.ranks[1].m.reps.clear();
+  in.ranks[1].m.stats.reset();
   in.single_rank_value = 100.0;
   const auto row = build_row(in);
   EXPECT_FALSE(row.ranks[1].value.has_value());
@@ -185,7 +191,7 @@ TEST(RowBuilder, AnyFailedRankFailsTheRow) {
   in.single_rank_value = 100.0;
   in.peak = {300.0, "datasheet"};
   in.ranks[2].m.failed = true;
-  in.ranks[2].m.reps.clear();
+  in.ranks[2].m.stats.reset();
   in.ranks[2].m.message = "cudaMalloc failed";
   in.ranks[3].m.valid = false;  // invalid elsewhere: failed still wins
   in.ranks[3].m.message = "1 of 10 elements wrong";
@@ -207,7 +213,7 @@ TEST(RowBuilder, AllSkippedIsSkippedWithOneMessage) {
   std::mt19937_64 rng(97);
   auto in = independent_inputs(3, rng);
   for (auto& e : in.ranks) {
-    e.m.reps.clear();
+    e.m.stats.reset();
     e.m.skipped = true;
     e.m.message = "MPI has no reduction for bf16";
   }
@@ -265,7 +271,7 @@ RowInputs dp_inputs(int k, double group_rate, std::optional<double> single) {
     RankEntry e;
     e.rank = r;
     e.host = "nodeA";
-    e.m.reps = {group_rate / k * 0.99, group_rate / k, group_rate / k * 1.01};
+    e.m.stats = compute_stats({group_rate / k * 0.99, group_rate / k, group_rate / k * 1.01});
     e.m.aggregate = group_rate;
     in.ranks.push_back(e);
   }

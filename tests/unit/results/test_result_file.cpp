@@ -368,12 +368,12 @@ TEST(ResultSchema, AcceptsRowsFromTheRowBuilder) {
       RankEntry e;
       e.rank = r;
       e.host = "node0";
-      e.m.reps = {1.0, 2.0, 3.0};
+      e.m.stats = compute_stats({1.0, 2.0, 3.0});
       e.m.aggregate = 2.0;
       e.m.valid = variant != 1;
       e.m.failed = variant == 2 && r == 1;
       e.m.skipped = variant == 3;
-      if (variant == 3) e.m.reps.clear();
+      if (variant == 3) e.m.stats.reset();
       in.ranks.push_back(e);
     }
     auto doc = minimal_result_doc();

@@ -1,6 +1,7 @@
 // harness/guard/sentinel without MPI: a hub and its links in one process over loopback. A link that ends
 // without goodbye is a lost rank at once; the hub asks every link what it is doing; an exit order
-// reaches every link; a hub that ends without done is rank 0 lost; strangers cannot join.
+// reaches every link; a hub that ends without done is rank 0 lost; strangers cannot join. The two-level
+// tree (a node leader's hub relaying its node to rank 0) does all of it through the leader.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -207,6 +208,183 @@ void second_signal_is_an_interruption(bool rank_zero, int sig) {
 
 TEST(SentinelDeathTest, SecondSignalOfARankIsAnInterruption) { second_signal_is_an_interruption(false, SIGTERM); }
 TEST(SentinelDeathTest, SecondSignalOfRankZeroIsAnInterruption) { second_signal_is_an_interruption(true, SIGINT); }
+
+// ---- the two-level tree ----------------------------------------------------------------------------
+
+// Rank 0 (node a) with rank 1 on its node; rank 2 leads node b (a link to rank 0 and a hub relaying
+// for ranks 3 and 4), as Sentinel::start builds it.
+struct Tree {
+  explicit Tree(Seen& seen) {
+    root = std::make_unique<SentinelHub>(5, "tok", PeerIdentity{0, "a", 100}, handlers(seen, "hub", Phase::collective));
+    r1 = std::make_unique<SentinelLink>(kLoopback, root->port(), "tok", PeerIdentity{1, "a", 101},
+                                        handlers(seen, "r1", Phase::computing));
+    leader = std::make_unique<SentinelLink>(kLoopback, root->port(), "tok", PeerIdentity{2, "b", 102},
+                                            handlers(seen, "r2", Phase::waiting));
+    node = std::make_unique<SentinelHub>(5, "tok", PeerIdentity{2, "b", 102}, handlers(seen, "node"));
+    SentinelLink* up = leader.get();
+    node->relay_to([up](const nlohmann::json& m) { up->send(m); });
+    leader->relay_from(node.get());
+    r3 = std::make_unique<SentinelLink>(kLoopback, node->port(), "tok", PeerIdentity{3, "b", 103},
+                                        handlers(seen, "r3", Phase::computing));
+    r4 = std::make_unique<SentinelLink>(kLoopback, node->port(), "tok", PeerIdentity{4, "b", 104},
+                                        handlers(seen, "r4", Phase::collective));
+  }
+  // `notice`: which side's sockets hear a second signal ("root", "r4"; none by default).
+  void arm(const std::string& notice = "") {
+    r1->arm(false);
+    r3->arm(false);
+    r4->arm(notice == "r4");
+    node->arm(false);
+    leader->arm(false);
+    root->arm(notice == "root");
+  }
+  // The leader's process ends: its link to rank 0 and its node's hub close.
+  void end_leader() {
+    leader->halt();
+    node.reset();
+    leader.reset();
+  }
+  ~Tree() {
+    if (leader) leader->halt();  // its thread calls into the node's hub
+    node.reset();
+  }
+  std::unique_ptr<SentinelHub> root, node;
+  std::unique_ptr<SentinelLink> r1, leader, r3, r4;
+};
+
+TEST(SentinelTree, RelayedHellosJoinRankZero) {
+  Seen seen;
+  Tree t(seen);
+  EXPECT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  const auto peers = t.root->peers();
+  EXPECT_EQ(peers[4].host, "b");
+  EXPECT_EQ(peers[4].pid, 104);
+  EXPECT_EQ(peers[3].pid, 103);
+  EXPECT_EQ(peers[2].pid, 102);
+  t.arm();
+  // Done and goodbye through the tree, in Sentinel::finish's order: no rank is lost.
+  t.r3->finish();
+  t.r4->finish();
+  t.r1->finish();
+  t.leader->finish();
+  t.node->finish();
+  t.root->finish();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(seen.events.empty());
+}
+
+TEST(SentinelTree, LostRankOfAnotherNodeReachesRankZeroWithItsIdentity) {
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  t.arm();
+  t.r4.reset();  // rank 4's process ends
+  ASSERT_TRUE(seen.wait_for(1));
+  EXPECT_EQ(seen.events[0], "lost 4 b: its process ended (connection closed)");
+  t.r3.reset();  // one loss ends the run: not reported again
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(seen.events.size(), 1u);
+}
+
+TEST(SentinelTree, LostLeaderIsTheLeaderRankAndItsNodeLosesItsHub) {
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  t.arm();
+  t.end_leader();
+  ASSERT_TRUE(seen.wait_for(3));
+  std::sort(seen.events.begin(), seen.events.end());
+  EXPECT_EQ(seen.events[0], "lost 2 b: its process ended (connection closed)");
+  EXPECT_EQ(seen.events[1].rfind("r3 lost root: ", 0), 0u) << seen.events[1];
+  EXPECT_EQ(seen.events[2].rfind("r4 lost root: ", 0), 0u) << seen.events[2];
+}
+
+TEST(SentinelTree, AsksEveryRankThroughItsLeader) {
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  t.arm();
+  for (int round = 0; round < 2; ++round) {  // a second question is answered too (its own id)
+    const auto states = t.root->ask_states(30);
+    ASSERT_EQ(states.size(), 5u);
+    const Phase want[] = {Phase::collective, Phase::computing, Phase::waiting, Phase::computing, Phase::collective};
+    for (int r = 0; r < 5; ++r) {
+      const auto& s = states[static_cast<std::size_t>(r)];
+      EXPECT_TRUE(s.answered) << "rank " << r;
+      EXPECT_EQ(s.rank, r);
+      EXPECT_EQ(s.phase, want[r]) << "rank " << r;
+      EXPECT_EQ(s.pid, 100 + r);
+    }
+    EXPECT_EQ(states[4].doing, "r4 doing");
+    EXPECT_EQ(states[3].host, "b");
+  }
+}
+
+TEST(SentinelTree, ExitOrderReachesEveryRankThroughItsLeader) {
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  t.arm();
+  t.root->order_exit(6, 0.5);  // nobody exits here: each hub waits its time
+  ASSERT_TRUE(seen.wait_for(4));
+  std::sort(seen.events.begin(), seen.events.end());
+  EXPECT_EQ(seen.events, (std::vector<std::string>{"r1 exit 6", "r2 exit 6", "r3 exit 6", "r4 exit 6"}));
+}
+
+// A second signal, through the tree (as second_signal_is_an_interruption below): rank 0's reaches the
+// ranks of another node through their leader; a rank's reaches rank 0 through its leader.
+TEST(SentinelTreeDeathTest, SecondSignalOfRankZeroReachesAnotherNode) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  t.arm("root");
+  EXPECT_EXIT(
+      {
+        install_stop_handlers();
+        std::raise(SIGTERM);
+        std::raise(SIGTERM);
+      },
+      testing::ExitedWithCode(4), "");
+  t.root.reset();  // rank 0's sockets close
+  ASSERT_TRUE(seen.wait_for(2));
+  t.end_leader();  // the leader goes at rank 0's interruption: its node sees it go
+  ASSERT_TRUE(seen.wait_for(4));
+  std::sort(seen.events.begin(), seen.events.end());
+  EXPECT_EQ(seen.events, (std::vector<std::string>{"r1 lost root: its process ended (connection closed) (interrupted)",
+                                                   "r2 lost root: its process ended (connection closed) (interrupted)",
+                                                   "r3 lost root: its process ended (connection closed) (interrupted)",
+                                                   "r4 lost root: its process ended (connection closed) (interrupted)"}));
+}
+
+TEST(SentinelTreeDeathTest, SecondSignalOfARankOfAnotherNodeReachesRankZero) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  t.arm("r4");
+  EXPECT_EXIT(
+      {
+        install_stop_handlers();
+        std::raise(SIGINT);
+        std::raise(SIGINT);
+      },
+      testing::ExitedWithCode(4), "");
+  t.r4.reset();
+  ASSERT_TRUE(seen.wait_for(1));
+  EXPECT_EQ(seen.events[0], "lost 4 b: its process ended (connection closed) (interrupted)");
+}
+
+TEST(SentinelTree, ARankOfAnotherNodeCannotBeClaimedTwice) {
+  Seen seen;
+  Tree t(seen);
+  ASSERT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 30).empty());
+  // Rank 3 again, directly at rank 0: refused (it joined through its leader).
+  SentinelLink again(kLoopback, t.root->port(), "tok", {3, "x", 9}, handlers(seen, "again"));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(t.root->peers()[3].host, "b");
+  EXPECT_TRUE(t.root->wait_for_hello({1, 2, 3, 4}, 1).empty());
+}
 
 TEST(Sentinel, AddressesEndWithLoopback) {
   Seen seen;
