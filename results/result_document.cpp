@@ -3,28 +3,51 @@
 #include "core/error.h"
 
 namespace gpuscale {
+namespace {
+
+// The top-level arrays written one element per line: the rows, and the header's per-rank and per-host
+// lists (at 10,000 ranks those are most of the header, and indentation would double them).
+constexpr const char* kLineArrays[] = {"ranks", "hosts"};
+
+// Replaces the top-level `"key": []` of `text` (dump(1): each top-level key on its own line after one
+// space of indentation, and an object's keys are unique, so that line is the one) with the array of
+// `lines`, one per line.
+void splice(std::string& text, const std::string& key, const std::vector<std::string>& lines) {
+  if (lines.empty()) return;
+  const std::string marker = "\n \"" + key + "\": []";
+  const auto at = text.find(marker);
+  if (at == std::string::npos) throw Error("internal error: no " + key + " array in the result header");
+  std::size_t bytes = 0;
+  for (const auto& l : lines) bytes += l.size() + 2;
+  std::string out = "\n \"" + key + "\": [\n";
+  out.reserve(bytes + 32);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    out += lines[i];
+    out += i + 1 < lines.size() ? ",\n" : "\n";
+  }
+  out += " ]";
+  text.replace(at, marker.size(), out);
+}
+
+}  // namespace
 
 std::string result_row_line(const nlohmann::json& row) { return row.dump(); }
 
 std::string result_document_text(nlohmann::json header, const std::vector<std::string>& row_lines) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> arrays;
+  for (const char* key : kLineArrays) {
+    auto it = header.find(key);
+    if (it == header.end() || !it->is_array() || it->empty()) continue;
+    std::vector<std::string> lines;
+    lines.reserve(it->size());
+    for (const auto& e : *it) lines.push_back(e.dump());
+    arrays.emplace_back(key, std::move(lines));
+    *it = nlohmann::json::array();
+  }
   header["results"] = nlohmann::json::array();
   std::string text = header.dump(1) + "\n";
-  if (row_lines.empty()) return text;
-  // dump(1) puts each top-level key on its own line after one space of indentation, and the keys of
-  // one object are unique, so this line is the top-level empty "results" array and nothing else.
-  static const std::string marker = "\n \"results\": []";
-  const auto at = text.find(marker);
-  if (at == std::string::npos) throw Error("internal error: no results array in the result header");
-  std::size_t bytes = 0;
-  for (const auto& l : row_lines) bytes += l.size() + 2;
-  std::string rows = "\n \"results\": [\n";
-  rows.reserve(bytes + 32);
-  for (std::size_t i = 0; i < row_lines.size(); ++i) {
-    rows += row_lines[i];
-    rows += i + 1 < row_lines.size() ? ",\n" : "\n";
-  }
-  rows += " ]";
-  text.replace(at, marker.size(), rows);
+  for (const auto& [key, lines] : arrays) splice(text, key, lines);
+  splice(text, "results", row_lines);
   return text;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The result file's text: the header (every top-level field but "results") indented, and the rows one
-// per line as compact JSON. A row's line is the same text its journal line carries
+// The result file's text: the header (every top-level field but "results") indented, except its
+// per-rank and per-host lists, one entry per line, and the rows one per line as compact JSON. A row's line is the same text its journal line carries
 // (harness/guard/result_keeper.h), so assembling the file copies bytes and never re-encodes a row, and a
 // reader (or grep, or jq) can take the file a row at a time.
 #include <string>

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,22 +17,24 @@ namespace {
 
 using nlohmann::json;
 
-// `digits` significant digits: the shortest text of the rounded double (which nlohmann writes) is then
+// `digits` significant digits, for measured figures: the shortest text of the rounded double (which nlohmann writes) is then
 // at most that many digits long.
 double round_to(double x, int digits) {
-  if (x == 0 || !std::isfinite(x)) return x;
+  // Whole numbers are counts (bytes per pass, elements checked, wrong values): kept exactly.
+  if (x == 0 || !std::isfinite(x) || (std::abs(x) < 9007199254740992.0 && std::floor(x) == x)) return x;
   char buf[40];
   const auto end = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, digits).ptr;
   double out = x;
   std::from_chars(buf, end, out);
   return out;
 }
-// Per-rank and per-group figures: 7 digits (repetition noise is far coarser).
-double round7(double x) { return round_to(x, 7); }
-// A relative spread (a noise estimate, e.g. 0.0217): 3 digits say all it can.
-double round3(double x) { return round_to(x, 3); }
+// Per-rank and per-group figures: 6 significant digits (one part in a million; repetition noise and
+// timer resolution are far coarser).
+double round6(double x) { return round_to(x, 6); }
+// A relative spread (a noise estimate, e.g. 0.022): 2 digits say all it can.
+double round2(double x) { return round_to(x, 2); }
 
-json rounded(const json& v) { return v.is_number_float() ? json(round7(v.get<double>())) : v; }
+json rounded(const json& v) { return v.is_number_float() ? json(round6(v.get<double>())) : v; }
 
 // A column of n entries: the scalar when every rank has the same one, else the array.
 json column(json entries) {
@@ -57,7 +61,7 @@ json rank_columns(const ResultRow& r, std::vector<std::string>& hosts) {
     rank.push_back(v.rank);
     host.push_back(host_index(hosts, v.host));
     device.push_back(v.device_index);
-    value.push_back(v.value ? json(round7(*v.value)) : json(nullptr));
+    value.push_back(v.value ? json(round6(*v.value)) : json(nullptr));
     valid.push_back(v.valid);
     error.push_back(v.error);
     if (v.metrics.is_object())
@@ -78,18 +82,49 @@ json rank_columns(const ResultRow& r, std::vector<std::string>& hosts) {
          stddev = json::array();
     for (const auto& v : r.ranks) {
       n.push_back(v.stats.n);
-      median.push_back(round7(v.stats.median));
-      min.push_back(round7(v.stats.min));
-      max.push_back(round7(v.stats.max));
-      mean.push_back(round7(v.stats.mean));
-      stddev.push_back(round7(v.stats.stddev));
+      median.push_back(round6(v.stats.median));
+      min.push_back(round6(v.stats.min));
+      max.push_back(round6(v.stats.max));
+      mean.push_back(round6(v.stats.mean));
+      stddev.push_back(round6(v.stats.stddev));
     }
     out["stats"] = {{"n", n}, {"median", median}, {"min", min}, {"max", max}, {"mean", mean}, {"stddev", stddev}};
   }
   return out;
 }
 
-json group_columns(const std::vector<RowGroup>& groups, std::vector<std::string>& hosts) {
+// The distinct hosts of `ranks` in rank-list order, from the row's ranks (nullopt when one is not there).
+std::optional<std::vector<std::string>> hosts_of(const std::vector<int>& ranks, const std::map<int, const std::string*>& host_of) {
+  std::vector<std::string> out;
+  for (int r : ranks) {
+    const auto it = host_of.find(r);
+    if (it == host_of.end()) return std::nullopt;
+    if (std::find(out.begin(), out.end(), *it->second) == out.end()) out.push_back(*it->second);
+  }
+  return out;
+}
+
+// Groups tile the row when the row's ranks are their ranks in order, k at a time: the usual case (ranks
+// of a node numbered together). Their ranks and hosts then follow from the row's own ranks and are not
+// written (a 1-GPU row of 1,024 groups saves ~8 KB).
+bool groups_tile_ranks(const ResultRow& r, const std::map<int, const std::string*>& host_of) {
+  const auto k = static_cast<std::size_t>(r.gpu_count);
+  if (k == 0 || r.groups.size() * k != r.ranks.size()) return false;
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    const auto& group = r.groups[g];
+    if (group.ranks.size() != k) return false;
+    for (std::size_t i = 0; i < k; ++i)
+      if (group.ranks[i] != r.ranks[g * k + i].rank) return false;
+    if (hosts_of(group.ranks, host_of) != group.hosts) return false;
+  }
+  return true;
+}
+
+json group_columns(const ResultRow& r, std::vector<std::string>& hosts) {
+  const auto& groups = r.groups;
+  std::map<int, const std::string*> host_of;
+  for (const auto& v : r.ranks) host_of.emplace(v.rank, &v.host);
+  const bool tiled = groups_tile_ranks(r, host_of);
   json ranks = json::array(), ghosts = json::array(), value = json::array(), status = json::array(),
        down = json::array(), up = json::array();
   for (const auto& g : groups) {
@@ -97,13 +132,17 @@ json group_columns(const std::vector<RowGroup>& groups, std::vector<std::string>
     json h = json::array();
     for (const auto& name : g.hosts) h.push_back(host_index(hosts, name));
     ghosts.push_back(std::move(h));
-    value.push_back(g.value ? json(round7(*g.value)) : json(nullptr));
+    value.push_back(g.value ? json(round6(*g.value)) : json(nullptr));
     status.push_back(row_status_name(g.status));
-    down.push_back(round3(g.spread_down));
-    up.push_back(round3(g.spread_up));
+    down.push_back(round2(g.spread_down));
+    up.push_back(round2(g.spread_up));
   }
-  return {{"ranks", ranks}, {"hosts", ghosts}, {"value", value}, {"status", column(status)},
-          {"spread_down", down}, {"spread_up", up}};
+  json out = {{"value", value}, {"status", column(status)}, {"spread_down", down}, {"spread_up", up}};
+  if (!tiled) {
+    out["ranks"] = std::move(ranks);
+    out["hosts"] = std::move(ghosts);
+  }
+  return out;
 }
 
 // count, min, median, max and spread ((max - min) / median) of the groups with a value.
@@ -113,12 +152,14 @@ json group_summary(const std::vector<RowGroup>& groups) {
     if (g.value) v.push_back(*g.value);
   json out = {{"count", groups.size()}, {"measured", v.size()}};
   if (v.empty()) return out;
+  // From the groups' values as written (6 digits), so min and max are two of them; its spread is relative.
+  for (auto& x : v) x = round6(x);
   std::sort(v.begin(), v.end());
   const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   out["min"] = v.front();
-  out["median"] = median;
+  out["median"] = round6(median);
   out["max"] = v.back();
-  out["spread"] = median > 0 ? (v.back() - v.front()) / median : 0.0;
+  out["spread"] = median > 0 ? round2((v.back() - v.front()) / median) : 0.0;
   return out;
 }
 
@@ -182,10 +223,37 @@ void read_ranks(const json& c, ResultRow& r, std::vector<std::string>& hosts) {
 }
 
 void read_groups(const json& c, ResultRow& r, const std::vector<std::string>& hosts) {
-  const auto& ranks = c.at("ranks");
-  const std::size_t g = ranks.size();
+  const std::size_t g = c.at("value").size();
   const std::string of = fmt::format("{} groups", g);
-  const auto& ghosts = sized(c.at("hosts"), g, "groups/hosts (" + of + ")", false);
+  // Without ranks and hosts the groups tile the row's ranks, gpu_count at a time (groups_tile_ranks).
+  json ranks, ghosts;
+  if (!c.contains("ranks")) {
+    const auto k = static_cast<std::size_t>(std::max(0, r.gpu_count));
+    if (c.contains("hosts") || g * k != r.ranks.size())
+      throw Error(fmt::format("groups: {} group(s) of {} do not tile the row's {} ranks (groups/ranks is absent)", g, k,
+                              r.ranks.size()));
+    ranks = json::array();
+    ghosts = json::array();
+    for (std::size_t i = 0; i < g; ++i) {
+      json members = json::array(), names = json::array();
+      std::vector<std::string> seen;
+      for (std::size_t j = i * k; j < (i + 1) * k; ++j) {
+        members.push_back(r.ranks[j].rank);
+        const auto& h = r.ranks[j].host;
+        if (std::find(seen.begin(), seen.end(), h) == seen.end()) {
+          seen.push_back(h);
+          names.push_back(std::find(hosts.begin(), hosts.end(), h) - hosts.begin());
+        }
+      }
+      ranks.push_back(std::move(members));
+      ghosts.push_back(std::move(names));
+    }
+  } else {
+    ranks = c.at("ranks");
+    ghosts = c.at("hosts");
+  }
+  sized(ranks, g, "groups/ranks (" + of + ")", false);
+  sized(ghosts, g, "groups/hosts (" + of + ")", false);
   const auto& value = sized(c.at("value"), g, "groups/value (" + of + ")", false);
   const auto& status = sized(c.at("status"), g, "groups/status (" + of + ")");
   const auto& down = sized(c.at("spread_down"), g, "groups/spread_down (" + of + ")", false);
@@ -226,14 +294,14 @@ void to_json(json& j, const ResultRow& r) {
        {"metrics", r.metrics},
        {"errors", r.errors}};
   if (!r.groups.empty()) {
-    j["groups"] = group_columns(r.groups, hosts);  // may add hosts no rank of the row is on
+    j["groups"] = group_columns(r, hosts);  // may add hosts no rank of the row is on
     j["group_summary"] = group_summary(r.groups);
   }
   ranks["hosts"] = hosts;
   j["ranks"] = std::move(ranks);
   // The spread read with the row is kept as read (its ranks' statistics, if any, are rounded).
   if (const auto s = r.spread ? r.spread : spread_of_ranks(r.ranks))
-    j["spread"] = {{"down", s->down}, {"up", s->up}, {"reps", s->reps}};
+    j["spread"] = {{"down", round2(s->down)}, {"up", round2(s->up)}, {"reps", s->reps}};
   if (!r.idle_ranks.empty()) j["idle_ranks"] = r.idle_ranks;
   if (r.matrices.is_array()) j["matrices"] = r.matrices;
   if (r.attempt) j["attempt"] = *r.attempt;

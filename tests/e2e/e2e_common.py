@@ -259,9 +259,9 @@ def group_entries(row):
 
 def rank_rel(row, numbers=1):
     """The relative difference allowed between a figure of `row` kept in full and the same figure made
-    from `numbers` of its per-rank numbers: version 2 writes those rounded to 7 significant digits (each
-    off by at most 5e-7 of itself), so 1e-6 per number; version 1 writes them in full (1e-9 each)."""
-    return numbers * (1e-6 if is_columns(row) else 1e-9)
+    from `numbers` of its per-rank numbers: version 2 writes those rounded to 6 significant digits (each
+    off by at most 5e-6 of itself), so 1e-5 per number; version 1 writes them in full (1e-9 each)."""
+    return numbers * (1e-5 if is_columns(row) else 1e-9)
 
 
 def check_interrupted(doc, reason):

@@ -79,10 +79,10 @@ def check_complete_run(doc, nranks):
                 fail(f"{r['benchmark']} k={r['gpu_count']} has no scaling efficiency")
             if r["gpu_count"] == 1 and abs(eff - 1.0) > 1e-12:
                 fail(f"{r['benchmark']} efficiency at 1 GPU is {eff}, not 1")
-            # The row is the median group's: its value is the sum of that group's ranks.
-            # (Group values are written in full, so the median group is found exactly; rank values may
-            # be rounded: e2e_common.rank_rel.)
-            median_group = next(g for g in groups if g["value"] == r["aggregate"])
+            # The row is the median group's: its value is the sum of that group's ranks. (Group and rank
+            # values are written to 6 digits in version 2, e2e_common.rank_rel: the median group is
+            # the one whose value is nearest the row's.)
+            median_group = min((g for g in groups if g["value"] is not None), key=lambda g: abs(g["value"] - r["aggregate"]))
             value_of = {rv["rank"]: rv["value"] for rv in entries}
             group_sum = sum(value_of[x] for x in median_group["ranks"])
             if abs(r["aggregate"] - group_sum) > e2e_common.rank_rel(r) * r["aggregate"]:
@@ -136,11 +136,13 @@ def check_stream_best(r):
             fail(f"{r['benchmark']} rank {rv['rank']}: best time {m['best_time_us']} us, expected {want_us}")
     if not any("stats" in rv for rv in entries):
         up = r.get("spread", {}).get("up")
-        if up is None or abs(max(above) - up) > 2 * rel * (1 + up):
+        # spread.up is written to 2 significant digits (docs/results.md): within 5% of itself.
+        if up is None or abs(max(above) - up) > 0.05 * up + 2 * rel * (1 + up):
             fail(f"{r['benchmark']} k={r['gpu_count']}: the ranks' bests lie {above} above their medians, "
                  f"the row's spread.up is {up}")
     # The row's figures are its median group's (docs/fleet.md).
-    group = next(g for g in e2e_common.group_entries(r) if g["value"] == r["aggregate"])["ranks"]
+    group = min((g for g in e2e_common.group_entries(r) if g["value"] is not None),
+                key=lambda g: abs(g["value"] - r["aggregate"]))["ranks"]
     best = sum(rv["metrics"]["best_gb_s"] for rv in entries if rv["rank"] in group)
     got = r["metrics"].get("best_aggregate_gb_s")
     if got is None or abs(got - best) > rel * best or got < r["aggregate"]:

@@ -52,10 +52,10 @@ TEST(NoiseBand, FromTheRowSpreadWhenRanksCarryNoStatistics) {
     ASSERT_TRUE(written.contains("spread"));
     const auto back = written.get<ResultRow>();
     EXPECT_EQ(back.ranks[0].stats.n, 0u);
-    // The spread was written from the statistics at full precision, the file's ranks keep them to 7 digits.
+    // The spread was written from the statistics, to 2 significant digits (docs/results.md).
     const auto from_spread = noise_band(back);
-    EXPECT_NEAR(from_spread.down, with_stats.down, 1e-6);
-    EXPECT_NEAR(from_spread.up, with_stats.up, 1e-6);
+    EXPECT_NEAR(from_spread.down, with_stats.down, with_stats.down * 0.05);
+    EXPECT_NEAR(from_spread.up, with_stats.up, with_stats.up * 0.05);
     EXPECT_GT(from_spread.up, 0);
   }
 }
