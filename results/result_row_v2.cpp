@@ -152,12 +152,11 @@ json group_summary(const std::vector<RowGroup>& groups) {
     if (g.value) v.push_back(*g.value);
   json out = {{"count", groups.size()}, {"measured", v.size()}};
   if (v.empty()) return out;
-  // From the groups' values as written (6 digits), so min and max are two of them; its spread is relative.
-  for (auto& x : v) x = round6(x);
+  // In full, like the row's own value (which lies between min and max); its spread is relative.
   std::sort(v.begin(), v.end());
   const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   out["min"] = v.front();
-  out["median"] = round6(median);
+  out["median"] = median;
   out["max"] = v.back();
   out["spread"] = median > 0 ? round2((v.back() - v.front()) / median) : 0.0;
   return out;

@@ -250,11 +250,20 @@ def group_entries(row):
         return copy.deepcopy(g or [])
     if not g:
         return []
-    n = len(g["ranks"])
+    n = len(g["value"])
     names = row["ranks"]["hosts"]
     cols = {k: _column(g[k], n, f"groups.{k}") for k in ("value", "status", "spread_down", "spread_up") if k in g}
-    return [{"hosts": _host_names(names, g["hosts"][i], f"groups.hosts[{i}]"), "ranks": list(g["ranks"][i]),
-             **{k: v[i] for k, v in cols.items()}} for i in range(n)]
+    if "ranks" in g:
+        members = [list(g["ranks"][i]) for i in range(n)]
+        hosts = [_host_names(names, g["hosts"][i], f"groups.hosts[{i}]") for i in range(n)]
+    else:
+        # The groups tile the row's ranks in order, gpu_count each (docs/results.md).
+        k, entries = row["gpu_count"], rank_entries(row)
+        if n * k != len(entries):
+            fail(f"groups: {n} group(s) of {k} do not tile the row's {len(entries)} ranks")
+        members = [[e["rank"] for e in entries[i * k:(i + 1) * k]] for i in range(n)]
+        hosts = [list(dict.fromkeys(e["host"] for e in entries[i * k:(i + 1) * k])) for i in range(n)]
+    return [{"hosts": hosts[i], "ranks": members[i], **{k: v[i] for k, v in cols.items()}} for i in range(n)]
 
 
 def rank_rel(row, numbers=1):
