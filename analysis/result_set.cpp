@@ -72,10 +72,14 @@ LoadedResult result_from_json(const std::string& label, nlohmann::json doc) {
   return finish(label, std::move(doc), std::move(rows));
 }
 
-LoadedResult load_result(const std::string& path) {
+LoadedResult load_result(const std::string& path, RowDetail detail) {
   std::vector<ResultRow> rows;
   auto read = stream_result_file(path, [&](ResultRow&& row, std::size_t i) {
     check_row(path, row, i);
+    if (detail == RowDetail::rows_only) {
+      if (!row.spread) row.spread = spread_of_ranks(row.ranks);  // the noise band, before the ranks go
+      row.ranks = {};
+    }
     rows.push_back(std::move(row));
   });
   return finish(path, std::move(read.header), std::move(rows));

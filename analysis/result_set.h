@@ -23,7 +23,11 @@ struct LoadedResult {
 
 // Reads, validates (schema and the fields analysis relies on) and converts a result file, a row at a
 // time. Throws gpuscale::Error("<file>: <problem>").
-LoadedResult load_result(const std::string& path);
+// What a reader keeps of each row: everything, or the row without its per-rank entries (compare,
+// check and reference judge rows, not ranks: the noise band stays, as the row's spread). At 4,096
+// ranks the per-rank entries are nearly all of a loaded file's memory.
+enum class RowDetail { every_rank, rows_only };
+LoadedResult load_result(const std::string& path, RowDetail detail = RowDetail::every_rank);
 // The same from text in memory (fuzz inputs, tests).
 LoadedResult load_result_text(const std::string& label, const std::string& text);
 // The same checks and conversion for a document already in memory (the run's own, tests); its rows

@@ -28,7 +28,7 @@ int run_check(const CheckFlags& f) {
   std::vector<std::string> inputs{f.file};
   if (!f.reference.empty()) inputs.push_back(f.reference);
   check_outputs(outputs, f.force, inputs);
-  const auto run = load_result(f.file);
+  const auto run = load_result(f.file, RowDetail::rows_only);  // rows are judged, not ranks
   // Everything is read and decided before anything is printed: a bad input is one line, exit 2.
   std::optional<Reference> ref;  // kept: the outcome points into it
   std::optional<CheckOutcome> outcome;
@@ -81,7 +81,7 @@ int run_reference(const ReferenceFlags& f) {
   opts.cluster = f.cluster;
   std::vector<OutputRequest> outputs{{"-o", f.output, ""}};
   check_outputs(outputs, f.force, {f.file});
-  const auto run = load_result(f.file);
+  const auto run = load_result(f.file, RowDetail::rows_only);  // rows are judged, not ranks
   const auto ref = make_reference(run, opts);
   outputs[0].text = ref.dump(1) + "\n";
   write_outputs(outputs, f.force);

@@ -25,7 +25,7 @@ int run_compare(const CompareFlags& f) {
   if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
   check_outputs(outputs, f.force, f.files);
   std::vector<LoadedResult> runs;
-  for (const auto& path : f.files) runs.push_back(load_result(path));
+  for (const auto& path : f.files) runs.push_back(load_result(path, RowDetail::rows_only));
   bool failed = false;
   std::vector<JUnitSuite> suites;
   for (std::size_t i = 1; i < runs.size(); ++i) {
