@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <set>
 #include <optional>
 
 #include <fmt/format.h>
@@ -182,6 +183,8 @@ std::string host_name(const std::vector<std::string>& hosts, const json& index, 
 
 void read_ranks(const json& c, ResultRow& r, std::vector<std::string>& hosts) {
   c.at("hosts").get_to(hosts);
+  if (std::set<std::string>(hosts.begin(), hosts.end()).size() != hosts.size())
+    throw Error("ranks/hosts: names a host twice");
   const auto& rank = c.at("rank");
   const std::size_t n = rank.size();
   const std::string of = fmt::format("{} ranks", n);
