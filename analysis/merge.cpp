@@ -244,6 +244,27 @@ std::string merged_result_text(const MergeOutcome& m) {
   return result_document_text(m.header, lines);
 }
 
+std::string merged_result_text(const MergeOutcome& m, const std::vector<MergeInput>& inputs,
+                               const std::vector<std::vector<std::string>>& lines) {
+  if (auto problems = validate_result_json(m.header); !problems.empty())
+    throw Error(fmt::format("internal error: the merged document is not a valid result: {}", problems), 1);
+  // Each input's rows by key, the first of a key (as merge_results keeps it).
+  std::vector<std::map<std::string, std::size_t>> index(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].run)
+      for (std::size_t j = 0; j < inputs[i].run->rows.size(); ++j) index[i].emplace(row_key(inputs[i].run->rows[j]), j);
+  std::vector<std::string> out;
+  out.reserve(m.rows.size());
+  for (const auto& row : m.rows) {
+    const auto in = static_cast<std::size_t>(row.input.value_or(-1));
+    const auto it = in < index.size() ? index[in].find(row_key(row)) : index.front().end();
+    if (in >= index.size() || it == index[in].end() || in >= lines.size() || it->second >= lines[in].size())
+      throw Error("internal error: a merged row has no line of its input", 1);
+    out.push_back(lines[in][it->second]);
+  }
+  return result_document_text(m.header, out);
+}
+
 json merged_document(const MergeOutcome& m) {
   json doc = m.header;
   doc["results"] = m.rows;

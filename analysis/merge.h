@@ -48,6 +48,11 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
 // row and the header checked against the schema on the way. Throws gpuscale::Error (exit 1) if the
 // merged document is not a valid result, which would be a bug.
 std::string merged_result_text(const MergeOutcome& m);
+// The same from the rows' own lines: `lines[i][j]` is row j of input i as written (result_row_line,
+// its `input` already i), so a merge of files of millions of rank entries holds their text, not their
+// rows (gpuscale merge loads each input with RowDetail::rows_only; docs/scale.md).
+std::string merged_result_text(const MergeOutcome& m, const std::vector<MergeInput>& inputs,
+                               const std::vector<std::vector<std::string>>& lines);
 // The merged document as one JSON value (its rows included), for tests and the fuzz targets.
 nlohmann::json merged_document(const MergeOutcome& m);
 

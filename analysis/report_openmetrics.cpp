@@ -1,7 +1,9 @@
 // The report as Prometheus text exposition format 0.0.4, the format node_exporter's textfile collector
 // reads (*.prom files): gauges with HELP and TYPE, no timestamps (the collector rejects them), no
 // "# EOF" (OpenMetrics-only). docs/analysis.md lists every metric and label.
+#include <cstdint>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -16,12 +18,21 @@ namespace {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
+// A metric family's sample lines as written, and which input gave each series (by a 128-bit digest of
+// the series text: a report of 4,096 ranks x 1,000 rows has millions of series, and keeping their text
+// twice, or their labels, took gigabytes).
 struct Family {
   const char* name;
   const char* help;
-  std::vector<std::pair<Labels, double>> samples;
-  std::vector<std::string> origin;  // the input file of each sample (for duplicate messages)
+  std::string lines;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> seen;  // digest -> input index
 };
+
+std::pair<std::uint64_t, std::uint64_t> digest(const std::string& text) {
+  std::uint64_t fnv = 1469598103934665603ULL;
+  for (unsigned char c : text) fnv = (fnv ^ c) * 1099511628211ULL;
+  return {std::hash<std::string>{}(text), fnv};
+}
 
 // Label names must match [a-zA-Z_][a-zA-Z0-9_]*; params that clash with the row's own labels get "param_".
 std::string label_name(const std::string& key) {
@@ -72,11 +83,17 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
       {"gpuscale_valid", "1 when the point's measurement was verified correct, 0 when invalid or failed", {}, {}},
       {"gpuscale_rank_throughput", "One rank's throughput (independent work), median over repetitions", {}, {}},
       {"gpuscale_straggler_deficit", "A straggler rank's shortfall below the median of its point (fraction)", {}, {}}};
-  auto add = [&](std::size_t i, const FileReport& f, Labels l, double v) {
-    fam[i].samples.emplace_back(std::move(l), v);
-    fam[i].origin.push_back(f.run.path);
+  std::size_t input = 0;  // index of the file being added, into `files`
+  auto add = [&](std::size_t i, const FileReport&, const Labels& l, double v) {
+    Family& fm = fam[i];
+    const auto s = series(fm.name, l);
+    if (auto [it, fresh] = fm.seen.emplace(digest(s), input); !fresh)
+      throw Error(fmt::format("{}: gives the same Prometheus series of {} as {}: export one run per cluster",
+                              files[input].run.path, fm.name, files[it->second].run.path));
+    fm.lines += fmt::format("{} {}\n", s, v);
   };
   for (const auto& f : files) {
+    input = static_cast<std::size_t>(&f - files.data());
     const auto& d = f.run.doc;
     std::string models;
     for (const auto& m : f.run.device_models) models += (models.empty() ? "" : "; ") + m;
@@ -105,17 +122,11 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
           s.deficit);
   }
   std::string out;
-  for (const auto& fm : fam) {
-    if (fm.samples.empty()) continue;
+  for (auto& fm : fam) {
+    if (fm.lines.empty()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", fm.name, fm.help, fm.name);
-    std::map<std::string, std::string> seen;
-    for (std::size_t i = 0; i < fm.samples.size(); ++i) {
-      const auto s = series(fm.name, fm.samples[i].first);
-      if (auto [it, fresh] = seen.emplace(s, fm.origin[i]); !fresh)
-        throw Error(fmt::format("{}: gives the same Prometheus series of {} as {}: export one run per cluster",
-                                fm.origin[i], fm.name, it->second));
-      out += fmt::format("{} {}\n", s, fm.samples[i].second);
-    }
+    out += fm.lines;
+    std::string().swap(fm.lines);  // each line is held once more at most
   }
   return out;
 }

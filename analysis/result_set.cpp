@@ -72,10 +72,11 @@ LoadedResult result_from_json(const std::string& label, nlohmann::json doc) {
   return finish(label, std::move(doc), std::move(rows));
 }
 
-LoadedResult load_result(const std::string& path, RowDetail detail) {
+LoadedResult load_result(const std::string& path, RowDetail detail, const std::function<void(ResultRow&)>& whole_row) {
   std::vector<ResultRow> rows;
   auto read = stream_result_file(path, [&](ResultRow&& row, std::size_t i) {
     check_row(path, row, i);
+    if (whole_row) whole_row(row);
     if (detail == RowDetail::rows_only) {
       if (!row.spread) row.spread = spread_of_ranks(row.ranks);  // the noise band, before the ranks go
       row.ranks = {};

@@ -3,6 +3,7 @@
 // (validate, report, compare, check, reference, merge) loads through here, so a bad file is refused the
 // same way everywhere: one line "<file>: <problem>" and exit code 2. Files are read a row at a time
 // (results/result_stream.h): the document's JSON rows are never held next to the converted ones.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct LoadedResult {
 // check and reference judge rows, not ranks: the noise band stays, as the row's spread). At 4,096
 // ranks the per-rank entries are nearly all of a loaded file's memory.
 enum class RowDetail { every_rank, rows_only };
-LoadedResult load_result(const std::string& path, RowDetail detail = RowDetail::every_rank);
+// `whole_row`, when given, sees each row whole (before rows_only drops its ranks): merge keeps its text.
+LoadedResult load_result(const std::string& path, RowDetail detail = RowDetail::every_rank,
+                         const std::function<void(ResultRow&)>& whole_row = {});
 // The same from text in memory (fuzz inputs, tests).
 LoadedResult load_result_text(const std::string& label, const std::string& text);
 // The same checks and conversion for a document already in memory (the run's own, tests); its rows

@@ -1,13 +1,19 @@
 // gpuscale merge -o OUT FILE...: combine result files into one result set (analysis/merge.h). Inputs
 // that cannot be read are named, one line each, and the rest are still merged; the exit code is then
 // kExitUsage, so a campaign's merge job shows that something was missing.
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "analysis/merge.h"
 #include "analysis/result_set.h"
 #include "core/error.h"
+#include "results/result_document.h"
 #include "core/term_text.h"
 #include "gpuscale_version.h"
 #include "cli/commands.h"
@@ -39,21 +45,45 @@ int run_merge(const std::vector<std::string>& files, const std::string& output, 
   check_output_path(output);
   if (!force && fs::exists(output, ec))
     throw Error(fmt::format("{} already exists (use --force to replace it)", output));
-  std::vector<MergeInput> inputs;
-  for (const auto& f : files) {
-    MergeInput in{f, std::nullopt, ""};
-    try {
-      in.run = load_result(f);
-    } catch (const Error& e) {
-      in.error = e.what();
-      // load_result names the file first; keep only the reason.
-      if (in.error.rfind(f + ": ", 0) == 0) in.error.erase(0, f.size() + 2);
+  // Each input's rows as written (their input index set), and the rows without their ranks for the
+  // choice: memory holds the inputs' text once, not their rank entries. Inputs are read side by side,
+  // one thread per core.
+  std::vector<MergeInput> inputs(files.size());
+  std::vector<std::vector<std::string>> lines(files.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex failed_mutex;
+  std::exception_ptr failed;
+  auto read_inputs = [&] {
+    for (std::size_t i; (i = next++) < files.size();) {
+      const auto& f = files[i];
+      MergeInput in{f, std::nullopt, ""};
+      try {
+        in.run = load_result(f, RowDetail::rows_only, [&](ResultRow& row) {
+          row.input = static_cast<int>(i);
+          lines[i].push_back(result_row_line(row));
+        });
+      } catch (const Error& e) {
+        in.error = e.what();
+        // load_result names the file first; keep only the reason.
+        if (in.error.rfind(f + ": ", 0) == 0) in.error.erase(0, f.size() + 2);
+        lines[i].clear();
+      } catch (...) {  // anything else (out of memory) ends the merge as it would without threads
+        std::lock_guard lock(failed_mutex);
+        if (!failed) failed = std::current_exception();
+        return;
+      }
+      inputs[i] = std::move(in);
     }
-    inputs.push_back(std::move(in));
-  }
+  };
+  const auto threads = std::min<std::size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(read_inputs);
+  read_inputs();
+  for (auto& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
   const auto outcome = merge_results(inputs, {argv, GPUSCALE_VERSION, GPUSCALE_GIT_COMMIT});
   // The text is checked against the schema as it is made (merged_result_text).
-  write_file_atomic(output, merged_result_text(outcome), force);  // never over a file that appeared meanwhile
+  write_file_atomic(output, merged_result_text(outcome, inputs, lines), force);  // never over a file that appeared meanwhile
   for (const auto& e : outcome.header["merged_from"])
     fmt::print(e["status"] == "merged" ? stdout : stderr, "{}{}: {}\n", e["status"] == "merged" ? "" : "gpuscale: ",
                terminal_safe(e["file"].get<std::string>()), describe_input(e));
