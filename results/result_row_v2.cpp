@@ -146,20 +146,24 @@ json group_columns(const ResultRow& r, std::vector<std::string>& hosts) {
   return out;
 }
 
-// count, min, median, max and spread ((max - min) / median) of the groups with a value.
-json group_summary(const std::vector<RowGroup>& groups) {
+// count, min, median, max and spread ((max - min) / median) of the groups with a value. From the groups'
+// values as written (6 digits), so that a row read and written again is the same text (--resume keeps
+// rows byte for byte), and widened to the row's own value (its median group's, in full) so that it lies
+// between min and max.
+json group_summary(const ResultRow& r) {
   std::vector<double> v;
-  for (const auto& g : groups)
-    if (g.value) v.push_back(*g.value);
-  json out = {{"count", groups.size()}, {"measured", v.size()}};
+  for (const auto& g : r.groups)
+    if (g.value) v.push_back(round6(*g.value));
+  json out = {{"count", r.groups.size()}, {"measured", v.size()}};
   if (v.empty()) return out;
-  // In full, like the row's own value (which lies between min and max); its spread is relative.
   std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  out["min"] = v.front();
+  const double median = round6(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+  const double lo = r.aggregate ? std::min(v.front(), *r.aggregate) : v.front();
+  const double hi = r.aggregate ? std::max(v.back(), *r.aggregate) : v.back();
+  out["min"] = lo;
   out["median"] = median;
-  out["max"] = v.back();
-  out["spread"] = median > 0 ? round2((v.back() - v.front()) / median) : 0.0;
+  out["max"] = hi;
+  out["spread"] = median > 0 ? round2((hi - lo) / median) : 0.0;
   return out;
 }
 
@@ -297,7 +301,7 @@ void to_json(json& j, const ResultRow& r) {
        {"errors", r.errors}};
   if (!r.groups.empty()) {
     j["groups"] = group_columns(r, hosts);  // may add hosts no rank of the row is on
-    j["group_summary"] = group_summary(r.groups);
+    j["group_summary"] = group_summary(r);
   }
   ranks["hosts"] = hosts;
   j["ranks"] = std::move(ranks);

@@ -251,7 +251,12 @@ TEST(ResultRow, VersionTwoGroupsThatTileTheRanksLeaveThemOut) {
   nlohmann::json j = r;
   EXPECT_FALSE(j["groups"].contains("ranks"));
   EXPECT_FALSE(j["groups"].contains("hosts"));
+  r.aggregate = r.groups[1].value;  // the row's value is a group's, in full
+  j = r;
   auto back = j.get<ResultRow>();
+  EXPECT_EQ(nlohmann::json(back), j);  // written again, the same text: --resume keeps rows byte for byte
+  EXPECT_LE(j["group_summary"]["min"].get<double>(), *r.aggregate);
+  EXPECT_GE(j["group_summary"]["max"].get<double>(), *r.aggregate);
   ASSERT_EQ(back.groups.size(), 4u);
   for (std::size_t g = 0; g < 4; ++g) {
     EXPECT_EQ(back.groups[g].ranks, r.groups[g].ranks);
