@@ -78,9 +78,11 @@ double planted_slowdown() { return g_slowdown.load(); }
 double stretch_timed(double seconds) {
   const double f = planted_slowdown();
   if (f <= 1 || !(seconds > 0)) return seconds;
-  // Asleep, not busy: a loaded test machine's cores stay with the measuring ranks, so the noise of
-  // 16 ranks on 2 cores does not drown the planted slowdown.
-  std::this_thread::sleep_for(std::chrono::duration<double>((f - 1) * seconds));
+  // Reported, not slept: a sleeping rank hands its core to the others, and on a machine of more ranks
+  // than cores that speeds them up while it sleeps and speeds it up once they are done (its best
+  // repetitions then run alone), so the planted factor would drift with the load. Reported, each
+  // repetition is exactly FACTOR times the rank's own time under the same load as everyone's; a
+  // collective's time reduced over the group (max) carries it to the group's figure.
   return seconds * f;
 }
 

@@ -41,9 +41,9 @@ double slow_host_factor(std::string_view host);
 // rank acts as (world/test_hosts.h), before anything is timed. 1 (the default) plants nothing.
 void plant_slowdown(double factor);
 double planted_slowdown();
-// One timed measurement of `seconds` under the planted slowdown: it really takes `factor` times as
-// long (the calling thread sleeps for the difference, so the peers of a collective wait for it as they
-// would for a slow node) and the stretched seconds are returned. Without a planted slowdown: `seconds`.
+// One timed measurement of `seconds` under the planted slowdown: `factor` times `seconds` is returned
+// (reported, not slept: see fault.cpp), so the rank's figure is exactly `factor` times worse than its
+// own timing under the load everyone shares. Without a planted slowdown: `seconds`.
 double stretch_timed(double seconds);
 
 // Hangs the calling thread for good ("stall:" faults): only the watchdog or a signal ends the process.

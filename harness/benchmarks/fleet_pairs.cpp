@@ -14,6 +14,7 @@
 #include "core/stats.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/guard/run_guard.h"
+#include "harness/pair_confirm.h"
 #include "harness/pair_schedule.h"
 #include "harness/plan.h"
 #include "harness/registry.h"
@@ -180,19 +181,21 @@ class PairsBase : public PointBenchmark<PairsPoint> {
     return inner(p).expected_peak(p.inner, ctx, topology_);
   }
 
-  // Memory: one pair's collective at a time. Work: the collective once per round, and a communicator
-  // per round (kSetupPerRound allows for NCCL's init at scale), for at most `rounds(ctx)` rounds.
+  // Memory: one pair's collective at a time. Work: the collective once per round and pass, and a communicator
+  // per round and pass (kSetupPerRound allows for NCCL's init at scale), for at most `rounds(ctx)` rounds.
   PointDemand demand_of(const PairsPoint& p, const DemandContext& ctx) const override {
     auto d = inner(p).demand(p.inner, ctx);
-    const double r = static_cast<double>(rounds(ctx));
+    const double r = static_cast<double>(rounds(ctx) * max_passes());
     d.bytes *= r;
     d.flops *= r;
     d.setup_s = kSetupPerRound * r;
     return d;
   }
 
-  // The most rounds (node pairs) or steps (GPU pairs) the point can take on ctx.ranks ranks.
+  // The most rounds (node pairs) or steps (GPU pairs) the point can take on ctx.ranks ranks, per pass.
   virtual std::size_t rounds(const DemandContext& ctx) const = 0;
+  // The most passes over them: 2 where a suspect is confirmed by a second pass (node pairs).
+  virtual std::size_t max_passes() const { return 1; }
 
   static constexpr double kSetupPerRound = 2.0;  // seconds: a pair communicator (NCCL init) and its warm-up
 
@@ -224,32 +227,43 @@ class NodePairs final : public PairsBase {
         ctx.opts.pairs_rounds ? sampled_rounds(where.topo.nodes, *ctx.opts.pairs_rounds, ctx.seed) : round_robin(where.topo.nodes);
     const int me = ctx.group.world_rank();
     const auto my_node = static_cast<std::size_t>(where.topo.node_of_rank[static_cast<std::size_t>(me)]);
-    std::array<std::vector<double>, 3> mine;
-    for (auto& t : mine) t.assign(m * m, kNaN);
-    for (const auto& round : schedule) {
-      int colour = -1;
-      for (std::size_t i = 0; i < round.pairs.size(); ++i)
-        if (static_cast<std::size_t>(round.pairs[i].a) == my_node || static_cast<std::size_t>(round.pairs[i].b) == my_node)
-          colour = static_cast<int>(i);
-      Group pair(ctx.group, colour, ctx.group.rank());
-      if (!pair.member()) continue;
-      const auto& np = round.pairs[static_cast<std::size_t>(colour)];
-      const auto a = static_cast<std::size_t>(np.a), b = static_cast<std::size_t>(np.b);
-      const auto r = run_pair(inner(p), p.inner, pair, ctx,
-                              fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]), out);
-      for (std::size_t t = 0; t < 3; ++t) {
-        const double v = t == 0 ? r.value : t == 1 ? r.down : r.up;
-        mine[t][a * m + b] = mine[t][b * m + a] = v;
+    // One pass: every pair of the schedule once, the cells merged (identical on every rank).
+    const auto pass = [&] {
+      std::array<std::vector<double>, 3> mine;
+      for (auto& t : mine) t.assign(m * m, kNaN);
+      for (const auto& round : schedule) {
+        int colour = -1;
+        for (std::size_t i = 0; i < round.pairs.size(); ++i)
+          if (static_cast<std::size_t>(round.pairs[i].a) == my_node || static_cast<std::size_t>(round.pairs[i].b) == my_node)
+            colour = static_cast<int>(i);
+        Group pair(ctx.group, colour, ctx.group.rank());
+        if (!pair.member()) continue;
+        const auto& np = round.pairs[static_cast<std::size_t>(colour)];
+        const auto a = static_cast<std::size_t>(np.a), b = static_cast<std::size_t>(np.b);
+        const auto r = run_pair(inner(p), p.inner, pair, ctx,
+                                fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]), out);
+        for (std::size_t t = 0; t < 3; ++t) {
+          const double v = t == 0 ? r.value : t == 1 ? r.down : r.up;
+          mine[t][a * m + b] = mine[t][b * m + a] = v;
+        }
+        if (std::isfinite(r.value)) out.reps.push_back(r.value);
       }
-      if (std::isfinite(r.value)) out.reps.push_back(r.value);
-    }
-    const auto cells = merge_cells(ctx.group, mine);
+      return merge_cells(ctx.group, mine);
+    };
+    auto cells = pass();
+    // A suspect is confirmed before it is named: when the first pass shows one (the run's own outlier
+    // rule), every pair is measured again under the same schedule and load, and each cell keeps its
+    // better pass (best of N, as STREAM reports). A sick node or link is slow in both; a process
+    // starved for a moment (16 ranks on 2 cores, a noisy neighbour) is slow in one.
+    const bool confirm = pass_has_suspects(cells, where.node_hosts, where.ranks, ctx.opts.outlier);
+    if (confirm) cells = best_cells(cells, pass());
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& rs : where.ranks) ranks.push_back(rs);
     out.aggregate = median_of_pairs(cells[0], m);
     out.metrics["pairs_measured"] = out.reps.size();
     out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")},
                        {"rounds", schedule.size()},
+                       {"passes", confirm ? 2 : 1},
                        {"tournament_rounds", round_robin_rounds(where.topo.nodes)},
                        {"matrices", nlohmann::json::array({{{"kind", "node"},
                                                            {"hosts", where.node_hosts},
@@ -261,6 +275,8 @@ class NodePairs final : public PairsBase {
                                                            {"directed", false}}})}};
     return out;
   }
+
+  std::size_t max_passes() const override { return 2; }
 
   // Nodes are at most the ranks; --pairs-rounds caps the rounds.
   std::size_t rounds(const DemandContext& ctx) const override {
