@@ -1,5 +1,6 @@
 #include "harness/run_metadata.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 
@@ -22,12 +23,23 @@ std::vector<std::string> process_environment() {
   return out;
 }
 
+bool secret_like_name(std::string_view name) {
+  std::string upper(name);
+  for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (const char* word : kEnvSecretWords)
+    if (upper.find(word) != std::string::npos) return true;
+  for (const char* exact : kEnvSecretNames)
+    if (name == exact) return true;
+  return false;
+}
+
 std::map<std::string, std::string> allowed_environment(const std::vector<std::string>& env) {
   std::map<std::string, std::string> out;
   for (const auto& kv : env) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     const auto name = kv.substr(0, eq);
+    if (secret_like_name(name)) continue;
     for (const char* prefix : kEnvPrefixes)
       if (name.rfind(prefix, 0) == 0) {
         out[name] = kv.substr(eq + 1);
@@ -85,15 +97,23 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+std::string path_component(std::string_view text, std::string_view fallback) {
+  std::string safe;
+  for (char ch : text) {
+    const bool ascii_alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    safe += ascii_alnum || ch == '-' || ch == '_' || ch == '.' ? ch : '_';
+  }
+  if (safe.empty() || safe[0] == '.') safe = std::string(fallback) + safe;
+  return safe;
+}
+
 std::string default_result_path(const std::string& cluster, std::chrono::system_clock::time_point t,
                                 const std::string& job_id) {
-  std::string safe;
-  for (char ch : cluster) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.') ? ch : '_';
-  if (safe.empty() || safe[0] == '.') safe = "cluster" + safe;
   std::string stamp = utc_timestamp(t);
   std::erase(stamp, '-');
   std::erase(stamp, ':');
-  return fmt::format("results/{}-{}{}.json", safe, stamp, job_id.empty() ? "" : "-" + job_id);
+  return fmt::format("results/{}-{}{}.json", path_component(cluster, "cluster"), stamp,
+                     job_id.empty() ? "" : "-" + path_component(job_id, "job"));
 }
 
 nlohmann::json rank_identity(int rank, const std::string& host, int local_rank, const DeviceInfo& d) {

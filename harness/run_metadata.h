@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +15,16 @@
 
 namespace gpuscale {
 
-// Environment variables recorded in results: these prefixes only (others may hold secrets).
+// Environment variables recorded in results: these prefixes only (others may hold secrets), less any
+// name that looks like a secret (kEnvSecretWords, case-insensitive, anywhere in the name: SLURM_JWT is
+// Slurm's REST token, *_TOKEN / *_PASSWORD may sit under an allowed prefix) and kEnvSecretNames.
 inline constexpr const char* kEnvPrefixes[] = {"NCCL_", "CUDA_", "SLURM_", "OMPI_", "UCX_", "OMP_"};
+inline constexpr const char* kEnvSecretWords[] = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "JWT", "KEY", "CREDENTIAL", "COOKIE"};
+// Open MPI's job key: a shared secret between the job's processes.
+inline constexpr const char* kEnvSecretNames[] = {"OMPI_MCA_orte_precondition_transports"};
+
+// Whether an environment variable's name looks like it holds a secret (never recorded).
+bool secret_like_name(std::string_view name);
 
 // The allow-listed subset of `env` ("NAME=value" strings, as in environ).
 std::map<std::string, std::string> allowed_environment(const std::vector<std::string>& env);
@@ -34,7 +43,11 @@ ClusterName cluster_name(const std::string& flag, const std::map<std::string, st
 
 // 2026-11-29T18:00:00Z
 std::string utc_timestamp(std::chrono::system_clock::time_point t);
-// results/<cluster>-<YYYYMMDDTHHMMSSZ>[-<jobid>].json, with the cluster name made file-name safe.
+// `text` reduced to a safe file-name part: every character outside [A-Za-z0-9._-] becomes '_', and a
+// leading '.' (or nothing) gets `fallback` before it, so no part is empty, hidden, "." or "..".
+std::string path_component(std::string_view text, std::string_view fallback);
+// results/<cluster>-<YYYYMMDDTHHMMSSZ>[-<jobid>].json, the cluster name and job id made file-name safe
+// (path_component: a SLURM_JOB_ID of "x/../../tmp/evil" stays one name inside results/).
 std::string default_result_path(const std::string& cluster, std::chrono::system_clock::time_point t,
                                 const std::string& job_id);
 

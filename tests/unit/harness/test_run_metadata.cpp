@@ -46,6 +46,21 @@ TEST(Metadata, EnvironmentAllowList) {
   EXPECT_EQ(got, want);
 }
 
+TEST(Metadata, EnvironmentDropsSecretLikeNamesUnderAllowedPrefixes) {
+  const std::vector<std::string> env = {"SLURM_JWT=eyJhbGciOi", "SLURM_JOB_ID=42", "NCCL_IB_TOKEN=t",
+                                        "CUDA_api_key=k", "OMPI_MCA_orte_precondition_transports=abcd-ef01",
+                                        "UCX_PASSWORD=p", "UCX_PASSWD=p", "OMP_Secret_X=s", "SLURM_CREDENTIALS=c",
+                                        "NCCL_SOCKET_IFNAME=ib0", "SLURM_SESSION_COOKIE=c", "OMPI_MCA_btl=self,tcp"};
+  const std::map<std::string, std::string> want = {
+      {"SLURM_JOB_ID", "42"}, {"NCCL_SOCKET_IFNAME", "ib0"}, {"OMPI_MCA_btl", "self,tcp"}};
+  EXPECT_EQ(allowed_environment(env), want);
+  for (const char* name : {"SLURM_JWT", "MY_TOKEN", "x_secret", "db_password", "ApiKey", "AWS_CREDENTIAL_FILE",
+                           "OMPI_MCA_orte_precondition_transports"})
+    EXPECT_TRUE(secret_like_name(name)) << name;
+  for (const char* name : {"SLURM_JOB_ID", "NCCL_DEBUG", "CUDA_VISIBLE_DEVICES", "OMPI_MCA_orte_base", "UCX_TLS"})
+    EXPECT_FALSE(secret_like_name(name)) << name;
+}
+
 TEST(Metadata, EnvironmentAllowListRandomNames) {
   const std::vector<std::string> allowed = {"NCCL_", "CUDA_", "SLURM_", "OMPI_", "UCX_", "OMP_"};
   const std::vector<std::string> denied = {"", "X", "GPUSCALE_", "LD_", "SSH_", "NCCL", "OMPX_", "SLURMX_", "_NCCL_"};
@@ -155,6 +170,11 @@ TEST(Metadata, DefaultResultPath) {
   EXPECT_EQ(default_result_path("../etc", t, ""), "results/cluster.._etc-20261129T180509Z.json");
   EXPECT_EQ(default_result_path("", t, ""), "results/cluster-20261129T180509Z.json");
   EXPECT_EQ(default_result_path("my-cluster_2.x", t, "7"), "results/my-cluster_2.x-20261129T180509Z-7.json");
+  // A job id is data from the environment: it never leaves results/ or names a hidden file.
+  EXPECT_EQ(default_result_path("alps", t, "x/../../../tmp/evil"), "results/alps-20261129T180509Z-x_.._.._.._tmp_evil.json");
+  EXPECT_EQ(default_result_path("alps", t, "../x"), "results/alps-20261129T180509Z-job.._x.json");
+  EXPECT_EQ(default_result_path("alps", t, "7\n\x1b[2J"), "results/alps-20261129T180509Z-7___2J.json");
+  EXPECT_EQ(default_result_path("h\xc3\xa9", t, ""), "results/h__-20261129T180509Z.json");
 
   const std::regex format(R"(results/[A-Za-z0-9_.-]+-[0-9]{8}T[0-9]{6}Z(-[0-9]+)?\.json)");
   std::mt19937_64 rng(109);
