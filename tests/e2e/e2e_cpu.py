@@ -17,11 +17,11 @@ ARGS = None
 fail = e2e_common.fail
 
 
-def run(cmd, env_extra=None, timeout=240):
+def run(cmd, env_extra=None, timeout=240, cwd=None):
     env = dict(os.environ)
     env.update(env_extra or {})
     print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
     return p
 
 
@@ -207,6 +207,30 @@ def case_singleton():
     check_complete_run(doc, 1)
 
 
+def case_hostile_env():
+    """A job id with a path in it stays one file name inside results/; secret-like names are not recorded."""
+    here = os.path.join(ARGS.workdir, "hostile_env")
+    shutil.rmtree(here, ignore_errors=True)
+    os.makedirs(os.path.join(here, "a", "b"))
+    cwd = os.path.join(here, "a", "b")
+    evil = f"evil-{os.getpid()}"
+    secrets = {"SLURM_JWT": "eyJhbGciOiJIUzI1NiJ9.x.y", "NCCL_IB_TOKEN": "tok", "UCX_PASSWORD": "pw",
+               "OMPI_MCA_orte_precondition_transports": "0123456789abcdef-0123456789abcdef"}
+    p = run([ARGS.gpuscale, "run", "--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "--threads", "1"],
+            {"SLURM_JOB_ID": f"x/../../../{evil}", "SLURM_CLUSTER_NAME": "../up", **secrets}, cwd=cwd)
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}: {p.stderr}")
+    outside = [os.path.join(d, f) for d, _, fs in os.walk(here) for f in fs if evil in f and "results" not in d]
+    made = os.listdir(os.path.join(cwd, "results")) if os.path.isdir(os.path.join(cwd, "results")) else []
+    if outside or len([f for f in made if f.endswith(".json")]) != 1 or os.path.exists(os.path.join(here, evil)):
+        fail(f"result written outside results/: outside {outside}, results/ holds {made}")
+    doc = load_valid(os.path.join(cwd, "results", [f for f in made if f.endswith(".json")][0]))
+    leaked = [k for k in secrets if k in doc["environment"]] + [k for k, v in secrets.items() if v in json.dumps(doc)]
+    if leaked or doc["environment"].get("SLURM_JOB_ID") != f"x/../../../{evil}":
+        fail(f"secrets recorded: {leaked}; environment {sorted(doc['environment'])}")
+    print(f"ok: results/{made[0]}; no secret recorded")
+
+
 def case_wrong_result():
     path = out_path("wrong.json")
     fault = "wrong:stream.triad,wrong:all_reduce,wrong:dp-step"
@@ -355,6 +379,7 @@ def main():
         "np4": (lambda: case_npN(4), cores),
         "singleton": (case_singleton, cores),
         "wrong_result": (case_wrong_result, cores),
+        "hostile_env": (case_hostile_env, cores),
         "failed_benchmark": (case_failed_benchmark, cores),
         "bad_input": (case_bad_input, {}),
         "list_version": (case_list_version, {}),
