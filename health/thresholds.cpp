@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "results/result_io.h"
 #include "health/clock_events.h"
 
 namespace gpuscale {
@@ -219,12 +220,9 @@ const Thresholds& builtin_thresholds() {
 }
 
 Thresholds parse_thresholds(const std::string& text, const std::string& origin) {
-  json user;
-  try {
-    user = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("health thresholds {}: not valid JSON: {}", origin, e.what()));
-  }
+  // The strict reader of every input file (results/result_io.h): nesting at most kMaxJsonDepth (so
+  // merge_patch and dump() below cannot recurse without bound), no NaN, no duplicate key.
+  const json user = parse_json_text(text, fmt::format("health thresholds {}", origin));
   if (!user.is_object()) throw Error(fmt::format("health thresholds {}: expected a JSON object", origin));
   json merged = builtin_json();
   merged.merge_patch(user);
@@ -233,10 +231,13 @@ Thresholds parse_thresholds(const std::string& text, const std::string& origin) 
 
 Thresholds load_thresholds(const std::string& path) {
   if (path.empty()) return builtin_thresholds();
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read --health-thresholds file '{}'", path));
   std::stringstream ss;
-  ss << in.rdbuf();
+  try {
+    auto in = open_input_file(path, kMaxThresholdsBytes);  // a regular file of at most 1 MiB: not /dev/zero
+    ss << in.rdbuf();
+  } catch (const Error& e) {
+    throw Error(fmt::format("cannot read --health-thresholds file: {}", e.what()));
+  }
   return parse_thresholds(ss.str(), path);
 }
 

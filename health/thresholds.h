@@ -67,7 +67,8 @@ const Thresholds& builtin_thresholds();
 // The built-in rules with `text` (a JSON object) merged over them. Throws gpuscale::Error naming
 // `origin` and the offending key.
 Thresholds parse_thresholds(const std::string& text, const std::string& origin);
-// parse_thresholds of a file; "" gives the built-in rules.
+// parse_thresholds of a file (a regular file of at most kMaxThresholdsBytes); "" gives the built-in rules.
+inline constexpr std::uintmax_t kMaxThresholdsBytes = 1ULL << 20;
 Thresholds load_thresholds(const std::string& path);
 
 const std::string& builtin_thresholds_text();

@@ -53,6 +53,26 @@ TEST(HealthThresholds, BadFilesNameTheKey) {
   EXPECT_THROW(load_thresholds("/no/such/thresholds.json"), Error);
 }
 
+TEST(HealthThresholds, HostileFilesAreOneLineErrors) {
+  // Nesting beyond the strict reader's depth (merge_patch and dump() would recurse on it).
+  std::string deep = R"({"pcie": )";
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  EXPECT_NE(error_of(deep).find("t.json"), std::string::npos);
+  EXPECT_NE(error_of(R"({"pcie": {}, "pcie": {}})").find("duplicate"), std::string::npos);
+  EXPECT_NE(error_of(R"({"temperature": {"severity": "warn", "above": NaN}})").find("t.json"), std::string::npos);
+  // Not a regular file, or too large: refused before it is read.
+  for (const char* path : {"/dev/zero", "/proc/self", "/"}) {
+    try {
+      load_thresholds(path);
+      ADD_FAILURE() << path << " was read";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("cannot read --health-thresholds file"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(HealthThresholds, AFileAddsXidCodes) {
   const auto t = parse_thresholds(R"({"xid": {"codes": {"154": {"severity": "fail", "meaning": "recovery action"}}}})", "f");
   EXPECT_EQ(t.xid_rule(154).severity, Severity::fail);
