@@ -273,10 +273,10 @@ class Run {
         rows_.push_back(std::move(row));
       }
       ++done_;
-      // A signal on any rank stops every rank after this same row (harness/guard/stop_signal.h).
-      stop_ = world_.max(stop_requested());
-      if (stop_ != 0) break;
     }
+    // A signal on any rank stops every rank after this same whole point (harness/guard/stop_signal.h):
+    // asked once per point, never between its GPU counts, so the file holds only whole points.
+    stop_ = world_.max(stop_requested());
     // The point's rows to the journal, under the watchdog of its last row (a hung file system is caught).
     if (world_.rank() == 0) {
       ActivityScope writing(Phase::computing, "appending to the result journal");

@@ -1,8 +1,8 @@
 #pragma once
 // Stopping a run cleanly on a signal: SIGUSR1 (Slurm's time-limit warning, `#SBATCH --signal=B:USR1@120`
 // forwarded by the job scripts), SIGTERM (scancel, the time limit itself) and SIGINT (Ctrl-C). The first
-// signal only records a stop request; the runner checks it between result rows, all ranks agree to stop
-// at the same row, the partial result file is written (summary.complete false, summary.interrupted
+// signal only records a stop request; the runner checks it after each whole point (every GPU count of
+// it), all ranks agree to stop after the same point, the partial result file is written (summary.complete false, summary.interrupted
 // saying why) and gpuscale exits with kExitInterrupted. A second signal exits at once: the file on
 // disk then holds every benchmark point finished before it (it is rewritten after each one).
 #include <string>

@@ -2,10 +2,13 @@
 """End-to-end tests of gpuscale's stop on a signal (harness/guard/stop_signal.h), outside Slurm.
 
   mpirun_usr1:  SIGUSR1 to mpirun (which passes it to every rank) once the first rows are written: all
-                ranks stop after the same row, the file is partial and says why, exit code 4.
+                ranks stop after the same whole point, the file is partial and says why, exit code 4.
   second_signal: SIGINT twice to a single process: the second one exits at once with 4, and the file
                 still holds the rows finished before it.
+  term_each_rank: SIGTERM to each rank separately (as scancel sends it), at different moments: every
+                rank stops after the same whole point; the file holds only whole points, exit code 4.
 """
+import json
 import os
 import select
 import signal
@@ -47,8 +50,39 @@ def case_mpirun_usr1():
         fail(f"expected one 'SIGUSR1 received' line (rank 0 only), got {lines}")
     if "interrupted by SIGUSR1 after" not in err or f"results: {path}" not in out:
         fail(f"the run does not say it was interrupted and where the results are:\n{out}\n{err}")
-    rows, total = e2e_common.check_interrupted(load_valid(path), "interrupted by SIGUSR1")
+    doc = load_valid(path)
+    rows, total = e2e_common.check_interrupted(doc, "interrupted by SIGUSR1")
+    whole_points(doc)
     print(f"ok: stopped after {rows} of {total} rows")
+
+
+def whole_points(doc):
+    """Every point in the file has a row at every GPU count of the plan (the stream plan measures each
+    point at every count): a stop never leaves a point cut between its counts."""
+    counts = {}
+    for r in doc["results"]:
+        counts.setdefault((r["benchmark"], json.dumps(r["params"], sort_keys=True)), []).append(r["gpu_count"])
+    cut = {k: v for k, v in counts.items() if sorted(v) != sorted(doc["plan"]["gpu_counts"])}
+    if cut:
+        fail(f"points cut short in the file: {cut}")
+    return len(counts)
+
+
+def case_term_each_rank():
+    path = os.path.join(ARGS.workdir, "term_each.json")
+    p = start([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale] + LONG_PLAN + ["-o", path], path)
+    pids = [r["pid"] for r in e2e_common.read_progress(path)["ranks"]]
+    # Rank 1 first, rank 0 a moment later (scancel signals every task; they arrive when they arrive).
+    for pid in reversed(pids):
+        os.kill(pid, signal.SIGTERM)
+        time.sleep(0.4)
+    out, err = p.communicate(timeout=180)
+    if p.returncode != 4:
+        fail(f"exit {p.returncode}, expected 4\n{out}\n{err}")
+    doc = load_valid(path)
+    rows, total = e2e_common.check_interrupted(doc, "interrupted by SIGTERM")
+    points = whole_points(doc)
+    print(f"ok: stopped after {rows} of {total} rows, {points} whole points")
 
 
 def case_second_signal():
@@ -112,7 +146,8 @@ def parse():
 
 
 def main():
-    cases = {"mpirun_usr1": (case_mpirun_usr1, {}), "second_signal": (case_second_signal, {})}
+    cases = {"mpirun_usr1": (case_mpirun_usr1, {}), "second_signal": (case_second_signal, {}),
+             "term_each_rank": (case_term_each_rank, {})}
     common = {"TIMEOUT": 180, "LABELS": "e2e;cpu;faults", **e2e_common.CORES}
     e2e_common.run_case("e2e_signal_", common, cases, parse)
 
