@@ -231,6 +231,40 @@ def case_hostile_env():
     print(f"ok: results/{made[0]}; no secret recorded")
 
 
+def case_hostile_resume():
+    """--resume of a file whose planned points the CLI could never have made: one line naming the file
+    and the point, exit 2, no signal (a GEMM of m = 0 once died of SIGFPE)."""
+    base = out_path("hostile_base.json")
+    p = run([ARGS.gpuscale, "run", "--backend", "cpu", "--quick", "--benchmarks", "all_reduce,gemm", "--threads", "1",
+             "-o", base])
+    if p.returncode != 0:
+        fail(f"base run: exit {p.returncode}: {p.stderr}")
+    with open(base) as f:
+        doc = json.load(f)
+    points = doc["plan"]["point_list"]
+    ar = next(i for i, q in enumerate(points) if q["benchmark"] == "all_reduce")
+    gm = next(i for i, q in enumerate(points) if q["benchmark"] == "gemm")
+    for i, key, value, needle in [(ar, "op", "xor", "parameter 'op'"), (gm, "m", 0, "parameter 'm'"),
+                                  (ar, "size_bytes", -5, "parameter 'size_bytes'"),
+                                  (gm, "layout", "XY", "parameter 'layout'"), (ar, "size_bytes", None, "is missing"),
+                                  (ar, "root", 4294967297, "parameter 'root'")]:
+        bad = json.loads(json.dumps(doc))
+        old = json.dumps(bad["plan"]["point_list"][i]["params"], sort_keys=True)
+        if value is None:
+            del bad["plan"]["point_list"][i]["params"][key]
+        else:
+            bad["plan"]["point_list"][i]["params"][key] = value
+        bad["results"] = [r for r in bad["results"] if json.dumps(r["params"], sort_keys=True) != old]
+        path = out_path("hostile_resume.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        r = run([ARGS.gpuscale, "run", "--resume", path])
+        lines = [l for l in r.stderr.splitlines() if l.startswith("gpuscale:") and "backend" not in l]
+        if r.returncode != 2 or len(lines) != 1 or needle not in lines[0] or path not in lines[0]:
+            fail(f"{key}={value!r}: exit {r.returncode}, lines {lines}; expected one naming {path} and {needle!r}")
+        print(f"ok: {lines[0]}")
+
+
 def case_wrong_result():
     path = out_path("wrong.json")
     fault = "wrong:stream.triad,wrong:all_reduce,wrong:dp-step"
@@ -380,6 +414,7 @@ def main():
         "singleton": (case_singleton, cores),
         "wrong_result": (case_wrong_result, cores),
         "hostile_env": (case_hostile_env, cores),
+        "hostile_resume": (case_hostile_resume, cores),
         "failed_benchmark": (case_failed_benchmark, cores),
         "bad_input": (case_bad_input, {}),
         "list_version": (case_list_version, {}),
