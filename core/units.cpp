@@ -106,6 +106,14 @@ std::vector<std::uint64_t> size_sweep(std::uint64_t min_bytes, std::uint64_t max
     throw Error(fmt::format("invalid size range: minimum {} is above maximum {}", format_size(min_bytes),
                             format_size(max_bytes)));
   if (factor <= 1 && step == 0) throw Error("invalid size sweep: the step factor must be at least 2 (or give a step)");
+  // A sweep of more sizes than any plan can measure is refused before it is made (-b 8 -e 1G -i 1 would
+  // be 10^9 sizes and gigabytes of plan); a factor of 2 or more makes at most 64.
+  constexpr std::uint64_t kMaxSweepSizes = 100000;
+  if (step > 0 && (max_bytes - min_bytes) / step >= kMaxSweepSizes)
+    throw Error(fmt::format("the size sweep from {} to {} in steps of {} has {} sizes; the limit is {}: use a larger "
+                            "-i/--stepbytes, or -f/--stepfactor",
+                            format_size(min_bytes), format_size(max_bytes), format_size(step),
+                            (max_bytes - min_bytes) / step + 1, kMaxSweepSizes));
   std::vector<std::uint64_t> out;
   for (std::uint64_t s = min_bytes; s <= max_bytes;) {
     out.push_back(s);

@@ -173,6 +173,19 @@ TEST(FormatSize, RoundTripsThroughParseSize) {
   }
 }
 
+TEST(SizeSweep, ASweepOfTooManySizesIsRefusedBeforeItIsMade) {
+  EXPECT_EQ(size_sweep(1, 100000, 0, 1).size(), 100000u);  // the limit itself
+  try {
+    size_sweep(8, 1ULL << 30, 0, 1);  // -b 8 -e 1G -i 1
+    ADD_FAILURE() << "10^9 sizes were made";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has 1073741817 sizes; the limit is 100000"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(size_sweep(1, 100001, 0, 1), Error);
+  EXPECT_THROW(size_sweep(1, UINT64_MAX, 0, 1), Error);
+  EXPECT_LE(size_sweep(1, UINT64_MAX, 2, 0).size(), 64u);
+}
+
 TEST(SizeSweep, MultipliesByTheFactor) {
   EXPECT_EQ(size_sweep(1024, 65536, 4, 0), (std::vector<u64>{1024, 4096, 16384, 65536}));
   EXPECT_EQ(size_sweep(1024, 100000, 2, 0), (std::vector<u64>{1024, 2048, 4096, 8192, 16384, 32768, 65536}));
