@@ -12,7 +12,8 @@ double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  // Halves first: the midpoint of two finite values is finite (DBL_MAX and DBL_MAX included).
+  return n % 2 ? v[n / 2] : 0.5 * v[n / 2 - 1] + 0.5 * v[n / 2];
 }
 
 RepStats compute_stats(std::vector<double> v) {
@@ -22,10 +23,22 @@ RepStats compute_stats(std::vector<double> v) {
   auto [lo, hi] = std::minmax_element(v.begin(), v.end());
   s.min = *lo;
   s.max = *hi;
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(s.n);
+  // Values beyond 1e150 (a file may hold values near DBL_MAX) are scaled by the largest magnitude, so
+  // neither the sum nor the squares overflow: the statistics of finite values stay finite. Below it the
+  // plain sums cannot overflow and keep their exact rounding.
+  const double scale = std::max(std::fabs(s.min), std::fabs(s.max));
+  const double unit = std::isfinite(scale) && scale > 1e150 ? scale : 1.0;
+  const double n = static_cast<double>(s.n);
+  double mean = 0;
+  if (unit == 1.0) {
+    mean = std::accumulate(v.begin(), v.end(), 0.0) / n;
+  } else {
+    for (double x : v) mean += (x / unit) / n;
+  }
   double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.stddev = s.n > 1 ? std::sqrt(ss / static_cast<double>(s.n - 1)) : 0.0;
+  for (double x : v) ss += (x / unit - mean) * (x / unit - mean);
+  s.mean = mean * unit;
+  s.stddev = s.n > 1 ? std::sqrt(ss / (n - 1)) * unit : 0.0;
   s.median = median_of(std::move(v));
   return s;
 }

@@ -18,6 +18,7 @@
 #include "world/agree.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
+#include "harness/plan_points.h"
 #include "harness/progress.h"
 #include "harness/registry.h"
 #include "harness/guard/result_keeper.h"
@@ -38,34 +39,6 @@ namespace gpuscale {
 namespace {
 
 using Clock = std::chrono::system_clock;
-
-// Rank 0 plans; every rank receives the same plan (points and seed).
-nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& world) {
-  const auto benches = registry().select(opts.benchmarks, backend.name(), &backend.device());
-  PlanContext ctx{opts, backend.device(), backend.name(), world.size(), backend.collective_transports()};
-  nlohmann::json plan = {{"points", nlohmann::json::array()}};
-  // A cap on the plan, counted in full but kept no further than the cap (one benchmark's cases at a time).
-  constexpr std::size_t kMaxPlanPoints = 100000;
-  std::size_t total = 0;
-  for (const Benchmark* b : benches) {
-    auto cases = b->cases(ctx);
-    total += cases.size();
-    if (total > kMaxPlanPoints) continue;
-    for (auto& p : cases) {
-      plan["points"].push_back({{"benchmark", b->key()}, {"params", std::move(p)}});
-      if (b->info().whole_job) plan["points"].back()["whole_job"] = true;  // one row, at the full size (resume reads it)
-    }
-  }
-  if (total > kMaxPlanPoints)
-    throw Error(fmt::format("the plan has {} points; the limit is {}: use a larger -i or -f, or fewer --benchmarks, "
-                            "--dtypes, --ops", total, kMaxPlanPoints));
-  if (plan["points"].empty())
-    throw Error("nothing to measure: the selected benchmarks have no point for these options (see gpuscale list)");
-  // 53 bits: exact in every JSON reader (JavaScript and Python floats included).
-  std::random_device rd;
-  plan["seed"] = opts.seed ? *opts.seed : ((std::uint64_t{rd()} << 32) ^ rd()) & ((1ULL << 53) - 1);
-  return plan;
-}
 
 // A run's identity: 64 random bits in hex.
 std::string new_run_id() {
