@@ -50,6 +50,16 @@ void check_output_path(const fs::path& path) {
   if (fs::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
     throw Error(fmt::format("cannot write results to '{}': the file is not writable ({})", path.string(),
                             std::strerror(errno)));
+  // access() says yes to root everywhere, and /sys or a read-only mount still refuse a new file: make
+  // (and remove) the temporary file the writes will make, so the refusal comes now, exit 2, not after
+  // the measurements.
+  std::string probe = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw Error(fmt::format("cannot write results to '{}': cannot create a file in '{}' ({})", path.string(),
+                            dir.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text, bool replace) {

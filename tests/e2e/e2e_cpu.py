@@ -327,6 +327,8 @@ def case_bad_input():
         (["run", "--quick", "--transports", "nccl"], "the cpu backend's collectives run over MPI only"),
         (["run", "--benchmarks", "all_reduce", "-b", "1T", "-e", "1T"], "does not fit"),
         (["run", "--benchmarks", "dp-step", "--dp-width", "2000000", "--dp-batch", "2000000"], "bytes per rank"),
+        # A directory that takes no new file although access() says it may (root, /sys): exit 2 at once.
+        (["run", "--quick", "--benchmarks", "stream.triad", "-o", "/sys/x.json"], "cannot create a file in '/sys'"),
         # A sweep or a plan of more points than can be measured: refused before it is made.
         (["run", "--benchmarks", "all_reduce", "-b", "8", "-e", "1G", "-i", "1"], "has 1073741817 sizes; the limit is 100000"),
         (["run", "--benchmarks", "all_reduce", "-b", "1", "-e", "60000", "-i", "1"], "the plan has 120000 points; the limit is 100000"),
