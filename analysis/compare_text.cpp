@@ -53,8 +53,9 @@ std::string noise_cell(const NoiseBand& n) {
 constexpr std::size_t kVal = 9, kRatio = 6, kRange = 13, kVerdict = 12;
 
 std::string narrow_rows(const std::vector<const ComparedRow*>& rows, std::size_t width) {
-  const std::size_t fixed = 1 + kVal + 1 + kVal + 1 + kRatio + 1 + kRange + 2 + kVerdict;
-  const std::size_t label_w = width > fixed + 2 + 8 ? width - fixed - 2 : 8;
+  // "  label A B B/A range  verdict": 2 + label + 1 + 9 + 1 + 9 + 1 + 6 + 1 + 13 + 2 + 12 columns.
+  const std::size_t fixed = 2 + 1 + kVal + 1 + kVal + 1 + kRatio + 1 + kRange + 2 + kVerdict;
+  const std::size_t label_w = width > fixed + 6 ? width - fixed : 6;
   auto line = [&](const std::string& label, const std::string& a, const std::string& b, const std::string& ratio,
                   const std::string& range, const std::string& verdict) {
     return "  " + pad_right(label, label_w) + " " + pad_left(a, kVal) + " " + pad_left(b, kVal) + " " +

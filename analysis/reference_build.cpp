@@ -1,5 +1,7 @@
 // gpuscale reference: a reference file from one or more known-good runs (reference.h states the rule).
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <map>
 
 #include <fmt/format.h>
@@ -50,14 +52,21 @@ nlohmann::json make_reference(const std::vector<const LoadedResult*>& runs, cons
     }
     const double value = median_of(s.values);
     const auto [lo, hi] = std::minmax_element(s.values.begin(), s.values.end());
-    const double lower = std::min(1.0, std::max(opts.lower, (value - *lo) / value));
+    // Rounded so that check's bound, value x (1 - lower), never lands above a run's value by an ulp.
+    double lower = std::min(1.0, std::max(opts.lower, (value - *lo) / value));
+    while (lower < 1 && value * (1 - lower) > *lo) lower = std::nextafter(lower, 2.0);
+    std::optional<double> upper;
+    if (opts.upper) {
+      upper = std::max(*opts.upper, (*hi - value) / value);
+      while (value * (1 + *upper) < *hi) upper = std::nextafter(*upper, 2.0 * *upper + 1);
+    }
     const auto& r = *s.first;
     nlohmann::json e = {{"benchmark", r.benchmark},
                         {"params", r.params},
                         {"gpu_count", r.gpu_count},
                         {"value", value},
                         {"lower", lower},
-                        {"upper", opts.upper ? nlohmann::json(std::max(*opts.upper, (*hi - value) / value)) : nlohmann::json(nullptr)},
+                        {"upper", upper ? nlohmann::json(*upper) : nlohmann::json(nullptr)},
                         {"unit", r.unit}};
     if (runs.size() > 1)
       e["comment"] = fmt::format("median of {} run(s): min {:.4g}, max {:.4g}", s.values.size(), *lo, *hi);
