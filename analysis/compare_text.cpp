@@ -118,7 +118,7 @@ std::string format_comparison(const Comparison& c, const CompareView& view) {
                                     : "same device models: rows are judged on absolute values",
                     width);
   out += wrap_words(fmt::format("threshold {:.1f}%; B/A range: where the repetitions (min..max, a confidence interval of each "
-                                "median) let B/A lie; REGRESSION when all of it is worse than the threshold, inconclusive "
+                                "median) let B/A lie; a regression when all of it is worse than the threshold, inconclusive "
                                 "when it crosses the threshold (docs/analysis.md){}",
                                 c.threshold * 100, view.only_changes ? "; only changed rows shown (--only-changes)" : ""),
                     width);
