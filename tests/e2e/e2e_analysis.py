@@ -248,7 +248,9 @@ def expected_regressions(a, b, threshold=0.05):
 def table_lines(text):
     """The row lines of compare's narrow table (after the column header, before the summary)."""
     lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.lstrip().startswith("point @ GPUs"))
+    start = next((i for i, l in enumerate(lines) if l.lstrip().startswith("point @ GPUs")), None)
+    if start is None:  # no row shown
+        return []
     end = max(i for i, l in enumerate(lines) if " matched:" in l)
     return [l for l in lines[start + 1:end] if l.strip()]
 
@@ -285,7 +287,27 @@ def compare_codes(path, expect_lowered_code):
     failures = sum(int(s.get("failures")) for s in suites.iter("testsuite"))
     if failures != len(want):
         fail(f"JUnit has {failures} failures, expected {len(want)}")
+    expect_only_changes(path, low, want)
     return len(want)
+
+
+def expect_only_changes(a, b, want):
+    """compare --only-changes of B against A, where B is A made worse: exactly the rows of `want`, all
+    REGRESSION (row lines carry B/A with 3 decimals; group headings and long point names do not)."""
+    p = gs("compare", a, b, "--only-changes")
+    expect_code(p, 1 if want else 0, "compare --only-changes")
+    expect_width(p, 80, "compare --only-changes")
+    figures = [l for l in table_lines(p.stdout) if re.search(r"\s\d+\.\d{3}\s", l)]
+    if len(figures) != len(want) or any("REGRESSION" not in l for l in figures):
+        fail(f"--only-changes shows other rows than the {len(want)} regression(s): {p.stdout}")
+    if not want and "no regression, improvement or problem" not in p.stdout:
+        fail(f"--only-changes without changes: {p.stdout}")
+    for verdict in ("same", "inconclusive", "n/a"):
+        if any(l.rstrip().endswith(verdict) for l in table_lines(p.stdout)):
+            fail(f"--only-changes shows a row that is {verdict}")
+    full = gs("compare", a, b)
+    if p.stdout.split(" matched:")[1] != full.stdout.split(" matched:")[1]:
+        fail("--only-changes changed the summary line")
 
 
 def case_compare_codes():
@@ -423,20 +445,7 @@ def case_back_to_back():
     if "improvement" in p.stdout.split(" matched:")[0].split("point @ GPUs")[1]:
         fail("a 20% worse copy shows an improvement")
     # --only-changes: just the regressions (and problems); the summary still counts every verdict.
-    only = gs("compare", b, worse, "--only-changes")
-    expect_code(only, 1 if want else 0, "compare --only-changes")
-    expect_width(only, 80, "compare --only-changes")
-    shown = [l for l in table_lines(only.stdout) if not l.startswith("    ")] if want else []
-    figures = [l for l in shown if re.search(r"\d\.\d{3}\s", l)]
-    if want and (len(figures) != len(want) or any("REGRESSION" not in l for l in figures)):
-        fail(f"--only-changes shows other rows than the {len(want)} regression(s): {only.stdout}")
-    if not want and "no regression, improvement or problem" not in only.stdout:
-        fail(f"--only-changes without changes: {only.stdout}")
-    for verdict in ("same", "inconclusive", "n/a"):
-        if any(l.rstrip().endswith(verdict) for l in table_lines(only.stdout) if want):
-            fail(f"--only-changes shows a row that is {verdict}")
-    if only.stdout.split(" matched:")[1] != p.stdout.split(" matched:")[1]:
-        fail("--only-changes changed the summary line")
+    expect_only_changes(b, worse, want)
     wide = gs("compare", b, worse, "--wide")
     if max(len(l) for l in wide.stdout.splitlines()) <= 80 or "A %peak" not in wide.stdout:
         fail("--wide does not show the wide table")
