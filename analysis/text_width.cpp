@@ -64,13 +64,15 @@ std::string wrap_words(std::string_view text, std::size_t width, std::string_vie
     used = ind;
   };
   bool fresh = true;  // nothing but the indent on the line yet
+  // Each step scans at most a line's worth of a word: a huge word (a hostile file's string) is linear.
   for (auto w : words) {
     for (;;) {
-      const std::size_t need = display_width(w) + (fresh ? 0 : 1);
-      if (used + need <= width) {
+      const std::size_t sep = fresh ? 0 : 1;
+      const std::size_t room = used + sep < width ? width - used - sep : 0;
+      if (prefix_bytes(w, room) == w.size()) {  // fits on this line
         if (!fresh) line += ' ';
         line += w;
-        used += need;
+        used += sep + display_width(w);
         fresh = false;
         break;
       }
