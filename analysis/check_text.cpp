@@ -17,7 +17,7 @@ namespace {
 // One number format per column: 4 significant digits.
 std::string figure(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "inf"; }
 
-constexpr std::size_t kStatus = 4, kVal = 9, kRange = 19;
+constexpr std::size_t kStatus = 4, kVal = 9, kRange = 20;  // the widest figure(): 9 characters
 
 }  // namespace
 
@@ -36,7 +36,7 @@ std::string format_check(const CheckOutcome& c, std::size_t width) {
     std::string l = "  " + pad_right(status, kStatus) + " " + pad_right(label, label_w) + " " + pad_left(value, kVal) + " " +
                     pad_left(range, kRange) + " " + pad_left(ref, kVal);
     while (!l.empty() && l.back() == ' ') l.pop_back();
-    return l + "\n";
+    return display_width(l) <= width ? l + "\n" : wrap_words(l, width, "       ");  // never wider, should a figure be
   };
   if (!c.checked.empty()) out += line("", "point @ GPUs", "value", "passes in", "reference");
   std::string group;

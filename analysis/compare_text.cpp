@@ -20,9 +20,15 @@ std::string join(const std::vector<std::string>& v) {
   return out.empty() ? "-" : out;
 }
 
-// One number format per column: values 4 significant digits, B/A 3 decimals, its range 3 decimals.
+// One number format per column: values 4 significant digits; B/A and its range 3 decimals below 100,
+// whole numbers up to a million, then 1e+06 style (at most 6 characters: the columns never overflow).
 std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
-std::string bound(double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : "inf"; }
+std::string bound(double x) {
+  if (!std::isfinite(x)) return "inf";
+  if (x < 99.9995) return fmt::format("{:.3f}", x);
+  if (x < 999999.5) return fmt::format("{:.0f}", x);
+  return fmt::format("{:.0e}", x);
+}
 
 std::optional<double> shown_value(const ComparedRow& r, const ResultRow& row) {
   if (row.status != RowStatus::ok) return std::nullopt;
@@ -73,12 +79,17 @@ std::string narrow_rows(const std::vector<const ComparedRow*>& rows, std::size_t
       out += wrap_words(label, width - 2, "    ").insert(0, "  ");
       label.clear();
     }
-    std::string text = line(label, value_cell(*r, *r->a), value_cell(*r, *r->b), r->ratio ? fmt::format("{:.3f}", *r->ratio) : "-",
+    std::string text = line(label, value_cell(*r, *r->a), value_cell(*r, *r->b), r->ratio ? bound(*r->ratio) : "-",
                             range_cell(*r), std::string(verdict_name(r->verdict)));
     const std::string note = r->note.empty() ? "" : "(" + term_text(r->note) + ")";
     if (!note.empty() && display_width(text) + 1 + display_width(note) <= width) text += " " + note;
     else if (!note.empty()) text += "\n" + wrap_words(note, width - 4, "    ").insert(0, "    ");
     if (text.back() == '\n') text.pop_back();
+    // Columns sized for every figure bound() writes; should a line still overflow, it wraps.
+    if (text.find('\n') == std::string::npos && display_width(text) > width) {
+      text = wrap_words(text, width, "    ");
+      text.pop_back();
+    }
     out += text + "\n";
   }
   return out;
@@ -98,7 +109,7 @@ std::string wide_rows(const std::vector<const ComparedRow*>& rows) {
     if (!r->note.empty()) verdict += " (" + term_text(r->note) + ")";
     out += fmt::format(fmt::runtime(line), term_text(r->a->benchmark), point_label(*r->a), value_cell(*r, *r->a),
                        value_cell(*r, *r->b), r->on_fraction_of_peak ? "fraction" : term_text(r->a->unit),
-                       r->ratio ? fmt::format("{:.3f}", *r->ratio) : "-", range_cell(*r), r->on_fraction_of_peak ? "peak" : "value",
+                       r->ratio ? bound(*r->ratio) : "-", range_cell(*r), r->on_fraction_of_peak ? "peak" : "value",
                        percent_text(r->a->fraction_of_peak), percent_text(r->b->fraction_of_peak), noise_cell(r->noise_a),
                        noise_cell(r->noise_b), verdict);
   }

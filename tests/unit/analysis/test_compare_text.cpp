@@ -2,6 +2,7 @@
 // CLI), --wide one line per row, --only-changes only changed rows, wrapping that loses no word.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "analysis/compare.h"
@@ -68,8 +69,9 @@ Comparison sample(std::mt19937_64& gen, std::vector<LoadedResult>& keep) {
     if (i % 5 == 0) p["a_very_long_parameter_name_" + random_word(gen, 30)] = random_word(gen, 40);
     const std::string bench = i % 7 == 0 ? "collective." + random_word(gen, 60) : "all_reduce";
     const double x = v(gen);
-    a.push_back(row_json(bench, "collective", p, 2, {x}, i % 3 ? "GB/s" : "us", spread(gen)));
-    b.push_back(row_json(bench, "collective", p, 2, {x * f(gen)}, i % 11 ? (i % 3 ? "GB/s" : "us") : "TFLOP/s", spread(gen)));
+    a.push_back(row_json(bench, "collective", p, 2, {x}, i % 3 ? "GB/s" : "us", i % 8 == 3 ? 0.999 : spread(gen)));
+    const double extreme = i % 8 == 1 ? 1e7 : i % 8 == 2 ? 1e-7 : 1;  // ratios and ranges of every size
+    b.push_back(row_json(bench, "collective", p, 2, {x * f(gen) * extreme}, i % 11 ? (i % 3 ? "GB/s" : "us") : "TFLOP/s", spread(gen)));
     if (i % 9 == 0) b.back()["status"] = "invalid", b.back()["errors"] = {random_word(gen, 200)};
     if (i % 13 == 0) b.back()["aggregate"] = nullptr;
   }
@@ -127,12 +129,13 @@ TEST(CompareText, OnlyChangesShowsChangedRowsAndCountsAll) {
 TEST(CheckText, FitsTheWidth) {
   std::mt19937_64 gen(21);
   std::uniform_real_distribution<double> v(0.001, 1e6);
+  std::uniform_int_distribution<int> exponent(-9, 12);
   std::vector<nlohmann::json> rows, entries;
   for (int i = 0; i < 30; ++i) {
     nlohmann::json p = {{"dtype", "fp64"}, {"n", i}};
     if (i % 4 == 0) p["long_" + random_word(gen, 50)] = random_word(gen, 50);
     const std::string bench = i % 6 == 0 ? "stream." + random_word(gen, 70) : "stream.triad";
-    rows.push_back(row_json(bench, "independent", p, 2, {v(gen), v(gen)}));
+    rows.push_back(row_json(bench, "independent", p, 2, {v(gen) * std::pow(10.0, exponent(gen)), v(gen)}));
     if (i % 5 == 0) rows.back()["status"] = "failed", rows.back()["aggregate"] = nullptr, rows.back()["errors"] = {random_word(gen, 150)};
   }
   const auto run = loaded(rows, "Test GPU", "/runs/" + random_word(gen, 100) + ".json");
