@@ -1,32 +1,14 @@
 #include "analysis/compare.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
 #include "analysis/row_text.h"
 
 namespace gpuscale {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? "-" : out;
-}
-
-// The relative change noise alone can explain, in the worse (or better) direction.
-double worse_noise(Better dir, const NoiseBand& a, const NoiseBand& b) {
-  if (dir == Better::higher) return 1 - (1 - std::min(a.down, 1.0)) / (1 + b.up);
-  return b.down >= 1 ? kInf : (1 + a.up) / (1 - b.down) - 1;
-}
-double better_noise(Better dir, const NoiseBand& a, const NoiseBand& b) { return worse_noise(dir == Better::higher ? Better::lower : Better::higher, a, b); }
 
 void judge(ComparedRow& c, Better dir, double threshold) {
   const ResultRow& a = *c.a;
@@ -52,19 +34,18 @@ void judge(ComparedRow& c, Better dir, double threshold) {
     c.note = fmt::format("unit {} has no known better direction", a.unit);
     return;
   }
+  // A row without a value (a collective at 1 GPU has its time but no bandwidth) is not compared.
   std::optional<double> va = a.aggregate, vb = b.aggregate;
   if (c.on_fraction_of_peak) va = a.fraction_of_peak, vb = b.fraction_of_peak;
-  if (!va || !vb || !(*va > 0)) {
+  if (!va || !(*va > 0) || !vb || !(*vb > 0)) {
     c.verdict = Verdict::not_comparable;
-    c.note = "no positive value in A";
-    if (va && *va > 0) c.note = "no value in B";
+    c.note = !va || !(*va > 0) ? "no value in A" : "no value in B";
     return;
   }
   c.ratio = *vb / *va;
-  const double change = dir == Better::higher ? 1 - *c.ratio : *c.ratio - 1;  // > 0: worse
-  if (change > threshold && change > worse_noise(dir, c.noise_a, c.noise_b)) c.verdict = Verdict::regression;
-  else if (-change > threshold && -change > better_noise(dir, c.noise_a, c.noise_b)) c.verdict = Verdict::better;
-  else c.verdict = Verdict::same;
+  c.change = change_of(dir, *va, *vb, c.noise_a, c.noise_b);
+  c.verdict = verdict_of_change(*c.change, threshold);
+  if (c.verdict == Verdict::inconclusive && !c.change->noise_known) c.note = "no noise estimate: < 2 repetitions";
 }
 
 }  // namespace
@@ -72,14 +53,25 @@ void judge(ComparedRow& c, Better dir, double threshold) {
 std::string_view verdict_name(Verdict v) {
   switch (v) {
     case Verdict::same: return "same";
-    case Verdict::better: return "better";
+    case Verdict::improvement: return "improvement";
     case Verdict::regression: return "REGRESSION";
+    case Verdict::inconclusive: return "inconclusive";
     case Verdict::problem: return "PROBLEM";
     case Verdict::skipped: return "skipped";
     case Verdict::not_comparable: return "n/a";
   }
   return "?";
 }
+
+Verdict verdict_of_change(const Change& c, double threshold) {
+  if (!c.noise_known) return Verdict::inconclusive;
+  if (c.hi < 1 - threshold) return Verdict::regression;
+  if (c.lo > 1 + threshold) return Verdict::improvement;
+  if (c.lo >= 1 - threshold && c.hi <= 1 + threshold) return Verdict::same;
+  return Verdict::inconclusive;
+}
+
+bool is_change(Verdict v) { return v == Verdict::regression || v == Verdict::improvement || v == Verdict::problem; }
 
 std::size_t Comparison::count(Verdict v) const {
   return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [&](const auto& r) { return r.verdict == v; }));
@@ -124,48 +116,15 @@ Comparison compare_results(const LoadedResult& a, const LoadedResult& b, double 
   return c;
 }
 
-std::string format_comparison(const Comparison& c) {
-  std::string out = fmt::format("A: {} (cluster {}, {})\nB: {} (cluster {}, {})\n", term_text(c.file_a),
-                                term_text(c.cluster_a), term_text(join(c.models_a)), term_text(c.file_b),
-                                term_text(c.cluster_b), term_text(join(c.models_b)));
-  out += c.models_differ ? "device models differ: rows with a known peak are judged on fraction of peak (basis 'peak'), "
-                           "the others on absolute values\n"
-                         : "same device models: rows are judged on absolute values\n";
-  out += fmt::format("regression: B worse than A by more than {:.1f}% and by more than the noise of both "
-                     "(repetition spread; docs/analysis.md)\n\n",
-                     c.threshold * 100);
-  std::size_t wb = 9, wp = 5;
-  for (const auto& r : c.rows) {
-    wb = std::max(wb, term_text(r.a->benchmark).size());
-    wp = std::max(wp, term_text(params_label(r.a->params, false)).size());
-  }
-  const auto line = fmt::format("{{:<{}}} {{:<{}}} {{:>5}} {{:>11}} {{:>11}} {{:>7}} {{:>5}} {{:>8}} {{:>8}} {{:>7}}  {{}}\n", wb, wp);
-  out += fmt::format(fmt::runtime(line), "benchmark", "point", "GPUs", "A", "B", "B/A", "basis", "A %peak", "B %peak",
-                     "noise", "verdict");
-  for (const auto& r : c.rows) {
-    const Better dir = unit_direction(r.a->unit);
-    const double noise = dir == Better::unknown ? 0 : worse_noise(dir, r.noise_a, r.noise_b);
-    std::string verdict(verdict_name(r.verdict));
-    if (!r.note.empty()) verdict += " (" + term_text(r.note) + ")";
-    out += fmt::format(fmt::runtime(line), term_text(r.a->benchmark), term_text(params_label(r.a->params, false)),
-                       r.a->gpu_count, value_text(*r.a), value_text(*r.b),
-                       r.ratio ? fmt::format("{:.3f}", *r.ratio) : "-", r.on_fraction_of_peak ? "peak" : "value",
-                       percent_text(r.a->fraction_of_peak), percent_text(r.b->fraction_of_peak),
-                       std::isfinite(noise) ? fmt::format("{:.1f}%", noise * 100) : "inf", verdict);
-  }
-  auto list_only = [&](const char* which, const std::vector<const ResultRow*>& rows) {
-    if (rows.empty()) return;
-    out += fmt::format("\n{} row(s) only in {} (not compared):\n", rows.size(), which);
-    for (const ResultRow* r : rows) out += "  " + term_text(r->benchmark + " " + point_at(*r)) + "\n";
-  };
-  list_only("A", c.only_a);
-  list_only("B", c.only_b);
-  out += fmt::format("\n{} matched: {} same, {} better, {} regression(s), {} problem(s) (invalid or failed), {} skipped, "
-                     "{} not comparable; {} only in A, {} only in B\n",
-                     c.rows.size(), c.count(Verdict::same), c.count(Verdict::better), c.count(Verdict::regression),
-                     c.count(Verdict::problem), c.count(Verdict::skipped), c.count(Verdict::not_comparable),
-                     c.only_a.size(), c.only_b.size());
-  return out;
+std::string verdict_summary(const Comparison& c) {
+  std::string out = fmt::format("{} matched:", c.rows.size());
+  const std::pair<Verdict, const char*> order[] = {
+      {Verdict::regression, "regression"}, {Verdict::improvement, "improvement"}, {Verdict::same, "same"},
+      {Verdict::inconclusive, "inconclusive"}, {Verdict::problem, "problem"},     {Verdict::skipped, "skipped"},
+      {Verdict::not_comparable, "not comparable"}};
+  for (std::size_t i = 0; i < std::size(order); ++i)
+    out += fmt::format("{} {} {}", i ? "," : "", c.count(order[i].first), order[i].second);
+  return out + fmt::format("; {} only in A, {} only in B", c.only_a.size(), c.only_b.size());
 }
 
 JUnitSuite comparison_suite(const Comparison& c) {
@@ -176,8 +135,9 @@ JUnitSuite comparison_suite(const Comparison& c) {
     jc.skipped = r.verdict == Verdict::skipped || r.verdict == Verdict::not_comparable;
     if (jc.failed || jc.skipped)
       jc.message = r.verdict == Verdict::regression
-                       ? fmt::format("B/A = {:.3f} ({} {} -> {})", *r.ratio, r.on_fraction_of_peak ? "fraction of peak" : "value",
-                                     value_text(*r.a), value_text(*r.b))
+                       ? fmt::format("B/A = {:.3f} ({} {} -> {}); goodness interval [{:.3f}, {:.3f}]", *r.ratio,
+                                     r.on_fraction_of_peak ? "fraction of peak" : "value", value_text(*r.a),
+                                     value_text(*r.b), r.change->lo, r.change->hi)
                        : fmt::format("{}: {}", verdict_name(r.verdict), r.note);
     s.cases.push_back(std::move(jc));
   }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/text_width.h"
 #include "core/error.h"
 #include "core/host_name.h"
 
@@ -50,10 +51,12 @@ OutlierCheck check_outliers(const LoadedResult& run, const FleetView& view) {
   return c;
 }
 
-std::string format_outlier_check(const OutlierCheck& c) {
-  std::string out = fmt::format("outliers in {} (--fail-on-outliers): {}\n", term_text(c.file),
-                                c.failures.empty() ? "none" : std::to_string(c.failures.size()));
-  for (const auto& f : c.failures) out += "  FAIL outlier " + term_text(f) + "\n";
+std::string format_outlier_check(const OutlierCheck& c, std::size_t width) {
+  width = std::max(width, kMinWidth);
+  std::string out = wrap_words(fmt::format("outliers in {} (--fail-on-outliers): {}", term_text(c.file),
+                                           c.failures.empty() ? "none" : std::to_string(c.failures.size())),
+                               width, "  ");
+  for (const auto& f : c.failures) out += wrap_words("  FAIL outlier " + term_text(f), width, "       ");
   return out;
 }
 

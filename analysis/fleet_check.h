@@ -3,6 +3,7 @@
 // (one failure per entry of analysis.outliers) and `gpuscale report --drain-list` (the hosts of
 // analysis.outlier_hosts, for `scontrol update nodename=... state=drain`). Both refuse, with a
 // gpuscale::Error (exit 2), a file that has no outlier analysis: its silence would read as "healthy".
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@ struct OutlierCheck {
 
 // Throws gpuscale::Error when the file has no analysis.outliers.
 OutlierCheck check_outliers(const LoadedResult& run, const FleetView& view);
-std::string format_outlier_check(const OutlierCheck& c);
+// The terminal text: no line longer than width (at least kMinWidth of analysis/text_width.h).
+std::string format_outlier_check(const OutlierCheck& c, std::size_t width = 80);
 JUnitSuite outlier_suite(const OutlierCheck& c);
 
 // The hosts to drain from every file, sorted, each once. Throws gpuscale::Error when a file has no

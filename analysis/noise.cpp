@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace gpuscale {
@@ -20,7 +22,33 @@ NoiseBand noise_band(const ResultRow& row) {
   auto s = spread_of_ranks(row.ranks);
   if (!s) s = row.spread;
   if (!s) return {};
-  return {s->down, s->up};
+  return {std::max(s->down, 0.0), std::max(s->up, 0.0), s->reps};
+}
+
+double median_interval_confidence(std::size_t reps) {
+  if (reps < 2) return 0;
+  return 1 - std::ldexp(1.0, 1 - static_cast<int>(std::min<std::size_t>(reps, 1000)));
+}
+
+Change change_of(Better dir, double a, double b, const NoiseBand& na, const NoiseBand& nb) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // The lowest and highest each median may be, relative to it.
+  const double a_lo = std::max(1 - na.down, 0.0), a_hi = 1 + na.up;
+  const double b_lo = std::max(1 - nb.down, 0.0), b_hi = 1 + nb.up;
+  auto over = [&](double num, double den) { return den > 0 ? num / den : kInf; };
+  Change c;
+  c.noise_known = na.known() && nb.known();
+  if (dir == Better::higher) {
+    c.ratio = b / a;
+    c.lo = c.ratio * b_lo / a_hi;
+    c.hi = c.ratio * over(b_hi, a_lo);
+  } else {
+    c.ratio = a / b;
+    c.lo = c.ratio * a_lo / b_hi;
+    c.hi = c.ratio * over(a_hi, b_lo);
+  }
+  if (!c.noise_known) c.lo = c.hi = c.ratio;
+  return c;
 }
 
 }  // namespace gpuscale

@@ -14,7 +14,6 @@
 namespace gpuscale {
 namespace {
 
-constexpr const char* kReferenceSchema = "gpuscale.reference";
 constexpr std::uintmax_t kMaxReferenceBytes = 64ULL << 20;
 
 bool glob(const std::string& pattern, const std::string& text) { return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0; }
@@ -109,30 +108,6 @@ Reference load_reference(const std::string& path) {
   return reference_from_json(path, read_json_file(path, kMaxReferenceBytes));
 }
 
-nlohmann::json make_reference(const LoadedResult& run, const ReferenceOptions& opts) {
-  nlohmann::json entries = nlohmann::json::array();
-  for (const auto& r : run.rows) {
-    if (r.status != RowStatus::ok || !r.aggregate || !(*r.aggregate > 0)) continue;
-    entries.push_back({{"benchmark", r.benchmark},
-                       {"params", r.params},
-                       {"gpu_count", r.gpu_count},
-                       {"value", *r.aggregate},
-                       {"lower", opts.lower},
-                       {"upper", opts.upper ? nlohmann::json(*opts.upper) : nlohmann::json(nullptr)},
-                       {"unit", r.unit}});
-  }
-  const auto& doc = run.doc;
-  return {{"schema", kReferenceSchema},
-          {"schema_version", 1},
-          {"created_from",
-           {{"file", run.path},
-            {"cluster", run.cluster},
-            {"created_utc", doc.value("created_utc", nlohmann::json())},
-            {"tool", doc.value("tool", nlohmann::json())}}},
-          {"clusters", nlohmann::json::array({{{"cluster", opts.cluster.empty() ? run.cluster : opts.cluster},
-                                               {"entries", std::move(entries)}}})}};
-}
-
 bool entry_matches(const ReferenceEntry& e, const ResultRow& row) {
   if (!glob(e.benchmark, row.benchmark)) return false;
   if (e.gpu_count && *e.gpu_count != row.gpu_count) return false;
@@ -201,23 +176,6 @@ CheckOutcome check_against(const LoadedResult& run, const Reference& ref) {
   }
   for (std::size_t i = 0; i < entries.size(); ++i)
     if (!used[i]) out.unmatched.push_back(entries[i]);
-  return out;
-}
-
-std::string format_check(const CheckOutcome& c) {
-  std::string out = fmt::format("check {} (cluster {}) against reference cluster(s): ", term_text(c.file), term_text(c.cluster));
-  for (std::size_t i = 0; i < c.clusters_used.size(); ++i) out += (i ? ", " : "") + term_text(c.clusters_used[i]);
-  out += "\n\n";
-  for (const auto& r : c.checked)
-    out += fmt::format("  {:<4} {} {}: {}\n", r.pass ? "ok" : "FAIL", term_text(r.row->benchmark), term_text(point_at(*r.row)),
-                       term_text(r.message));
-  for (const ReferenceEntry* e : c.unmatched)
-    out += fmt::format("  FAIL reference {} matched no row of the run\n", term_text(e->describe()));
-  out += fmt::format("\n{} row(s) checked: {} passed, {} failed; {} reference entr{} matched no row; {} row(s) not covered "
-                     "by the reference\n",
-                     c.checked.size(), c.checked.size() - (c.failures() - c.unmatched.size()),
-                     c.failures() - c.unmatched.size(), c.unmatched.size(), c.unmatched.size() == 1 ? "y" : "ies",
-                     c.uncovered);
   return out;
 }
 

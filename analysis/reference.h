@@ -22,6 +22,8 @@
 
 namespace gpuscale {
 
+inline constexpr const char* kReferenceSchema = "gpuscale.reference";
+
 struct ReferenceEntry {
   std::string cluster;    // the cluster pattern it was listed under
   std::size_t index = 0;  // position within its cluster's entries (for messages)
@@ -44,11 +46,20 @@ Reference reference_from_json(const std::string& label, const nlohmann::json& do
 Reference load_reference(const std::string& path);
 
 struct ReferenceOptions {
-  double lower = 0.10;
-  std::optional<double> upper;  // none by default: faster is not a failure
-  std::string cluster;          // empty: the result's cluster name
+  double lower = 0.10;          // the floor of the lower tolerance
+  std::optional<double> upper;  // the floor of the upper one; none by default: faster is not a failure
+  std::string cluster;          // empty: the runs' cluster name (they must agree)
 };
-// A reference from a known-good run: one exact entry per ok row with a positive value.
+// A reference from known-good runs (analysis/reference_build.cpp): one exact entry per row that every
+// run holding it measured ok with a positive value (a row without a value, e.g. a collective at 1 GPU,
+// never enters). Over the k runs' values v_i of a row:
+//   value = median(v_i)
+//   lower = max(opts.lower, (value - min v_i) / value)      (at most 1)
+//   upper = max(*opts.upper, (max v_i - value) / value)     (null when opts.upper is)
+// so one run gives value v with the floors as tolerances, and several runs widen a tolerance to cover
+// every run where they spread wider. Throws gpuscale::Error when the runs' clusters differ and
+// opts.cluster is empty.
+nlohmann::json make_reference(const std::vector<const LoadedResult*>& runs, const ReferenceOptions& opts);
 nlohmann::json make_reference(const LoadedResult& run, const ReferenceOptions& opts);
 
 bool entry_matches(const ReferenceEntry& e, const ResultRow& row);
@@ -71,7 +82,8 @@ struct CheckOutcome {
 
 // Throws gpuscale::Error when the reference holds no cluster matching the run's cluster.
 CheckOutcome check_against(const LoadedResult& run, const Reference& ref);
-std::string format_check(const CheckOutcome& c);
+// The terminal text (analysis/check_text.cpp): no line longer than width (at least kMinWidth).
+std::string format_check(const CheckOutcome& c, std::size_t width = 80);
 JUnitSuite check_suite(const CheckOutcome& c);
 
 }  // namespace gpuscale

@@ -1,6 +1,8 @@
 // gpuscale check FILE --reference REF: every row against the reference values of its cluster; with
 // --fail-on-outliers (with or without a reference) also every outlier the run's fleet analysis named;
-// exit 1 on any failure. gpuscale reference FILE -o REF: a reference from a known-good run.
+// exit 1 on any failure. gpuscale reference FILE [FILE ...] -o REF: a reference from known-good runs
+// (the median of several, tolerances from their spread). The text fits COLUMNS (default 80).
+#include <cstdlib>
 #include <optional>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include "analysis/fleet_check.h"
 #include "analysis/output.h"
 #include "analysis/reference.h"
+#include "analysis/text_width.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "cli/commands.h"
@@ -38,14 +41,15 @@ int run_check(const CheckFlags& f) {
   }
   std::optional<OutlierCheck> outliers;
   if (f.fail_on_outliers) outliers = check_outliers(run, fleet_view(run));
+  const std::size_t width = width_from_columns(std::getenv("COLUMNS"));
   std::string text;
   std::vector<JUnitSuite> suites;
   if (outcome) {
-    text += format_check(*outcome);
+    text += format_check(*outcome, width);
     suites.push_back(check_suite(*outcome));
   }
   if (outliers) {
-    text += (text.empty() ? "" : "\n") + format_outlier_check(*outliers);
+    text += (text.empty() ? "" : "\n") + format_outlier_check(*outliers, width);
     suites.push_back(outlier_suite(*outliers));
   }
   if (!any_to_stdout(outputs)) fmt::print("{}", text);
@@ -57,7 +61,8 @@ int run_check(const CheckFlags& f) {
 }
 
 struct ReferenceFlags {
-  std::string file, output, tolerance = "0.10", cluster;
+  std::vector<std::string> files;
+  std::string output, tolerance = "0.10", cluster;
   bool force = false;
 };
 
@@ -80,14 +85,18 @@ int run_reference(const ReferenceFlags& f) {
   if (parts.size() == 2) opts.upper = fraction(parts[1]);
   opts.cluster = f.cluster;
   std::vector<OutputRequest> outputs{{"-o", f.output, ""}};
-  check_outputs(outputs, f.force, {f.file});
-  const auto run = load_result(f.file, RowDetail::rows_only);  // rows are judged, not ranks
-  const auto ref = make_reference(run, opts);
+  check_outputs(outputs, f.force, f.files);
+  std::vector<LoadedResult> runs;
+  for (const auto& path : f.files) runs.push_back(load_result(path, RowDetail::rows_only));  // rows are judged, not ranks
+  std::vector<const LoadedResult*> of;
+  for (const auto& r : runs) of.push_back(&r);
+  const auto ref = make_reference(of, opts);
   outputs[0].text = ref.dump(1) + "\n";
   write_outputs(outputs, f.force);
   if (f.output != "-")
-    fmt::print("{}: {} reference entries for cluster '{}' (lower {:.0f}%, upper {})\n", f.output,
-               ref["clusters"][0]["entries"].size(), ref["clusters"][0]["cluster"].get<std::string>(), opts.lower * 100,
+    fmt::print("{}: {} reference entries for cluster '{}' from {} run(s) (lower {:.0f}%{}, upper {})\n", f.output,
+               ref["clusters"][0]["entries"].size(), ref["clusters"][0]["cluster"].get<std::string>(), runs.size(),
+               opts.lower * 100, runs.size() > 1 ? " or the runs' spread" : "",
                opts.upper ? fmt::format("{:.0f}%", *opts.upper * 100) : "none");
   return kExitOk;
 }
@@ -111,12 +120,14 @@ void add_check_command(CLI::App& app, Action& action) {
 }
 
 void add_reference_command(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("reference", "write a reference file from a known-good run (for gpuscale check)");
+  auto* cmd = app.add_subcommand("reference", "write a reference file from known-good runs (for gpuscale check): the "
+                                              "median of the runs, tolerances from their spread");
   auto f = std::make_shared<ReferenceFlags>();
-  cmd->add_option("file", f->file, "result JSON file of a known-good run")->required();
+  cmd->add_option("files", f->files, "result JSON files of known-good runs (one or more)")->required();
   cmd->add_option("-o,--output", f->output, "reference file to write ('-': standard output)")->required();
   cmd->add_option("--tolerance", f->tolerance,
-                  "LOWER[,UPPER]: fractions below/above the value that still pass (default 0.10, no upper bound)");
+                  "LOWER[,UPPER]: fractions below/above the value that still pass, the floor of the tolerances several "
+                  "runs widen to their spread (default 0.10, no upper bound)");
   cmd->add_option("--cluster", f->cluster, "cluster name or pattern of the entries (default: the run's cluster)");
   cmd->add_flag("--force", f->force, "replace the output file if it already exists");
   cmd->callback([&action, f] { action = [f] { return run_reference(*f); }; });

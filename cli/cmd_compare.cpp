@@ -1,9 +1,13 @@
 // gpuscale compare A.json B.json [C.json ...]: each later file against the baseline A; exit 1 on a
-// regression or an invalid/failed row (docs/analysis.md).
+// regression or an invalid/failed row (docs/analysis.md); inconclusive rows never fail. The text fits
+// COLUMNS (default 80) unless --wide.
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "analysis/compare.h"
 #include "analysis/output.h"
+#include "analysis/text_width.h"
 #include "core/error.h"
 #include "cli/commands.h"
 
@@ -14,7 +18,7 @@ struct CompareFlags {
   std::vector<std::string> files;
   double threshold = 0.05;
   std::string junit;
-  bool force = false;
+  bool force = false, only_changes = false, wide = false;
 };
 
 int run_compare(const CompareFlags& f) {
@@ -26,11 +30,12 @@ int run_compare(const CompareFlags& f) {
   check_outputs(outputs, f.force, f.files);
   std::vector<LoadedResult> runs;
   for (const auto& path : f.files) runs.push_back(load_result(path, RowDetail::rows_only));
+  const CompareView view{width_from_columns(std::getenv("COLUMNS")), f.wide, f.only_changes};
   bool failed = false;
   std::vector<JUnitSuite> suites;
   for (std::size_t i = 1; i < runs.size(); ++i) {
     const auto c = compare_results(runs[0], runs[i], f.threshold);
-    if (!any_to_stdout(outputs)) fmt::print("{}{}", i > 1 ? "\n" : "", format_comparison(c));
+    if (!any_to_stdout(outputs)) fmt::print("{}{}", i > 1 ? "\n" : "", format_comparison(c, view));
     failed |= c.failed();
     suites.push_back(comparison_suite(c));
   }
@@ -49,6 +54,11 @@ void add_compare_command(CLI::App& app, Action& action) {
   cmd->add_option("files", f->files, "baseline A, then the files to compare with it")->required();
   cmd->add_option("--threshold", f->threshold, "smallest change that counts as a regression (default 0.05 = 5%)");
   cmd->add_option("--junit", f->junit, "write JUnit XML, one test case per matched row ('-': standard output)");
+  cmd->add_flag("--only-changes", f->only_changes,
+                "show only rows with a regression, improvement or problem (inconclusive rows are not shown; the "
+                "summary line counts every verdict)");
+  cmd->add_flag("--wide", f->wide, "one line per row with every column (basis, % of peak, repetitions), however wide; "
+                                   "without it the text fits COLUMNS (default 80)");
   cmd->add_flag("--force", f->force, "replace an output file that already exists");
   cmd->callback([&action, f] { action = [f] { return run_compare(*f); }; });
 }

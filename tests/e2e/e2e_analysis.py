@@ -171,52 +171,94 @@ def moved_within_spread(doc, seed=7):
     return d
 
 
+LOWER_IS_BETTER = {"us", "ms", "s", "ns"}
+
+
 def lowered(doc, factor=0.8):
+    """Every figure of every row made worse by factor: aggregates, efficiencies, fractions of peak, group
+    values and summaries, rank values and statistics (times longer by 1/factor for lower-is-better
+    units). Spreads are relative: they stay."""
     d = copy.deepcopy(doc)
     for r in d["results"]:
+        f = 1 / factor if r["unit"] in LOWER_IS_BETTER else factor
         for key in ("aggregate", "scaling_efficiency", "fraction_of_peak"):
             if r[key] is not None:
-                r[key] *= factor
+                r[key] *= factor if key != "aggregate" else f
+        groups = r.get("groups")
+        if isinstance(groups, dict) and "value" in groups:
+            v = groups["value"]
+            groups["value"] = [x * f if x is not None else None for x in v] if isinstance(v, list) else (
+                v * f if v is not None else None)
+        summary = r.get("group_summary")
+        if isinstance(summary, dict):
+            for k in ("min", "median", "max"):
+                if summary.get(k) is not None:
+                    summary[k] *= f
         entries = e2e_common.rank_entries(r)
         for rv in entries:
             if rv["value"] is not None:
-                rv["value"] *= factor
+                rv["value"] *= f
             if "stats" in rv:
                 for k in ("median", "min", "max", "mean", "stddev"):
-                    rv["stats"][k] *= factor
+                    rv["stats"][k] *= f
         e2e_common.put_rank_entries(r, entries)  # a row's spread is relative: it stays
     return d
 
 
 def expected_regressions(a, b, threshold=0.05):
-    """The noise rule of docs/analysis.md, written again independently of the C++ code: the band from
-    the ranks' stats, or from the row's spread where the ranks carry none."""
+    """The noise rule of docs/analysis.md, written again independently of the C++ code: each side's
+    median lies in [v (1 - down), v (1 + up)] (the ranks' stats, or the row's spread where the ranks carry
+    none); a regression when even the best end of the goodness ratio's interval is below 1 - threshold,
+    and both sides have at least 2 repetitions."""
     def band(r):
         entries = e2e_common.rank_entries(r)
         if not any("stats" in rv for rv in entries):
             s = r.get("spread", {})
-            return s.get("down", 0.0), s.get("up", 0.0)
+            return s.get("down", 0.0), s.get("up", 0.0), s.get("reps", 0)
         down = up = 0.0
+        reps = 0
         for rv in entries:
             s = rv["stats"]
             if rv["value"] is None or s["n"] == 0 or s["median"] <= 0:
                 continue
             down = max(down, (s["median"] - s["min"]) / s["median"])
             up = max(up, (s["max"] - s["median"]) / s["median"])
-        return down, up
+            reps = max(reps, s["n"])
+        return down, up, reps
     key = lambda r: (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"])
     bb = {key(r): r for r in b["results"]}
     out = set()
     for ra in a["results"]:
         rb = bb.get(key(ra))
-        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra["aggregate"] or rb["aggregate"] is None:
+        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra["aggregate"] or not rb["aggregate"]:
             continue
-        va, vb = ra["aggregate"], rb["aggregate"]
-        da, _ = band(ra)
-        _, ub = band(rb)
-        if 1 - vb / va > threshold and vb * (1 + ub) < va * (1 - da):
+        da, ua, na = band(ra)
+        db, ub, nb = band(rb)
+        if na < 2 or nb < 2 or ra["unit"] != rb["unit"]:
+            continue
+        if ra["unit"] in LOWER_IS_BETTER:
+            hi = ra["aggregate"] / rb["aggregate"] * (1 + ua) / max(1 - db, 1e-300)
+        else:
+            hi = rb["aggregate"] / ra["aggregate"] * (1 + ub) / max(1 - da, 1e-300)
+        if hi < 1 - threshold:
             out.add(key(ra))
     return out
+
+
+def table_lines(text):
+    """The row lines of compare's narrow table (after the column header, before the summary)."""
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.lstrip().startswith("point @ GPUs")), None)
+    if start is None:  # no row shown
+        return []
+    end = max(i for i, l in enumerate(lines) if " matched:" in l)
+    return [l for l in lines[start + 1:end] if l.strip()]
+
+
+def expect_width(p, width, what):
+    long = [l for l in p.stdout.splitlines() if len(l) > width]
+    if long:
+        fail(f"{what}: {len(long)} line(s) longer than {width} columns, e.g. {long[0]!r}")
 
 
 def compare_codes(path, expect_lowered_code):
@@ -238,13 +280,34 @@ def compare_codes(path, expect_lowered_code):
         fail(f"the oracle finds {len(want)} regressions, expected exit {expect_lowered_code}")
     expect_code(p, code, "compare with values lowered by 20%")
     flagged = [l for l in p.stdout.splitlines() if "REGRESSION" in l]
+    expect_width(p, 80, "compare")
     if len(flagged) != len(want):
         fail(f"{len(flagged)} rows flagged, the noise rule gives {len(want)}")
     suites = ET.parse(junit).getroot()
     failures = sum(int(s.get("failures")) for s in suites.iter("testsuite"))
     if failures != len(want):
         fail(f"JUnit has {failures} failures, expected {len(want)}")
+    expect_only_changes(path, low, want)
     return len(want)
+
+
+def expect_only_changes(a, b, want):
+    """compare --only-changes of B against A, where B is A made worse: exactly the rows of `want`, all
+    REGRESSION (row lines carry B/A with 3 decimals; group headings and long point names do not)."""
+    p = gs("compare", a, b, "--only-changes")
+    expect_code(p, 1 if want else 0, "compare --only-changes")
+    expect_width(p, 80, "compare --only-changes")
+    figures = [l for l in table_lines(p.stdout) if re.search(r"\s\d+\.\d{3}\s", l)]
+    if len(figures) != len(want) or any("REGRESSION" not in l for l in figures):
+        fail(f"--only-changes shows other rows than the {len(want)} regression(s): {p.stdout}")
+    if not want and "no regression, improvement or problem" not in p.stdout:
+        fail(f"--only-changes without changes: {p.stdout}")
+    for verdict in ("same", "inconclusive", "n/a"):
+        if any(l.rstrip().endswith(verdict) for l in table_lines(p.stdout)):
+            fail(f"--only-changes shows a row that is {verdict}")
+    full = gs("compare", a, b)
+    if p.stdout.split(" matched:")[1] != full.stdout.split(" matched:")[1]:
+        fail("--only-changes changed the summary line")
 
 
 def case_compare_codes():
@@ -268,7 +331,7 @@ def case_compare_codes():
     # An invalid row in B is a problem: exit 1.
     p = gs("compare", data("synthetic-a.json"), data("synthetic-a.json"))
     expect_code(p, 1, "compare with an invalid row on both sides")
-    if "PROBLEM (invalid in B)" not in p.stdout:
+    if not re.search(r"PROBLEM\s+\(invalid in B\)", p.stdout):
         fail("the invalid row is not shown as a problem")
 
 
@@ -335,6 +398,82 @@ def case_real_check():
     # No overwrite without --force.
     expect_code(gs("reference", path, "-o", ref2), 2, "reference over an existing file")
     expect_code(gs("reference", path, "-o", ref2, "--force"), 0, "reference --force")
+
+
+# ---- back-to-back runs (issue 16): noise-aware verdicts, --only-changes, a reference from several runs ---
+
+# A small plan of long repetitions (16M STREAM arrays, GEMM 256, collectives of 1M and up at 2 ranks),
+# 10 of them per row: on a loaded machine their spread grows with the load, so the noise rule calls an
+# unsteady row inconclusive, never a regression. Collectives of a few KB (repetitions of microseconds,
+# steady within a run but shifting from run to run with the machine's load) are left out.
+BACK_TO_BACK_PLAN = ["--backend", "cpu", "--quick", "--reps", "10", "--threads", "1", "--dtypes", "fp64",
+                     "--benchmarks", "stream.triad,stream.copy,gemm,all_reduce", "--array-size", "16M",
+                     "--gemm-shapes", "256", "-b", "1M", "-e", "4M"]
+
+
+def case_back_to_back():
+    runs = []
+    for i in (1, 2):
+        path = work(f"run{i}.json")
+        p = run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", *BACK_TO_BACK_PLAN, "-o", path])
+        expect_code(p, 0, f"back-to-back run {i}")
+        runs.append(path)
+    a, b = runs
+    p = gs("compare", a, b)
+    expect_code(p, 0, "compare of two back-to-back --reps 10 runs")
+    expect_width(p, 80, "compare")
+    if any("REGRESSION" in l for l in p.stdout.splitlines()):
+        fail(f"a regression between back-to-back runs: {p.stdout}")
+    if not re.search(r"\n\d+ matched: 0 regression, \d+ improvement, \d+ same, \d+ inconclusive", p.stdout):
+        fail(f"no summary line of the verdicts: {p.stdout}")
+    # Rows without a value (a collective at 1 GPU) are not compared and never regress.
+    doc_b = load(b)
+    # Every value of the second run 20% worse, spreads kept: the rule (written again in Python) names
+    # the rows whose noise allows it; a loaded machine may leave none tight enough (then exit 0).
+    worse = work("worse.json")
+    worse_doc = lowered(doc_b, 0.8)
+    save(worse_doc, worse)
+    want = expected_regressions(doc_b, worse_doc)
+    p = gs("compare", b, worse)
+    expect_code(p, 1 if want else 0, f"compare with a 20% worse copy ({len(want)} row(s) tight enough to flag)")
+    expect_width(p, 80, "compare")
+    flagged = [l for l in table_lines(p.stdout) if l.rstrip().endswith("REGRESSION") or "REGRESSION (" in l]
+    if len(flagged) != len(want):
+        fail(f"{len(flagged)} regression(s) shown, the noise rule gives {len(want)}: {p.stdout}")
+    if not want:
+        print("note: no row of this run was steady enough to flag a 20% change (machine loaded)")
+    if "improvement" in p.stdout.split(" matched:")[0].split("point @ GPUs")[1]:
+        fail("a 20% worse copy shows an improvement")
+    # --only-changes: just the regressions (and problems); the summary still counts every verdict.
+    expect_only_changes(b, worse, want)
+    wide = gs("compare", b, worse, "--wide")
+    if max(len(l) for l in wide.stdout.splitlines()) <= 80 or "A %peak" not in wide.stdout:
+        fail("--wide does not show the wide table")
+    # A reference from both runs: the median, tolerances from their spread; each run passes it.
+    ref = work("ref-two.json")
+    p = gs("reference", a, b, "-o", ref)
+    expect_code(p, 0, "reference from two runs")
+    doc_ref = load(ref)
+    entries = doc_ref["clusters"][0]["entries"]
+    valued = {(r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"])
+              for r in doc_b["results"] if r["status"] == "ok" and r["aggregate"]}
+    if not entries or len(entries) > len(valued) or doc_ref["created_from"]["files"] != [a, b]:
+        fail(f"reference from two runs: {len(entries)} entries for {len(valued)} rows with a value")
+    for e in entries:
+        if e["lower"] < 0.1 or e["value"] <= 0:
+            fail(f"entry below the floor: {e}")
+    for path in (a, b):
+        p = gs("check", path, "--reference", ref)
+        expect_code(p, 0, f"check of {os.path.basename(path)} against the reference of both runs")
+        expect_width(p, 80, "check")
+    # The worse copy fails exactly where it falls below an entry's lower bound.
+    vals = {(r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"]): r["aggregate"]
+            for r in worse_doc["results"]}
+    below = [e for e in entries
+             if vals[(e["benchmark"], json.dumps(e["params"], sort_keys=True), e["gpu_count"])] < e["value"] * (1 - e["lower"])]
+    p = gs("check", worse, "--reference", ref)
+    expect_code(p, 1 if below else 0, f"check of the 20% worse copy ({len(below)} entries below their bound)")
+    expect_width(p, 80, "check")
 
 
 # ---- HTML in headless Chromium ----------------------------------------------------------------------
@@ -722,6 +861,7 @@ def parse():
     ARGS.data = os.path.abspath(ARGS.data)
     ARGS.root = os.path.abspath(ARGS.workdir)  # the real run's file lives here; each case works in its own folder
     ARGS.workdir = os.path.join(ARGS.root, ARGS.case)
+    os.environ["COLUMNS"] = "80"  # compare and check lay out to it; the golden files are 80 columns wide
     return ARGS
 
 
@@ -739,6 +879,7 @@ def main():
         "run": (case_run, {"FIXTURES_SETUP": "analysis_run", **e2e_common.CORES}),
         "real_compare": (case_real_compare, real),
         "real_check": (case_real_check, real),
+        "back_to_back": (case_back_to_back, {**e2e_common.CORES, "TIMEOUT": 400}),
         "browser": (case_browser, {**real, "LABELS": "e2e;analysis;browser", "SKIP_RETURN_CODE": 77, "TIMEOUT": 180}),
     }
     e2e_common.run_case("e2e_analysis_", {"TIMEOUT": 300, "LABELS": "e2e;analysis"}, cases, parse)

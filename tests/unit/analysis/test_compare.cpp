@@ -105,17 +105,18 @@ TEST(Compare, NeedsBothTheThresholdAndTheNoise) {
   // 8% lower, spreads 1%: beyond noise (1 - 0.99/1.01 = 2%) and beyond 5%, but not beyond 10%.
   EXPECT_EQ(verdict_of(two(100, 0.01), two(92, 0.01)), Verdict::regression);
   EXPECT_EQ(verdict_of(two(100, 0.01), two(92, 0.01), 0.10), Verdict::same);
-  // 20% lower but the repetitions spread 15% each way: 1 - 0.85 / 1.15 = 26% of noise.
-  EXPECT_EQ(verdict_of(two(100, 0.15), two(80, 0.15)), Verdict::same);
+  // 20% lower but the repetitions spread 15% each way: B/A may be as high as 0.8 x 1.15 / 0.85 = 1.08,
+  // across the threshold: inconclusive, not same.
+  EXPECT_EQ(verdict_of(two(100, 0.15), two(80, 0.15)), Verdict::inconclusive);
   // Without noise the threshold alone decides.
   EXPECT_EQ(verdict_of(two(100, 0.0), two(96, 0.0)), Verdict::same);  // no noise, but within the threshold
   EXPECT_EQ(verdict_of(two(100, 0.0), two(94.9, 0.0)), Verdict::regression);
-  EXPECT_EQ(verdict_of(two(100, 0.01), two(120, 0.01)), Verdict::better);
+  EXPECT_EQ(verdict_of(two(100, 0.01), two(120, 0.01)), Verdict::improvement);
 }
 
 TEST(Compare, LowerIsBetterUnitsRegressUpwards) {
   EXPECT_EQ(verdict_of(two(100, 0.01, "us"), two(120, 0.01, "us")), Verdict::regression);
-  EXPECT_EQ(verdict_of(two(100, 0.01, "us"), two(80, 0.01, "us")), Verdict::better);
+  EXPECT_EQ(verdict_of(two(100, 0.01, "us"), two(80, 0.01, "us")), Verdict::improvement);
   EXPECT_EQ(verdict_of(two(100, 0.01, "furlongs"), two(10, 0.01, "furlongs")), Verdict::not_comparable);
 }
 
@@ -172,7 +173,11 @@ TEST(Compare, ValuesMovedWithinTheirSpreadNeverRegress) {
       sum += lo;
     }
     b["aggregate"] = sum;
-    EXPECT_EQ(verdict_of(a, b), Verdict::same) << "spread " << spread;
+    const auto v = verdict_of(a, b);
+    EXPECT_TRUE(v == Verdict::same || v == Verdict::inconclusive) << "spread " << spread << ": " << verdict_name(v);
+    if (spread <= 0.01) {
+      EXPECT_EQ(v, Verdict::same) << "spread " << spread;
+    }
   }
 }
 

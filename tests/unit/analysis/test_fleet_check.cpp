@@ -45,7 +45,13 @@ TEST(FleetCheck, OneFailurePerOutlierNamingKindAndHosts) {
     const auto c = check_outliers(run, fleet_view(run));
     const auto& list = doc["analysis"]["outliers"];
     ASSERT_EQ(c.failures.size(), list.size());
-    const auto text = format_outlier_check(c);
+    const auto text = format_outlier_check(c, 1000);  // one line per outlier
+    for (std::size_t w : {64u, 80u, 100u}) {
+      const auto narrow = format_outlier_check(c, w);
+      std::size_t start = 0;
+      for (auto end = narrow.find('\n'); end != std::string::npos; start = end + 1, end = narrow.find('\n', start))
+        EXPECT_LE(end - start, w) << narrow.substr(start, end - start);
+    }
     EXPECT_EQ(text.rfind("outliers in fleet.json (--fail-on-outliers): " + std::to_string(list.size()) + "\n", 0), 0u) << text;
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::string hosts_text;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "analysis/reference.h"
 #include "analysis_fixtures.h"
 #include "core/error.h"
@@ -113,6 +115,71 @@ TEST(Reference, GeneratedReferencePassesOnItsRun) {
   const auto out = check_against(run, reference_from_json("gen", doc));
   EXPECT_EQ(out.failures(), 0u);
   EXPECT_EQ(out.checked.size(), 1u);
+}
+
+// gpuscale reference A B C: the median of the runs, the lower tolerance widened to the runs' spread,
+// never below the floor; rows without a value in any run never enter.
+TEST(Reference, SeveralRunsGiveTheMedianAndTheirSpread) {
+  auto row = [](double v) { return row_json("stream.triad", "independent", {{"n", 1}}, 1, {v}); };
+  auto null_row = [](double v) {
+    auto r = row_json("all_reduce", "collective", {{"size_bytes", 8}}, 1, {v < 0 ? 5 : v});
+    if (v < 0) r["aggregate"] = nullptr;
+    return r;
+  };
+  const auto a = loaded({row(100), null_row(-1)}), b = loaded({row(80), null_row(5)}), c = loaded({row(110), null_row(5)});
+  const auto doc = make_reference(std::vector<const LoadedResult*>{&a, &b, &c}, ReferenceOptions{});
+  const auto& entries = doc["clusters"][0]["entries"];
+  ASSERT_EQ(entries.size(), 1u);  // the collective has no value in run a: left out
+  EXPECT_DOUBLE_EQ(entries[0]["value"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(entries[0]["lower"].get<double>(), 0.2);  // (100 - 80) / 100, above the 10% floor
+  EXPECT_TRUE(entries[0]["upper"].is_null());
+  EXPECT_EQ(doc["created_from"]["files"].size(), 3u);
+  EXPECT_EQ(doc["created_from"]["rows_left_out"], 1);
+  ReferenceOptions up;
+  up.upper = 0.05;
+  const auto with_upper = make_reference(std::vector<const LoadedResult*>{&a, &b, &c}, up);
+  EXPECT_DOUBLE_EQ(with_upper["clusters"][0]["entries"][0]["upper"].get<double>(), 0.10);  // (110 - 100) / 100
+  // Runs close together keep the floor; one run is the floor exactly, as before.
+  const auto d = loaded({row(99)});
+  EXPECT_DOUBLE_EQ(make_reference(std::vector<const LoadedResult*>{&a, &d}, ReferenceOptions{})["clusters"][0]["entries"][0]["lower"]
+                       .get<double>(),
+                   0.10);
+  const auto one = make_reference(b, ReferenceOptions{});
+  EXPECT_DOUBLE_EQ(one["clusters"][0]["entries"][0]["value"].get<double>(), 80);
+  EXPECT_DOUBLE_EQ(one["clusters"][0]["entries"][0]["lower"].get<double>(), 0.10);
+  EXPECT_FALSE(one["created_from"].contains("files"));
+}
+
+TEST(Reference, EveryRunPassesTheReferenceOfItsRuns) {
+  std::mt19937_64 gen(31);
+  std::uniform_real_distribution<double> level(1, 1e4), jitter(0.6, 1.3);
+  std::uniform_int_distribution<int> count(1, 6);
+  for (int t = 0; t < 50; ++t) {
+    std::vector<LoadedResult> runs;
+    const double base = level(gen);
+    const int k = count(gen);
+    for (int i = 0; i < k; ++i)
+      runs.push_back(loaded({row_json("gemm", "independent", {{"m", 1}}, 1, {base * jitter(gen)}, "TFLOP/s"),
+                             row_json("stream.copy", "independent", {{"n", 2}}, 2, {base * jitter(gen), base}, "GB/s")}));
+    std::vector<const LoadedResult*> of;
+    for (const auto& r : runs) of.push_back(&r);
+    const auto ref = reference_from_json("gen", make_reference(of, ReferenceOptions{}));
+    for (const auto& r : runs) {
+      const auto out = check_against(r, ref);
+      EXPECT_EQ(out.failures(), 0u) << format_check(out);
+      EXPECT_EQ(out.checked.size(), 2u);
+    }
+  }
+}
+
+TEST(Reference, RunsOfDifferentClustersNeedACluster) {
+  const auto a = loaded({row_json("gemm", "independent", {{"m", 1}}, 1, {5}, "TFLOP/s")});
+  auto doc = testing::doc_json({row_json("gemm", "independent", {{"m", 1}}, 1, {5}, "TFLOP/s")}, "Test GPU", 8, "other");
+  const auto b = result_from_json("b.json", doc);
+  EXPECT_THROW(make_reference(std::vector<const LoadedResult*>{&a, &b}, ReferenceOptions{}), Error);
+  ReferenceOptions named;
+  named.cluster = "both*";
+  EXPECT_EQ(make_reference(std::vector<const LoadedResult*>{&a, &b}, named)["clusters"][0]["cluster"], "both*");
 }
 
 }  // namespace
