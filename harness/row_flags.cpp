@@ -16,15 +16,15 @@ std::optional<std::uint64_t> shared_footprint(const FlagContext& ctx) {
 }
 
 std::string cache_text(const FlagContext& ctx) {
-  return fmt::format("{} {}", format_bytes(ctx.cache_bytes), ctx.cache_name.empty() ? "last-level cache" : ctx.cache_name);
+  return fmt::format("{} {}", format_size(ctx.cache_bytes), ctx.cache_name.empty() ? "last-level cache" : ctx.cache_name);
 }
 
 // The footprint (per rank, and per cache when ranks share one) in words.
 std::string footprint_text(const FlagContext& ctx) {
   const int sharing = std::max(ctx.ranks_sharing_cache, 1);
-  if (sharing == 1) return fmt::format("the footprint {}", format_bytes(*ctx.footprint_bytes));
-  return fmt::format("the footprint {} ({} ranks x {})", format_bytes(*shared_footprint(ctx)), sharing,
-                     format_bytes(*ctx.footprint_bytes));
+  if (sharing == 1) return fmt::format("the footprint {}", format_size(*ctx.footprint_bytes));
+  return fmt::format("the footprint {} ({} ranks x {})", format_size(*shared_footprint(ctx)), sharing,
+                     format_size(*ctx.footprint_bytes));
 }
 
 }  // namespace

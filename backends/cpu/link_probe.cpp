@@ -126,10 +126,10 @@ LinkPeaks cpu_link_peaks(const World& world, const BackendOptions& opts) {
         const auto topo = read_cpu_topology();
         const std::uint64_t bytes = link_probe_bytes(topo.llc_bytes, topo.available_bytes);
         const double gbps = memcpy_bandwidth(bytes, kLinkProbeReps);
-        const std::string llc = topo.llc_bytes > 0 ? fmt::format("{} {}", format_bytes(topo.llc_bytes), topo.llc_name)
+        const std::string llc = topo.llc_bytes > 0 ? fmt::format("{} {}", format_size(topo.llc_bytes), topo.llc_name)
                                                    : std::string("unknown last-level cache");
         *measured = ExpectedPeak{gbps, fmt::format("measured: median of {} one-thread memcpy of {} on {} (the {})",
-                                                   kLinkProbeReps, format_bytes(bytes), host, llc)};
+                                                   kLinkProbeReps, format_size(bytes), host, llc)};
       }
       return **measured;
     };
