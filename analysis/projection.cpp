@@ -127,6 +127,17 @@ AlphaBetaFit fit_alpha_beta(const std::string& collective, const std::vector<Fit
   return fit;
 }
 
+std::optional<std::string> projection_refusal(std::size_t multi_gpu_counts, double rms_rel_error) {
+  if (multi_gpu_counts < kMinProjectionCounts)
+    return fmt::format("measured at {} multi-GPU count(s), a projection needs at least {} (one count cannot show how "
+                       "the time grows with the count)",
+                       multi_gpu_counts, kMinProjectionCounts);
+  if (!(rms_rel_error <= kMaxProjectionFitError))
+    return fmt::format("fit error {:.1f}% RMS is above the {:.0f}% bound (the model does not describe its own points)",
+                       rms_rel_error * 100, kMaxProjectionFitError * 100);
+  return std::nullopt;
+}
+
 Projection project(const LoadedResult& run) {
   Projection p;
   for (const auto& r : run.rows) p.largest_count = std::max(p.largest_count, r.gpu_count);
@@ -180,6 +191,11 @@ Projection project(const LoadedResult& run) {
     if (!measured.empty()) cp.measured_busbw = median_of(measured);
     if (!peaks.empty()) cp.link_peak = median_of(peaks);
     if (const AlphaBetaFit* f = find_fit(c, cp.topology)) cp.fit = *f;
+    std::set<int> counts;  // the collective's measured multi-GPU counts, every level
+    for (const auto& f : p.fits)
+      if (f.collective == c) counts.insert(f.gpu_counts.begin(), f.gpu_counts.end());
+    if (cp.fit.ok)
+      if (auto why = projection_refusal(counts.size(), cp.fit.rms_rel_error)) cp.fit.ok = false, cp.fit.why = *why;
     cp.target_n = p.targets;
     if (cp.fit.ok)
       for (int n : cp.target_n) cp.predicted_busbw.push_back(model_busbw(cp.fit, n, cp.size_bytes));
@@ -238,6 +254,13 @@ Projection project(const LoadedResult& run) {
       fail(fmt::format("needs an all_reduce fit at the {} level (all_reduce rows at >= 2 GPUs)", largest->topology));
       continue;
     }
+    std::set<int> counts;  // dp-step's own measured multi-GPU counts
+    for (const ResultRow* r : rows)
+      if (r->gpu_count >= 2) counts.insert(r->gpu_count);
+    if (auto why = projection_refusal(counts.size(), fit->rms_rel_error)) {
+      fail(fmt::format("refused, the all_reduce model: {}", *why));
+      continue;
+    }
     // Each measured count is modelled with the all_reduce fit of its own level where there is one.
     auto fit_at = [&](const std::string& topo) -> const AlphaBetaFit& {
       const AlphaBetaFit* f = find_fit("all_reduce", topo);
@@ -270,6 +293,10 @@ Projection project(const LoadedResult& run) {
       if (r->gpu_count >= 2)
         errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_metric(r->metrics, "step_time_us"));
     d.rms_rel_error = rms_rel(errs);
+    if (auto why = projection_refusal(counts.size(), d.rms_rel_error)) {
+      fail(fmt::format("refused, the step model: {}", *why));
+      continue;
+    }
     for (int n : p.targets) d.predicted.push_back({n, step_at(*fit, n), step1 / step_at(*fit, n)});
     d.ok = true;
     p.dp_steps.push_back(d);

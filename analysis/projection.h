@@ -21,6 +21,13 @@
 
 namespace gpuscale {
 
+// When a projection is refused (docs/analysis.md, "Projection"): a model fitted at fewer distinct
+// multi-GPU counts than this cannot tell how the time grows with the count, so it is not extrapolated;
+// nor is one whose fit error (RMS relative error of the modelled time on the measured points) is
+// above the bound: it does not describe even the points it was fitted to.
+inline constexpr std::size_t kMinProjectionCounts = 2;
+inline constexpr double kMaxProjectionFitError = 0.25;
+
 struct FitPoint {
   int n = 0;          // ranks
   double bytes = 0;   // algbw bytes of one operation
@@ -51,6 +58,8 @@ double model_busbw(const AlphaBetaFit& fit, int n, double bytes);  // GB/s
 
 struct CollectiveProjection {
   std::string collective, topology;  // the level of the largest measured count
+  // The fit the projection uses: ok false, with why, when there is none at the level or the projection
+  // is refused (fewer than kMinProjectionCounts multi-GPU counts, a fit error above kMaxProjectionFitError).
   AlphaBetaFit fit;
   int measured_n = 0;
   double size_bytes = 0;                 // the largest measured size
@@ -84,6 +93,10 @@ struct Projection {
   std::vector<CollectiveProjection> collectives;
   std::vector<DpStepProjection> dp_steps;  // empty: the file has no dp-step rows
 };
+
+// Why a model fitted at `multi_gpu_counts` distinct counts of 2 or more GPUs, with this fit error, is
+// not projected; nullopt when it may be.
+std::optional<std::string> projection_refusal(std::size_t multi_gpu_counts, double rms_rel_error);
 
 Projection project(const LoadedResult& run);
 // Terminal text, headed "PROJECTION".

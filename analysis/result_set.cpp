@@ -1,6 +1,7 @@
 #include "analysis/result_set.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -12,7 +13,8 @@ namespace gpuscale {
 namespace {
 
 // Row metrics analysis computes with: when present they must be non-negative numbers (the schema
-// allows any object there; a negative time or size would turn into a nonsense fit).
+// allows any object there; a negative time or size would turn into a nonsense fit). algbw and busbw
+// may be null: a collective at one rank moves nothing between ranks.
 constexpr const char* kNumericMetrics[] = {"time_us", "size_bytes", "algbw", "busbw", "bus_factor",
                                            "step_time_us", "exposed_comm_us", "compute_time_us", "gradient_bytes"};
 
@@ -20,6 +22,8 @@ void check_metrics(const std::string& label, const nlohmann::json& metrics, cons
   for (const char* key : kNumericMetrics) {
     if (!metrics.contains(key)) continue;
     const auto& v = metrics.at(key);
+    // A collective at one rank has no bandwidth: null there (harness/benchmarks/collectives.cpp).
+    if (v.is_null() && (std::string_view(key) == "algbw" || std::string_view(key) == "busbw")) continue;
     if (!v.is_number() || v.get<double>() < 0)
       throw Error(fmt::format("{}: {}/metrics/{} must be a non-negative number, not {}", label, where, key,
                               v.dump().substr(0, 40)));

@@ -1,6 +1,8 @@
 #include "harness/row_measure.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -8,6 +10,7 @@
 #include "harness/guard/run_guard.h"
 #include "harness/measurement_json.h"
 #include "harness/row_builder.h"
+#include "harness/row_flags.h"
 #include "harness/row_groups.h"
 #include "harness/run_cost.h"
 #include "world/activity.h"
@@ -48,6 +51,33 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
   }
   run.telemetry.attach(window, m.metrics);
   return m;
+}
+
+// What the row's flags are judged with: the run's --quick, the point's buffers per rank, and the
+// cache of rank 0's device (the CPU's last-level cache, which a node's ranks share; a GPU's own L2).
+FlagContext flag_context(const Benchmark& b, const nlohmann::json& params, const ResultRow& row, const CountGroups& count,
+                         const RowRun& run) {
+  const DeviceInfo& dev = run.backend.device().info();
+  FlagContext ctx;
+  ctx.quick = run.opts.quick;
+  ctx.memory_benchmark = b.group() == "stream";
+  ctx.efficiency_is_peak = b.efficiency() == Efficiency::link_peak;
+  const auto demand = b.demand(params, DemandContext{run.opts, dev.backend, row.gpu_count});
+  if (demand.memory_bytes > 0) ctx.footprint_bytes = demand.memory_bytes;
+  const bool cpu = dev.backend == "cpu";
+  const auto& d = dev.details;
+  const char* key = cpu ? "last_level_cache_bytes" : "l2_cache_bytes";
+  if (d.is_object() && d.contains(key) && d[key].is_number_integer() && d[key].get<std::int64_t>() > 0)
+    ctx.cache_bytes = static_cast<std::uint64_t>(d[key].get<std::int64_t>());
+  ctx.cache_name = cpu ? (d.is_object() ? d.value("last_level_cache", std::string()) : std::string()) : "L2";
+  if (cpu)  // the ranks measuring at once (a round's groups) on the busiest host share its cache
+    for (const auto& round : count.rounds) {
+      std::map<std::string, int> per_host;
+      for (int g : round)
+        for (int r : count.tiling.groups[static_cast<std::size_t>(g)].ranks)
+          ctx.ranks_sharing_cache = std::max(ctx.ranks_sharing_cache, ++per_host[run.world.hosts()[static_cast<std::size_t>(r)]]);
+    }
+  return ctx;
 }
 
 }  // namespace
@@ -112,6 +142,7 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
   }
   auto row = combine_group_rows(std::move(parts), count.tiling.idle);
   health::flag_throttled(row);  // measurements taken while a GPU was throttled say so
+  row.flags = row_flags(row, flag_context(b, params, row, count, run));
   return row;
 }
 

@@ -41,8 +41,8 @@ class PeakTable {
 struct LinkPeaks {
   ExpectedPeak intra_node;
   ExpectedPeak inter_node;
-  // When set, the intra-node reference depends on the message size (the CPU backend's shared memory:
-  // a same-size local copy, measured); called on rank 0 only.
+  // When set, the intra-node reference is found when first asked for (the CPU backend's shared memory:
+  // a local copy beyond the caches, measured once); called on rank 0 only. It may use the size.
   std::function<ExpectedPeak(std::uint64_t bytes)> intra_node_at;
 };
 

@@ -109,6 +109,8 @@ void read_common_row_fields(const nlohmann::json& j, ResultRow& r) {
   j.at("peak_source").get_to(r.peak_source);
   r.metrics = j.value("metrics", nlohmann::json::object());
   j.at("errors").get_to(r.errors);
+  if (j.contains("flags") && j.at("flags").is_array())
+    for (const auto& f : j.at("flags")) r.flags.push_back({f.at("kind").get<std::string>(), f.value("reason", std::string())});
   if (j.contains("idle_ranks")) j.at("idle_ranks").get_to(r.idle_ranks);
   if (j.contains("matrices") && j.at("matrices").is_array()) r.matrices = j.at("matrices");
   r.attempt = get_opt<int>(j, "attempt");

@@ -56,6 +56,17 @@ struct RowSpread {
 // The spread of ranks' statistics; nullopt when no rank has any (n == 0 everywhere).
 std::optional<RowSpread> spread_of_ranks(const std::vector<RankValue>& ranks);
 
+// Why a row's figure is not what it seems to be (docs/results.md, "Flags"), set when the row is built
+// (harness/row_flags.h): "above_peak" (above its expected peak), "superlinear" (scaling efficiency
+// above 100% beyond the noise), "cache_resident" (a memory benchmark whose footprint a cache holds),
+// "quick" (a --quick point, sized to be fast, not to be representative). Readers that do not know a
+// kind ignore it.
+struct RowFlag {
+  std::string kind;
+  std::string reason;  // one line: the likely cause
+  bool operator==(const RowFlag&) const = default;
+};
+
 struct ResultRow {
   std::string benchmark;                            // registry key, e.g. "stream.triad"
   std::string scope;                                // "independent" or "collective"
@@ -74,6 +85,7 @@ struct ResultRow {
   std::string peak_source;                           // where the peak came from, or why it is unknown
   nlohmann::json metrics = nlohmann::json::object();  // row-level figures (collective: size, time, algbw, busbw, wrong)
   std::vector<std::string> errors;
+  std::vector<RowFlag> flags;                        // empty: nothing to say (written only when not empty)
   // Fleet coverage (docs/fleet.md): every group of the count, the ranks that measured nothing at it,
   // and the pair matrices of the fleet benchmarks (an array, or null). The file also carries
   // group_summary (count, min, median, max, spread), written from the groups.

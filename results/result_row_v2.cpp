@@ -308,6 +308,11 @@ void to_json(json& j, const ResultRow& r) {
   // The spread read with the row is kept as read (its ranks' statistics, if any, are rounded).
   if (const auto s = r.spread ? r.spread : spread_of_ranks(r.ranks))
     j["spread"] = {{"down", round2(s->down)}, {"up", round2(s->up)}, {"reps", s->reps}};
+  if (!r.flags.empty()) {
+    json flags = json::array();
+    for (const auto& f : r.flags) flags.push_back({{"kind", f.kind}, {"reason", f.reason}});
+    j["flags"] = std::move(flags);
+  }
   if (!r.idle_ranks.empty()) j["idle_ranks"] = r.idle_ranks;
   if (r.matrices.is_array()) j["matrices"] = r.matrices;
   if (r.attempt) j["attempt"] = *r.attempt;

@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <memory>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/units.h"
+#include "kernels/cpu/cpu_topology.h"
 
 namespace gpuscale {
 namespace {
@@ -27,24 +29,30 @@ std::string first_line(const fs::path& p) {
 
 }  // namespace
 
-double memcpy_bandwidth(std::uint64_t bytes) {
+std::uint64_t link_probe_bytes(std::uint64_t llc_bytes, std::uint64_t available_bytes) {
+  constexpr std::uint64_t kMin = 64ULL << 20, kMax = 1ULL << 30;
+  std::uint64_t bytes = std::clamp<std::uint64_t>(4 * llc_bytes, kMin, kMax);
+  // Two buffers of it: at most a quarter of what is available, never below 1 MiB.
+  if (available_bytes > 0) bytes = std::min(bytes, std::max<std::uint64_t>(available_bytes / 8, 1ULL << 20));
+  return bytes;
+}
+
+double memcpy_bandwidth(std::uint64_t bytes, int reps) {
   const std::size_t n = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
   std::vector<char> src(n, 1), dst(n, 0);
-  // Batches of at least ~1 ms, so small copies are timed over many repetitions.
-  const int per_batch = static_cast<int>(std::clamp<std::uint64_t>((8ULL << 20) / n, 1, 100000));
-  double best = std::numeric_limits<double>::max();
-  for (int b = 0; b < 6; ++b) {
-    auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < per_batch; ++i) {
-      src[static_cast<std::size_t>(i) % n] = static_cast<char>(i);  // a fresh source each time: no elision
-      std::memcpy(dst.data(), src.data(), n);
-    }
-    auto t1 = std::chrono::steady_clock::now();
-    if (b > 0) best = std::min(best, std::chrono::duration<double>(t1 - t0).count() / per_batch);
+  std::vector<double> gbps;
+  for (int r = 0; r <= std::max(reps, 1); ++r) {  // the first copy faults the pages in: not timed
+    src[static_cast<std::size_t>(r) % n] = static_cast<char>(r);  // a fresh source each time: no elision
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), src.data(), n);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r > 0) gbps.push_back(static_cast<double>(n) / std::chrono::duration<double>(t1 - t0).count() / 1e9);
   }
   volatile char sink = dst[n / 2];
   (void)sink;
-  return static_cast<double>(n) / best / 1e9;
+  std::sort(gbps.begin(), gbps.end());
+  const std::size_t m = gbps.size();
+  return m % 2 ? gbps[m / 2] : (gbps[m / 2 - 1] + gbps[m / 2]) / 2;
 }
 
 std::optional<double> parse_ib_rate(const std::string& text) {
@@ -106,15 +114,24 @@ LinkPeaks cpu_link_peaks(const World& world, const BackendOptions& opts) {
   if (opts.link_peak) {
     peaks.intra_node = {*opts.link_peak, "--link-peak"};
   } else {
-    peaks.intra_node = {std::nullopt, "measured per message size: one-thread memcpy of the same size (shared memory "
-                                      "has no datasheet peak; a same-size local copy is the ceiling of one transfer)"};
-    auto cache = std::make_shared<std::map<std::uint64_t, double>>();
+    peaks.intra_node = {std::nullopt, fmt::format("measured when a collective first needs it: median of {} one-thread "
+                                                  "memcpy of a buffer beyond the caches (shared memory has no datasheet peak)",
+                                                  kLinkProbeReps)};
+    // One figure for every message size: measured once, at a size no cache holds (a small copy timed
+    // once is cache speed and timer noise, and would make every row's efficiency a guess).
+    auto measured = std::make_shared<std::optional<ExpectedPeak>>();
     const std::string host = world.host();
-    peaks.intra_node_at = [cache, host](std::uint64_t bytes) -> ExpectedPeak {
-      auto it = cache->find(bytes);
-      if (it == cache->end()) it = cache->emplace(bytes, memcpy_bandwidth(bytes)).first;
-      // Every row says this, so it is short: links.intra_node.source in the header says why.
-      return {it->second, fmt::format("measured: one-thread memcpy of {} bytes on {}", bytes, host)};
+    peaks.intra_node_at = [measured, host](std::uint64_t) -> ExpectedPeak {
+      if (!*measured) {
+        const auto topo = read_cpu_topology();
+        const std::uint64_t bytes = link_probe_bytes(topo.llc_bytes, topo.available_bytes);
+        const double gbps = memcpy_bandwidth(bytes, kLinkProbeReps);
+        const std::string llc = topo.llc_bytes > 0 ? fmt::format("{} {}", format_size(topo.llc_bytes), topo.llc_name)
+                                                   : std::string("unknown last-level cache");
+        *measured = ExpectedPeak{gbps, fmt::format("measured: median of {} one-thread memcpy of {} on {} (the {})",
+                                                   kLinkProbeReps, format_size(bytes), host, llc)};
+      }
+      return **measured;
     };
   }
   return peaks;

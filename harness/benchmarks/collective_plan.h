@@ -27,6 +27,11 @@ std::vector<std::string> collective_transports(const RunOptions& o, const std::s
 // (DeviceInfo::usable_memory_bytes). nullopt when it fits.
 std::optional<std::string> collective_memory_refusal(std::uint64_t max_bytes, const DeviceInfo& device);
 
+// Whether a collective over `ranks` ranks moves data between them, so that it has a bandwidth: not at
+// one rank, where its time is recorded and its algbw, busbw and value are null (n/a), so that no
+// reference, comparison or efficiency is made of it (nccl-tests prints busbw 0 there).
+inline bool collective_moves_data(int ranks) { return ranks > 1; }
+
 // The link a point is set against: none at one rank, the network between nodes, the intra-node link
 // (per message size when the backend measures it) inside one.
 ExpectedPeak collective_link_peak(const std::string& topology, const LinkPeaks& links, std::uint64_t size_bytes);

@@ -133,20 +133,23 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     const auto wrong_all = ctx.group.allgather(wrong_mine);
     const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);
 
-    out.reps = mine_bw;  // this rank's busbw from its own time: where stragglers show
+    // At one rank nothing crosses a link: the time is real, a bandwidth is not (nccl-tests prints busbw
+    // 0 there, and a broadcast's algbw would be a buffer left in place). No figure, so no reference.
+    const bool moves = collective_moves_data(n);
+    if (moves) out.reps = mine_bw;  // this rank's busbw from its own time: where stragglers show
     out.metrics["wrong"] = wrong_mine;
     out.metrics["time_us"] = median_of(mine_t) * 1e6;
     const double t_med = median_of(reduced_t);
     const auto bw = collective_bandwidth(spec_, counts, es, n, t_med);
-    out.aggregate = median_of(reduced_bw);
+    if (moves) out.aggregate = median_of(reduced_bw);
     const std::uint64_t size = collective_size_bytes(counts, es);
     out.row_metrics = {{"size_bytes", size},
                        {"count", counts.param},
                        {"requested_bytes", c.size_bytes},
                        {"rounded", size != c.size_bytes},
                        {"time_us", t_med * 1e6},
-                       {"algbw", bw.algbw},
-                       {"busbw", *out.aggregate},
+                       {"algbw", moves ? nlohmann::json(bw.algbw) : nlohmann::json(nullptr)},
+                       {"busbw", moves ? nlohmann::json(*out.aggregate) : nlohmann::json(nullptr)},
                        {"bus_factor", spec_.bus_factor(n)},
                        {"wrong", wrong_total},
                        {"iters", m.iters},

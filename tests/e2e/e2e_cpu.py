@@ -6,6 +6,7 @@ Each --case launches the real binary, then checks its exit code, its stderr, and
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -64,6 +65,9 @@ def check_complete_run(doc, nranks):
             fail(f"{r['benchmark']} k={r['gpu_count']}: groups {[g['ranks'] for g in groups]} for {nranks} ranks")
         if len(entries) != r["gpu_count"] * len(groups):
             fail(f"{r['benchmark']} k={r['gpu_count']} has {len(entries)} rank values for {len(groups)} groups")
+        if r["scope"] == "collective" and r["gpu_count"] == 1 and r["benchmark"] != "dp-step":
+            check_one_gpu_collective(r, entries)
+            continue
         # (group values are written to 6 digits in version 2: e2e_common.rank_rel)
         if r["aggregate"] is not None and not any(
                 g["value"] is not None and abs(g["value"] - r["aggregate"]) <= e2e_common.rank_rel(r) * r["aggregate"]
@@ -109,6 +113,21 @@ def check_complete_run(doc, nranks):
         if seen.get(b) != set(counts):
             fail(f"benchmark {b} has GPU counts {sorted(seen.get(b, []))}, expected {counts}")
     return rows
+
+
+def check_one_gpu_collective(r, entries):
+    """A collective at one GPU moves nothing between ranks: it has a time, not a bandwidth. Its value,
+    algbw and busbw are null (n/a; nccl-tests prints busbw 0), so no reference or comparison is made of it."""
+    m, what = r["metrics"], f"{r['benchmark']} {r['params']} at 1 GPU"
+    if r["aggregate"] is not None or r["fraction_of_peak"] is not None or r["scaling_efficiency"] is not None:
+        fail(f"{what} shows a bandwidth: value {r['aggregate']}, %peak {r['fraction_of_peak']}")
+    if m.get("algbw", "absent") is not None or m.get("busbw", "absent") is not None:
+        fail(f"{what}: algbw {m.get('algbw', 'absent')} busbw {m.get('busbw', 'absent')}, expected null")
+    if not m.get("time_us", 0) > 0 or m.get("wrong") != 0:
+        fail(f"{what}: no time recorded, or wrong values: {m}")
+    for rv in entries:
+        if rv["value"] is not None or not rv["valid"] or not rv["metrics"].get("time_us", 0) > 0:
+            fail(f"{what}: rank {rv['rank']} value {rv['value']}, time {rv['metrics'].get('time_us')}")
 
 
 def repetitions(r, rv):
@@ -193,7 +212,43 @@ def case_npN(n):
             fail(f"{b} missing from the default quick plan")
     if doc["backend"] != "cpu" or doc["ranks"][0]["device"]["details"]["threads"] < 1:
         fail("backend/threads not recorded")
+    if n == 2:
+        check_honest_edges(doc, path)
     print(f"ok: {len(rows)} rows at GPU counts {doc['plan']['gpu_counts']}")
+
+
+def check_honest_edges(doc, path):
+    """What a quick 2-rank run must not pass off as a measurement: every row says it is --quick; a STREAM
+    row whose arrays (3 per rank, the node's ranks together) are under 4x the last-level cache is flagged
+    as a cache figure, and one above is not; the link peak is one robust measurement named in the rows;
+    and the report refuses to project from one multi-GPU count (1 and 2 GPUs measured)."""
+    details = doc["ranks"][0]["device"]["details"]
+    llc = details.get("last_level_cache_bytes", 0)
+    for r in doc["results"]:
+        kinds = [f["kind"] for f in r.get("flags", [])]
+        if "quick" not in kinds or any(not f["reason"] for f in r.get("flags", [])):
+            fail(f"{r['benchmark']} k={r['gpu_count']}: a --quick row without its quick flag: {r.get('flags')}")
+        if r["benchmark"].startswith("stream."):
+            # 3 arrays per rank, every rank measuring at once (--tiling concurrent) on this one node
+            footprint = 3 * r["params"]["array_bytes"] * len(e2e_common.rank_entries(r))
+            want = llc > 0 and footprint < 4 * llc
+            if ("cache_resident" in kinds) != want:
+                fail(f"{r['benchmark']} k={r['gpu_count']}: footprint {footprint}, LLC {llc}: flags {kinds}")
+        if r["scope"] == "collective" and r["topology"] == "intra-node" and r["benchmark"] != "dp-step":
+            if not r["peak_source"].startswith("measured: median of") or r["expected_peak"] is None:
+                fail(f"{r['benchmark']}: link peak {r['expected_peak']} from '{r['peak_source']}'")
+    peaks = {r["expected_peak"] for r in doc["results"]
+             if r["scope"] == "collective" and r["topology"] == "intra-node" and r["benchmark"] != "dp-step"}
+    if len(peaks) != 1:
+        fail(f"the intra-node link peak is not one measurement: {sorted(peaks)}")
+    p = run([ARGS.gpuscale, "report", path])
+    if p.returncode != 0:
+        fail(f"report: exit {p.returncode}: {p.stderr}")
+    proj = p.stdout[p.stdout.find("PROJECTION"):]
+    if "not projected: measured at 1 multi-GPU count" not in proj or "PROJECTED step" in proj:
+        fail(f"the report projects from one multi-GPU count:\n{proj}")
+    if not re.search(r"dp-step [^\n]*: not projected: ", proj):
+        fail(f"the report does not say why dp-step is not projected:\n{proj}")
 
 
 def case_singleton():

@@ -83,7 +83,10 @@ def check_fleet_shape(doc):
         if r["gpu_count"] <= 2 and any(len(g["hosts"]) != 1 for g in groups):
             fail(f"{r['benchmark']} at {r['gpu_count']} GPUs: a group leaves its node")
         s = r["group_summary"]
-        if r["status"] == "ok" and not (s["min"] <= r["aggregate"] <= s["max"]):
+        if r["scope"] == "collective" and r["gpu_count"] == 1:  # no bandwidth at one rank: no group value
+            if r["aggregate"] is not None or s["measured"] != 0:
+                fail(f"{r['benchmark']} at 1 GPU: value {r['aggregate']}, {s['measured']} groups measured")
+        elif r["status"] == "ok" and not (s["min"] <= r["aggregate"] <= s["max"]):
             fail(f"{r['benchmark']} at {r['gpu_count']}: value {r['aggregate']} outside its groups' {s}")
     pairs = [r for r in doc["results"] if r["benchmark"] == "pairs"]
     if sorted(r["params"]["collective"] for r in pairs) != ["all_reduce", "sendrecv"]:

@@ -195,3 +195,72 @@ TEST(Projection, DpStepWithoutWhatTheModelNeedsSaysWhy) {
 
 }  // namespace
 }  // namespace gpuscale
+
+namespace gpuscale {
+namespace {
+
+TEST(ProjectionRefusal, NamedBoundsDecide) {
+  EXPECT_TRUE(projection_refusal(1, 0.0));  // one multi-GPU count: however good the fit
+  EXPECT_FALSE(projection_refusal(kMinProjectionCounts, kMaxProjectionFitError));
+  const auto why = projection_refusal(kMinProjectionCounts, kMaxProjectionFitError + 0.01);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("bound"), std::string::npos) << *why;
+  EXPECT_TRUE(projection_refusal(3, std::nan("")));
+}
+
+TEST(ProjectionRefusal, OneMultiGpuCountIsNotExtrapolated) {
+  std::vector<nlohmann::json> rows;
+  for (double s = 4096; s <= 16.0 * 1024 * 1024; s *= 4) rows.push_back(collective_row("all_reduce", 2, s, 4, 300, "intra-node"));
+  const auto p = project(loaded(rows));
+  ASSERT_EQ(p.fits.size(), 1u);
+  EXPECT_TRUE(p.fits[0].ok) << "the fit itself is shown: it describes the measured points";
+  ASSERT_EQ(p.collectives.size(), 1u);
+  EXPECT_FALSE(p.collectives[0].fit.ok);
+  EXPECT_TRUE(p.collectives[0].predicted_busbw.empty());
+  EXPECT_NE(p.collectives[0].fit.why.find("1 multi-GPU count"), std::string::npos) << p.collectives[0].fit.why;
+  EXPECT_NE(format_projection(p).find("not projected: measured at 1 multi-GPU count"), std::string::npos)
+      << format_projection(p);
+}
+
+TEST(ProjectionRefusal, AFitErrorAboveTheBoundIsNotProjected) {
+  std::vector<nlohmann::json> rows;
+  int i = 0;
+  for (double s = 4096; s <= 16.0 * 1024 * 1024; s *= 4)
+    for (int n : {2, 4}) {
+      auto r = collective_row("all_reduce", n, s, 4, 300, "intra-node");
+      r["metrics"]["time_us"] = r["metrics"]["time_us"].get<double>() * (++i % 2 ? 3.0 : 0.3);  // far off any model
+      rows.push_back(r);
+    }
+  const auto p = project(loaded(rows));
+  ASSERT_EQ(p.collectives.size(), 1u);
+  const auto& c = p.collectives[0];
+  ASSERT_FALSE(c.fit.ok);
+  EXPECT_NE(c.fit.why.find("bound"), std::string::npos) << c.fit.why;
+  EXPECT_TRUE(c.predicted_busbw.empty());
+}
+
+TEST(ProjectionRefusal, DpStepFromOneMultiGpuPointIsRefused) {
+  const double grad = 64 << 20;
+  std::vector<nlohmann::json> rows;
+  for (double s = 4096; s <= 64.0 * 1024 * 1024; s *= 4)
+    for (int n : {2, 4}) rows.push_back(collective_row("all_reduce", n, s, 6, 80, "intra-node"));
+  for (int n : {1, 2}) {  // dp-step measured at 1 and 2 GPUs only
+    auto r = testing::row_json("dp-step", "independent", {{"width", 1024}}, n,
+                               std::vector<double>(static_cast<std::size_t>(n), 90.0), "samples/s");
+    r["topology"] = n == 1 ? "single" : "intra-node";
+    r["metrics"] = {{"step_time_us", n == 1 ? 10000.0 : 11000.0}, {"exposed_comm_us", n == 1 ? 0.0 : 1000.0},
+                    {"gradient_bytes", grad}};
+    rows.push_back(r);
+  }
+  const auto p = project(loaded(rows));
+  ASSERT_EQ(p.dp_steps.size(), 1u);
+  EXPECT_FALSE(p.dp_steps[0].ok);
+  EXPECT_TRUE(p.dp_steps[0].predicted.empty());
+  EXPECT_NE(p.dp_steps[0].why.find("1 multi-GPU count"), std::string::npos) << p.dp_steps[0].why;
+  const auto text = format_projection(p);
+  EXPECT_EQ(text.find("PROJECTED step"), std::string::npos) << text;
+  EXPECT_NE(text.find("not projected"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace gpuscale
