@@ -107,8 +107,7 @@ struct ForeignFlag {
   const char* why;
 };
 constexpr ForeignFlag kForeignFlags[] = {
-    {"-z", "nccl-tests' blocking-collectives switch: gpuscale launches collectives as NCCL does and times "
-           "each operation after a stream sync"},
+    {"-z", "nccl-tests' blocking-collectives switch: gpuscale has no such mode"},
     {"-G", "nccl-tests' CUDA-graph launches: gpuscale does not capture collectives in graphs"},
     {"-r", "nccl-tests' root rank: gpuscale's rooted collectives (broadcast, reduce) use root 0"},
     {"-g", "nccl-tests' GPUs per process: gpuscale runs one GPU per rank (launch one rank per GPU)"},
