@@ -134,7 +134,8 @@ class Run {
   void open_backend() {
     std::string why;
     agree(world_, [&] { backend_ = gpuscale::open_backend(opts_.backend, world_, opts_.backend_options, &why); });
-    if (world_.rank() == 0) fmt::print(stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
+    if (world_.rank() == 0)
+      fmt::print(opts_.quiet ? summary_stream(opts_) : stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
     agree(world_, [&] { telemetry_ = health::RunTelemetry::open(opts_.telemetry, world_, backend_->device().info(), backend_->software()); });
     auto identity = rank_identity(world_.rank(), world_.host(), world_.local_rank(), backend_->device().info());
     identity["telemetry"] = telemetry_->identity();

@@ -4,6 +4,7 @@
 // weighed by the plan's demand, not by the count of rows done.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "core/error.h"
