@@ -1,7 +1,11 @@
-// The report as Prometheus text exposition format 0.0.4, the format node_exporter's textfile collector
-// reads (*.prom files): gauges with HELP and TYPE, no timestamps (the collector rejects them), no
-// "# EOF" (OpenMetrics-only). docs/analysis.md lists every metric and label.
+// The report as OpenMetrics text (gauges with HELP and TYPE, ending "# EOF") that is also Prometheus text
+// format 0.0.4, which node_exporter's textfile collector reads (*.prom files; "# EOF" is a comment
+// there): no timestamps (the collector rejects them). Each metric's name carries its base unit (bytes
+// per second, FLOP/s, samples/s, ratios), one family per kind; every series names its run (run_id), so
+// several runs of one cluster export side by side. docs/analysis.md lists every metric and label.
 #include <cstdint>
+#include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -22,8 +26,8 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 // the series text: a report of 4,096 ranks x 1,000 rows has millions of series, and keeping their text
 // twice, or their labels, took gigabytes).
 struct Family {
-  const char* name;
-  const char* help;
+  std::string name;
+  std::string help;
   std::string lines;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> seen;  // digest -> input index
 };
@@ -36,7 +40,7 @@ std::pair<std::uint64_t, std::uint64_t> digest(const std::string& text) {
 
 // Label names must match [a-zA-Z_][a-zA-Z0-9_]*; params that clash with the row's own labels get "param_".
 std::string label_name(const std::string& key) {
-  static const std::set<std::string> reserved{"cluster", "benchmark", "gpu_count", "topology", "unit", "rank", "host", "gpu"};
+  static const std::set<std::string> reserved{"cluster", "run", "benchmark", "gpu_count", "topology", "unit", "rank", "host", "gpu"};
   std::string out;
   for (char c : key) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) || out.rfind("__", 0) == 0 || reserved.count(out))
@@ -44,17 +48,19 @@ std::string label_name(const std::string& key) {
   return out;
 }
 
+// The run's label: its run_id, or (files older than run_id) its start time.
+std::string run_label(const LoadedResult& run) {
+  const auto& id = run.doc.contains("run_id") ? run.doc["run_id"] : nlohmann::json();
+  return id.is_string() ? id.get<std::string>() : run.doc.value("created_utc", std::string());
+}
+
 Labels row_labels(const LoadedResult& run, const ResultRow& r) {
-  Labels l{{"cluster", run.cluster}, {"benchmark", r.benchmark}, {"gpu_count", std::to_string(r.gpu_count)},
+  Labels l{{"cluster", run.cluster}, {"run", run_label(run)}, {"benchmark", r.benchmark}, {"gpu_count", std::to_string(r.gpu_count)},
            {"topology", r.topology}};
   for (const auto& [k, v] : r.params.items()) l.emplace_back(label_name(k), v.is_string() ? v.get<std::string>() : v.dump());
   return l;
 }
 
-Labels with(Labels l, std::initializer_list<std::pair<std::string, std::string>> more) {
-  for (const auto& m : more) l.push_back(m);
-  return l;
-}
 
 std::string series(const char* name, const Labels& labels) {
   std::string out = name;
@@ -62,6 +68,27 @@ std::string series(const char* name, const Labels& labels) {
   for (std::size_t i = 0; i < labels.size(); ++i)
     out += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].first, prom_label_value(labels[i].second));
   return out + '}';
+}
+
+// A throughput unit as its family's name part and the factor to the base unit: "GB/s" is
+// bandwidth_bytes_per_second x 1e9. A unit not listed keeps its own name ("/" read as "per") and value.
+struct BaseUnit {
+  std::string name;
+  double factor;
+};
+BaseUnit base_unit(const std::string& unit) {
+  static const std::map<std::string, BaseUnit> known{
+      {"B/s", {"bandwidth_bytes_per_second", 1}},       {"KB/s", {"bandwidth_bytes_per_second", 1e3}},
+      {"MB/s", {"bandwidth_bytes_per_second", 1e6}},    {"GB/s", {"bandwidth_bytes_per_second", 1e9}},
+      {"TB/s", {"bandwidth_bytes_per_second", 1e12}},   {"FLOP/s", {"flops_per_second", 1}},
+      {"GFLOP/s", {"flops_per_second", 1e9}},           {"TFLOP/s", {"flops_per_second", 1e12}},
+      {"PFLOP/s", {"flops_per_second", 1e15}},          {"samples/s", {"samples_per_second", 1}}};
+  if (auto it = known.find(unit); it != known.end()) return it->second;
+  std::string name;
+  for (char c : unit)
+    if (c == '/') name += "_per_";
+    else name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '_';
+  return {name.empty() ? "value" : name, 1};
 }
 
 std::optional<double> epoch_seconds(const std::string& utc) {
@@ -73,62 +100,84 @@ std::optional<double> epoch_seconds(const std::string& utc) {
 }  // namespace
 
 std::string report_openmetrics(const std::vector<FileReport>& files) {
+  // In output order; the throughput families (one per base unit) are made as their units appear.
+  enum Fixed { run_info, run_timestamp, run_valid, efficiency, peak, valid, straggler };
   std::vector<Family> fam{
-      {"gpuscale_run_info", "A gpuscale run: cluster, backend, tool version and commit, device model (value 1)", {}, {}},
+      {"gpuscale_run_info", "A gpuscale run: cluster, run id, backend, tool version and commit, device model (value 1)", {}, {}},
       {"gpuscale_run_timestamp_seconds", "Start of the run (Unix time)", {}, {}},
       {"gpuscale_run_valid", "1 when every measurement of the run was valid, else 0", {}, {}},
-      {"gpuscale_throughput", "Aggregate throughput of a (benchmark, params, gpu_count) point, in the unit label", {}, {}},
-      {"gpuscale_scaling_efficiency", "Scaling efficiency of the point (fraction; docs/results.md)", {}, {}},
-      {"gpuscale_fraction_of_peak", "Throughput as a fraction of the expected peak", {}, {}},
+      {"gpuscale_scaling_efficiency_ratio", "Scaling efficiency of the point (fraction; docs/results.md)", {}, {}},
+      {"gpuscale_fraction_of_peak_ratio", "Throughput as a fraction of the expected peak", {}, {}},
       {"gpuscale_valid", "1 when the point's measurement was verified correct, 0 when invalid or failed", {}, {}},
-      {"gpuscale_rank_throughput", "One rank's throughput (independent work), median over repetitions", {}, {}},
-      {"gpuscale_straggler_deficit", "A straggler rank's shortfall below the median of its point (fraction)", {}, {}}};
+      {"gpuscale_straggler_deficit_ratio", "A straggler rank's shortfall below the median of its point (fraction)", {}, {}}};
+  std::map<std::string, Family> aggregate, per_rank;  // by family name
   std::size_t input = 0;  // index of the file being added, into `files`
-  auto add = [&](std::size_t i, const FileReport&, const Labels& l, double v) {
-    Family& fm = fam[i];
-    const auto s = series(fm.name, l);
+  auto add = [&](Family& fm, const Labels& l, double v) {
+    const auto s = series(fm.name.c_str(), l);
     if (auto [it, fresh] = fm.seen.emplace(digest(s), input); !fresh)
-      throw Error(fmt::format("{}: gives the same Prometheus series of {} as {}: export one run per cluster",
-                              files[input].run.path, fm.name, files[it->second].run.path));
+      throw Error(fmt::format("{}: gives the same Prometheus series of {} as {}: the same run twice", files[input].run.path,
+                              fm.name, files[it->second].run.path));
     fm.lines += fmt::format("{} {}\n", s, v);
+  };
+  auto unit_family = [](std::map<std::string, Family>& in, const std::string& prefix, const std::string& what,
+                        const BaseUnit& u) -> Family& {
+    const std::string name = prefix + u.name;
+    auto it = in.find(name);
+    std::string in_words = u.name;
+    std::replace(in_words.begin(), in_words.end(), '_', ' ');
+    if (it == in.end()) it = in.emplace(name, Family{name, what + ", in " + in_words, {}, {}}).first;
+    return it->second;
   };
   for (const auto& f : files) {
     input = static_cast<std::size_t>(&f - files.data());
     const auto& d = f.run.doc;
+    const std::string run = run_label(f.run), backend = d["backend"].get<std::string>();
     std::string models;
     for (const auto& m : f.run.device_models) models += (models.empty() ? "" : "; ") + m;
-    add(0, f,
-        {{"cluster", f.run.cluster}, {"backend", d["backend"].get<std::string>()},
-         {"version", d["tool"]["version"].get<std::string>()}, {"commit", d["tool"]["commit"].get<std::string>()},
-         {"device", models}},
+    add(fam[run_info],
+        {{"cluster", f.run.cluster}, {"run", run}, {"backend", backend}, {"version", d["tool"]["version"].get<std::string>()},
+         {"commit", d["tool"]["commit"].get<std::string>()}, {"device", models}},
         1);
-    if (auto t = epoch_seconds(d["created_utc"].get<std::string>())) add(1, f, {{"cluster", f.run.cluster}}, *t);
-    add(2, f, {{"cluster", f.run.cluster}}, d["summary"]["valid"].get<bool>() ? 1 : 0);
+    if (auto t = epoch_seconds(d["created_utc"].get<std::string>())) add(fam[run_timestamp], {{"cluster", f.run.cluster}, {"run", run}}, *t);
+    add(fam[run_valid], {{"cluster", f.run.cluster}, {"run", run}}, d["summary"]["valid"].get<bool>() ? 1 : 0);
+    // Which device a rank measured on: a GPU's index on a GPU backend; a CPU rank is its rank.
+    auto device = [&](Labels l, int rank, const std::string& host, int index) {
+      l.insert(l.end(), {{"rank", std::to_string(rank)}, {"host", host}});
+      if (backend != "cpu") l.emplace_back("gpu", std::to_string(index));
+      return l;
+    };
     for (const auto& r : f.run.rows) {
       if (r.status == RowStatus::skipped) continue;
       const Labels l = row_labels(f.run, r);
-      if (r.aggregate) add(3, f, with(l, {{"unit", r.unit}}), *r.aggregate);
-      if (r.scaling_efficiency) add(4, f, l, *r.scaling_efficiency);
-      if (r.fraction_of_peak) add(5, f, l, *r.fraction_of_peak);
-      add(6, f, l, r.status == RowStatus::ok ? 1 : 0);
+      const BaseUnit u = base_unit(r.unit);
+      if (r.aggregate)
+        add(unit_family(aggregate, "gpuscale_", "Aggregate throughput of a (benchmark, params, gpu_count) point", u), l,
+            *r.aggregate * u.factor);
+      if (r.scaling_efficiency) add(fam[efficiency], l, *r.scaling_efficiency);
+      if (r.fraction_of_peak) add(fam[peak], l, *r.fraction_of_peak);
+      add(fam[valid], l, r.status == RowStatus::ok ? 1 : 0);
       if (r.scope == "independent")
         for (const auto& rv : r.ranks)
           if (rv.value)
-            add(7, f, with(l, {{"unit", r.unit}, {"rank", std::to_string(rv.rank)}, {"host", rv.host}, {"gpu", std::to_string(rv.device_index)}}),
-                *rv.value);
+            add(unit_family(per_rank, "gpuscale_rank_", "One rank's throughput (independent work), median over repetitions", u),
+                device(l, rv.rank, rv.host, rv.device_index), *rv.value * u.factor);
     }
     for (const auto& s : f.stragglers)
-      add(8, f, with(row_labels(f.run, *s.row), {{"rank", std::to_string(s.rank)}, {"host", s.host}, {"gpu", std::to_string(s.device_index)}}),
-          s.deficit);
+      add(fam[straggler], device(row_labels(f.run, *s.row), s.rank, s.host, s.device_index), s.deficit);
   }
   std::string out;
-  for (auto& fm : fam) {
-    if (fm.lines.empty()) continue;
+  auto write = [&](Family& fm) {
+    if (fm.lines.empty()) return;
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", fm.name, fm.help, fm.name);
     out += fm.lines;
     std::string().swap(fm.lines);  // each line is held once more at most
-  }
-  return out;
+  };
+  for (int i : {run_info, run_timestamp, run_valid}) write(fam[i]);
+  for (auto& [name, fm] : aggregate) write(fm);
+  for (int i : {efficiency, peak, valid}) write(fam[i]);
+  for (auto& [name, fm] : per_rank) write(fm);
+  write(fam[straggler]);
+  return out + "# EOF\n";
 }
 
 }  // namespace gpuscale

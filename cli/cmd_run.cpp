@@ -1,5 +1,9 @@
 // gpuscale run: parse the options, start MPI, run the plan.
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -32,6 +36,7 @@ struct RunFlags {
   health::TelemetryFlags telemetry;
   std::vector<std::string> command_line;
   std::set<std::string> given;  // plan.options keys (and backend, seed) given on the command line
+  std::vector<std::string> foreign;  // nccl-tests' flags without a counterpart (refused)
 };
 
 // Turns the flags into RunOptions; every problem is one gpuscale::Error naming the flag and value.
@@ -54,6 +59,70 @@ RunOptions resolve(const RunFlags& f) {
   o.telemetry = health::resolve_telemetry_flags(f.telemetry);
   apply_run_options(Section::reliability, o, text);
   return o;
+}
+
+// -o -: rank 0 writes the result file in a temporary folder ($TMPDIR) as it writes any result file (the
+// result keeper rewrites it atomically, its journal beside it), and copies it to stdout at the end. A
+// complete run's folder is removed; a cut-short run's stays, for --resume, and stderr says where.
+class StdoutResult {
+ public:
+  void open(RunOptions& o, bool root) {
+    if (!o.result_to_stdout || !root) return;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpuscale-stdout-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw Error(fmt::format("-o -: cannot make a temporary folder {} (set TMPDIR to a writable one)", pattern));
+    dir_ = pattern;
+    o.output = dir_ + "/result.json";
+  }
+
+  // The run returned `code`; `copy` false: it ended on an error, and stdout gets nothing.
+  void finish(int code, bool copy = true) {
+    if (dir_.empty()) return;
+    const std::string path = dir_ + "/result.json";
+    std::ifstream in(path, std::ios::binary);
+    if (!copy) {
+      std::error_code ec;
+      if (in) fmt::print(stderr, "gpuscale: -o -: the partial result file stays in {}\n", path);
+      else std::filesystem::remove_all(dir_, ec);
+      dir_.clear();
+      return;
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    std::error_code ec;
+    if (in && (code == kExitOk || code == kExitInvalidResult)) std::filesystem::remove_all(dir_, ec);
+    else if (in) fmt::print(stderr, "gpuscale: -o -: the result file stays in {} (--resume {} continues it)\n", path, path);
+    else std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  std::string dir_;
+};
+
+// nccl-tests' flags gpuscale has no counterpart for: one line each says so (exit 2), instead of
+// CLI11's "not expected". Hidden from --help.
+struct ForeignFlag {
+  const char* name;
+  const char* why;
+};
+constexpr ForeignFlag kForeignFlags[] = {
+    {"-z", "nccl-tests' blocking-collectives switch: gpuscale has no such mode"},
+    {"-G", "nccl-tests' CUDA-graph launches: gpuscale does not capture collectives in graphs"},
+    {"-r", "nccl-tests' root rank: gpuscale's rooted collectives (broadcast, reduce) use root 0"},
+    {"-g", "nccl-tests' GPUs per process: gpuscale runs one GPU per rank (launch one rank per GPU)"},
+    {"-t", "nccl-tests' threads per process: gpuscale runs one GPU per rank (launch one rank per GPU)"},
+};
+
+void add_foreign_flags(CLI::App* cmd, std::vector<std::string>& texts) {
+  texts.resize(std::size(kForeignFlags));
+  for (std::size_t i = 0; i < std::size(kForeignFlags); ++i) cmd->add_option(kForeignFlags[i].name, texts[i])->group("");
+}
+
+void refuse_foreign_flags(CLI::App* cmd) {
+  for (const auto& f : kForeignFlags)
+    if (cmd->count(f.name) > 0) throw Error(fmt::format("{} is {}; gpuscale run --help lists its options", f.name, f.why));
 }
 
 // Binds the table's options of one section to the subcommand.
@@ -80,7 +149,9 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   add_options(cmd, *flags, Section::measure);
   health::add_telemetry_flags(cmd, flags->telemetry, true);
   add_options(cmd, *flags, Section::reliability);
+  add_foreign_flags(cmd, flags->foreign);
   cmd->callback([&action, flags, cmd] {
+    refuse_foreign_flags(cmd);
     // The recorded options given on the command line: --resume takes the others from the file.
     for (const auto& [key, flag] : recorded_option_flags())
       if (cmd->count(flag) > 0) flags->given.insert(key);
@@ -88,6 +159,7 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
       install_stop_handlers();  // before MPI starts: an early signal is not fatal
       World world(nullptr, nullptr);
       install_stop_handlers();  // again, in case the MPI library replaced them
+      StdoutResult to_stdout;
       try {
         RunOptions opts;
         try {
@@ -97,12 +169,19 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
         } catch (const Error& e) {
           throw AgreedError(e.what(), e.exit_code());
         }
-        return run_plan(opts, world);
+        if (world.rank() == 0)
+          for (const auto& note : opts.notes) fmt::print(stderr, "gpuscale: note: {}\n", note);
+        to_stdout.open(opts, world.rank() == 0);
+        const int code = run_plan(opts, world);
+        to_stdout.finish(code);
+        return code;
       } catch (const AgreedError& e) {
         if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
+        to_stdout.finish(e.exit_code(), false);
         return e.exit_code();
       } catch (const Error& e) {
         fmt::print(stderr, "gpuscale: rank {} ({}): {}\n", world.rank(), world.host(), e.what());
+        to_stdout.finish(e.exit_code(), false);
         return e.exit_code();
       }
     };

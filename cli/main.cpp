@@ -1,6 +1,8 @@
 // gpuscale: one executable, subcommands. Errors reach the user as one line and a non-zero exit code.
 #include <cstdio>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,19 @@
 #include "core/launcher.h"
 #include "gpuscale_version.h"
 #include "cli/commands.h"
+
+namespace {
+
+// The arguments no option took, in command-line order, in CLI11's words.
+std::string extras_message(const CLI::App& app, const CLI::ExtrasError& e) {
+  std::vector<std::string> extra = app.remaining(true);
+  if (extra.empty()) return e.what();
+  std::string out = extra.size() > 1 ? "The following arguments were not expected:" : "The following argument was not expected:";
+  for (const auto& a : extra) out += " " + a;
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpuscale;
@@ -42,6 +57,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 (2.x) lists the unexpected arguments last first ("1 -c float -d"): say them in their order.
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", extras_message(app, e));
+    return usage_exit_code(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Every rank of a launch parses the same command line: one of them says what is wrong.
     if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", e.what());

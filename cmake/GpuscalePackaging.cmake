@@ -1,7 +1,7 @@
 # Install rules and packages (docs/install.md). `cmake --install build --prefix P` gives
 #   P/bin/gpuscale, P/bin/gpuscale-kernels      RUNPATH $ORIGIN/../lib, so the tree can be moved
 #   P/lib/gpuscale/                             run-time backend modules (the CUDA backend), when built
-#   P/share/gpuscale/{slurm,k8s,schema,data,docs} the job scripts, manifests, schemas, data files, docs
+#   P/share/gpuscale/{slurm,k8s,schema,data,grafana,docs} the job scripts, manifests, schemas, data files, the Grafana dashboard, docs
 #   P/share/gpuscale/modulefiles/{lmod,tcl}/gpuscale/<version>  Lmod and Environment Modules files
 # and `cpack` in the build folder makes gpuscale-<version>-Linux-<arch>.tar.gz and a .deb whose Depends
 # are the Debian runtime packages of the libraries gpuscale links (never CUDA: the NVIDIA stack comes
@@ -31,6 +31,7 @@ install(FILES results/schema/result-v1.schema.json results/schema/result-v2.sche
 # Built into the binary as well; installed so a site can read them and pass edited copies
 # (--peaks, --health-thresholds).
 install(FILES peaks/gpus.json DESTINATION ${GPUSCALE_SHARE_DIR}/data/peaks)
+install(FILES share/grafana/gpuscale-dashboard.json DESTINATION ${GPUSCALE_SHARE_DIR}/grafana)
 install(FILES health/thresholds/default.json DESTINATION ${GPUSCALE_SHARE_DIR}/data/health-thresholds)
 install(FILES README.md DESTINATION ${GPUSCALE_SHARE_DIR}/docs)
 install(DIRECTORY docs/ DESTINATION ${GPUSCALE_SHARE_DIR}/docs FILES_MATCHING PATTERN "*.md")

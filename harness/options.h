@@ -35,7 +35,10 @@ struct RunOptions {
   std::vector<GemmShape> gemm_shapes;           // GEMM shapes
   std::optional<std::uint64_t> copy_bytes;      // copy benchmarks: bytes per copy
   std::string cluster;                          // --cluster
-  std::string output;                           // -o
+  std::string output;                           // -o ("-": cli/cmd_run.cpp writes a temporary file, then stdout)
+  bool result_to_stdout = false;                // -o -: the result JSON goes to stdout, human output to stderr
+  bool quiet = false;                           // --quiet: no progress lines, no summary (errors still printed)
+  std::vector<std::string> notes;               // said once by rank 0 before the run (-c 0)
   std::optional<std::uint64_t> seed;            // input seed (random when unset; recorded)
   std::string time_reduce = "avg";              // collectives: avg | min | max | rank0 (nccl-tests -a)
   BackendOptions backend_options;               // threads, peaks, -T, link overrides: all a backend sees

@@ -156,17 +156,18 @@ std::vector<RunOption> make_table() {
        .parse = [](O& o, const std::string& s, const std::string& what) { o.benchmarks = split_list(s, what); },
        .recorded = shapes, .record = [](const O& o) { return json(o.benchmarks); },
        .adopt = [](O& o, const json& j) { o.benchmarks = strings(j); }});
-  add({.names = "--dtypes", .key = "dtypes",
-       .help = "comma list of element types (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8, int32)",
-       .parse = [](O& o, const std::string& s, const std::string&) { o.dtypes = parse_dtype_list(s); },
+  add({.names = "-d,--dtypes", .key = "dtypes",
+       .help = "comma list of element types (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8, int32; nccl-tests' "
+               "float, half, bfloat16, double), or all",
+       .parse = parse_dtypes,
        .recorded = shapes, .record = record_dtypes, .adopt = adopt_dtypes});
   add({.names = "-b,--minbytes", .key = "min_bytes", .help = "collectives: smallest message size (K/M/G suffixes)",
        .parse = size_text<&O::min_bytes>, .recorded = shapes, .record = record_value<&O::min_bytes>,
        .adopt = adopt_size<&O::min_bytes>});
-  add({.names = "-e,--maxbytes", .key = "max_bytes", .help = "collectives: largest message size",
+  add({.names = "-e,--maxbytes", .key = "max_bytes", .help = "collectives: largest message size (the sweep's last size is the last step at or below it, as nccl-tests)",
        .parse = size_text<&O::max_bytes>, .recorded = shapes, .record = record_value<&O::max_bytes>,
        .adopt = adopt_size<&O::max_bytes>});
-  add({.names = "-f,--stepfactor", .key = "step_factor", .help = "collectives: multiply the size by this factor",
+  add({.names = "-f,--stepfactor", .key = "step_factor", .help = "collectives: multiply the size by this factor (default 2; 32 with --quick)",
        .parse = parse_stepfactor, .recorded = shapes, .record = record_value<&O::step_factor>,
        .adopt = adopt_size<&O::step_factor>});
   add({.names = "-i,--stepbytes", .key = "step_bytes", .help = "collectives: add this many bytes instead",
@@ -180,6 +181,9 @@ std::vector<RunOption> make_table() {
          o.warmup = s == "0" ? 0 : parse_positive_int(s, what);
        },
        .recorded = shapes, .record = record_value<&O::warmup>, .adopt = adopt_int<&O::warmup, 0>});
+  add({.names = "-c,--check", .key = "check",
+       .help = "nccl-tests' check flag, 1 or 0: gpuscale checks every measurement either way (0 leaves a note)",
+       .parse = parse_check});
   add({.names = "--reps", .key = "reps", .help = "timed repetitions; statistics are over these",
        .parse = count_text<&O::reps>, .recorded = shapes, .record = record_value<&O::reps>,
        .adopt = adopt_int<&O::reps, 1>});
@@ -210,8 +214,12 @@ std::vector<RunOption> make_table() {
        .recorded = shapes, .record = [](const O& o) { return json(o.backend_options.threads); },
        .adopt = [](O& o, const json& j) { o.backend_options.threads = int_or_null(j, 0).value_or(0); }});
   add({.names = "--cluster", .key = "cluster", .help = "cluster name for the result file", .parse = string_text<&O::cluster>});
-  add({.names = "-o,--output", .key = "output", .help = "result file (default results/<cluster>-<UTC time>[-<jobid>].json)",
-       .parse = string_text<&O::output>});
+  add({.names = "-o,--output", .key = "output",
+       .help = "result file (default results/<cluster>-<UTC time>[-<jobid>].json); - writes the JSON to stdout "
+               "and everything else to stderr",
+       .parse = parse_output});
+  add({.names = "-q,--quiet", .key = "quiet", .help = "no progress lines and no summary (errors and warnings still)",
+       .is_switch = true, .parse = switch_text<&O::quiet>});
   add({.names = "--seed", .key = "seed", .help = "seed of the random inputs (default: random, recorded)",
        .parse = parse_seed, .recorded = top});
   add({.names = "-a,--time-reduce", .key = "time_reduce",
@@ -290,7 +298,11 @@ std::vector<RunOption> make_table() {
   // Reliability (docs/reliability.md); --help lists the telemetry flags before these.
   add({.names = "--resume", .key = "resume",
        .help = "continue the interrupted run in FILE: measure the points it lacks, into FILE (or -o)",
-       .section = Section::reliability, .parse = string_text<&O::resume>});
+       .section = Section::reliability, .parse = string_text<&O::resume>,
+       .check = [](const O& o, const OptionText&) {
+         if (!o.resume.empty() && o.result_to_stdout)
+           throw Error("--resume with -o -: a resumed run writes into a file (--resume FILE, or -o FILE)");
+       }});
   add({.names = "--force", .key = "force", .help = "replace an existing -o file (without it gpuscale refuses)",
        .section = Section::reliability, .is_switch = true, .parse = switch_text<&O::force>});
   add({.names = "--watchdog", .key = "watchdog_s",

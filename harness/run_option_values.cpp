@@ -104,6 +104,36 @@ void parse_transports(RunOptions& o, const std::string& t, const std::string& wh
   }
 }
 
+void parse_dtypes(RunOptions& o, const std::string& t, const std::string& what) {
+  static constexpr std::array<DType, 9> kEvery{DType::fp64,     DType::fp32,     DType::tf32,  DType::fp16, DType::bf16,
+                                               DType::fp8_e4m3, DType::fp8_e5m2, DType::int32, DType::int8};
+  o.dtypes.clear();
+  if (t == "all") {  // nccl-tests' -d all: every type; each benchmark keeps the ones it measures
+    o.dtypes.assign(kEvery.begin(), kEvery.end());
+    return;
+  }
+  for (const auto& name : split_list(t, what)) {
+    // nccl-tests' fp8 names; its other names (float, half, bfloat16, double) are dtype aliases.
+    const std::string n = name == "f8e4m3" ? "fp8_e4m3" : name == "f8e5m2" ? "fp8_e5m2" : name;
+    o.dtypes.push_back(parse_dtype_or_throw(n));
+  }
+}
+
+void parse_check(RunOptions& o, const std::string& t, const std::string& what) {
+  if (t == "1") return;
+  if (t != "0") throw Error(fmt::format("invalid {} '{}': use 1 or 0 (as nccl-tests)", what, t));
+  o.notes.push_back(fmt::format("{} 0 changes nothing: gpuscale checks every measurement's results (untimed, "
+                                "after the timed repetitions)", what));
+}
+
+void parse_output(RunOptions& o, const std::string& t, const std::string& what) {
+  if (parse_redop(t))
+    throw Error(fmt::format("{} {}: -o is the result file here, not nccl-tests' reduction op: use --ops {} "
+                            "(a file of that name: -o ./{})", what, t, t, t));
+  o.output = t;
+  o.result_to_stdout = t == "-";
+}
+
 json record_dtypes(const RunOptions& o) {
   json a = json::array();
   for (DType t : o.dtypes) a.push_back(dtype_name(t));

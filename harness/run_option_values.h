@@ -49,6 +49,12 @@ void parse_ops(RunOptions& o, const std::string& text, const std::string& what);
 void parse_placements(RunOptions& o, const std::string& text, const std::string& what);
 void parse_time_reduce(RunOptions& o, const std::string& text, const std::string& what);
 void parse_transports(RunOptions& o, const std::string& text, const std::string& what);
+// nccl-tests' habits (docs/usage.md "Coming from nccl-tests"): -d takes nccl-tests' type names and
+// `all`; -c 0/1 (gpuscale always checks: 0 leaves a note); -o refuses a reduction op name (nccl-tests'
+// -o is the op: --ops here).
+void parse_dtypes(RunOptions& o, const std::string& text, const std::string& what);
+void parse_check(RunOptions& o, const std::string& text, const std::string& what);
+void parse_output(RunOptions& o, const std::string& text, const std::string& what);
 
 // To plan.options, and back (the adopt_* throw BadRecordedValue).
 nlohmann::json record_dtypes(const RunOptions& o);

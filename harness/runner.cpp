@@ -117,7 +117,8 @@ class Run {
   void open_backend() {
     std::string why;
     agree(world_, [&] { backend_ = gpuscale::open_backend(opts_.backend, world_, opts_.backend_options, &why); });
-    if (world_.rank() == 0) fmt::print(stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
+    if (world_.rank() == 0)
+      fmt::print(opts_.quiet ? summary_stream(opts_) : stderr, "gpuscale: {} backend ({})\n", backend_->name(), why);
     agree(world_, [&] { telemetry_ = health::RunTelemetry::open(opts_.telemetry, world_, backend_->device().info(), backend_->software()); });
     auto identity = rank_identity(world_.rank(), world_.host(), world_.local_rank(), backend_->device().info());
     identity["telemetry"] = telemetry_->identity();
@@ -145,7 +146,7 @@ class Run {
   // A resumed file with nothing left to measure.
   bool nothing_left() const {
     if (!std::all_of(kept_.begin(), kept_.end(), [](bool k) { return k; })) return false;
-    if (world_.rank() == 0) fmt::print("gpuscale: nothing to resume: every point of {} is measured and valid\n", opts_.resume);
+    if (world_.rank() == 0) fmt::print(summary_stream(opts_), "gpuscale: nothing to resume: every point of {} is measured and valid\n", opts_.resume);
     return true;
   }
 
@@ -200,10 +201,10 @@ class Run {
 
   // Every point still to measure, at every GPU count, until the end or a stop signal.
   void measure() {
-    total_ = 0;
-    for (std::size_t pi = 0; pi < kept_.size(); ++pi)
-      if (!kept_[pi]) total_ += rows_of_point(*registry().find(plan_["points"][pi]["benchmark"].get<std::string>()));
-    Progress progress(total_, world_.rank() == 0);
+    auto weights = plan_row_weights(plan_["points"], kept_, demand_context(),
+                                    [&](const Benchmark& b) { return rows_of_point(b); });
+    total_ = weights.size();
+    Progress progress(std::move(weights), world_.rank() == 0 && !opts_.quiet);
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
     std::vector<bool> collective;
@@ -289,15 +290,15 @@ class Run {
       doc_["summary"] = summary_json(rows_, complete, code, interrupted_);
       doc_["reliability"]["harness"] = run_cost().to_json();  // issue 15 (helper b): rank 0's own cost, harness/run_cost.h
       keeper_.finish(doc_);
-      fmt::print("{}", format_summary(rows_));
-      fmt::print("{}", format_health(health, rows_));
-      fmt::print("{}", format_fleet_outliers(doc_["analysis"]));
+      fmt::print(summary_stream(opts_), "{}", format_summary(rows_));
+      fmt::print(summary_stream(opts_), "{}", format_health(health, rows_));
+      fmt::print(summary_stream(opts_), "{}", format_fleet_outliers(doc_["analysis"]));
       if (outliers && opts_.fail_on_outliers) fmt::print(stderr, "gpuscale: the run names outliers (--fail-on-outliers): exit 1\n");
-      fmt::print("\nresults: {}\n", keeper_.path());
+      fmt::print(summary_stream(opts_), "\nresults: {}\n", keeper_.path());
       if (!interrupted_.empty())
         fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done_, total_,
                    keeper_.path());
-      std::fflush(stdout);
+      std::fflush(summary_stream(opts_));
     }
     code = world_.max(code);
     guard_->finish();

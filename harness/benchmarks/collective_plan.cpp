@@ -13,7 +13,7 @@ std::vector<std::uint64_t> collective_sizes(const RunOptions& o, const std::stri
   const bool cpu = backend == "cpu";
   const std::uint64_t lo = o.min_bytes.value_or(o.quick ? 1024 : (cpu ? 1024 : 8));
   const std::uint64_t hi = o.max_bytes.value_or(o.quick ? (1ULL << 20) : (cpu ? (64ULL << 20) : (8ULL << 30)));
-  const std::uint64_t factor = o.step_bytes ? 0 : o.step_factor.value_or(o.quick ? 32 : (cpu ? 4 : 2));
+  const std::uint64_t factor = o.step_bytes ? 0 : o.step_factor.value_or(o.quick ? 32 : 2);
   return size_sweep(lo, hi, factor, o.step_bytes.value_or(0));
 }
 

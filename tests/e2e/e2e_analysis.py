@@ -115,11 +115,12 @@ def case_golden():
     from prometheus_client.parser import text_string_to_metric_families
     with open(os.path.join(ARGS.data, "golden", "report-a.prom")) as f:
         fams = {f.name: f for f in text_string_to_metric_families(f.read())}
-    for name in ["gpuscale_throughput", "gpuscale_scaling_efficiency", "gpuscale_fraction_of_peak", "gpuscale_valid",
-                 "gpuscale_rank_throughput", "gpuscale_straggler_deficit", "gpuscale_run_info"]:
+    for name in ["gpuscale_bandwidth_bytes_per_second", "gpuscale_flops_per_second", "gpuscale_samples_per_second",
+                 "gpuscale_scaling_efficiency_ratio", "gpuscale_fraction_of_peak_ratio", "gpuscale_valid",
+                 "gpuscale_rank_bandwidth_bytes_per_second", "gpuscale_straggler_deficit_ratio", "gpuscale_run_info"]:
         if name not in fams:
             fail(f"{name} missing from the Prometheus export")
-    strag = fams["gpuscale_straggler_deficit"].samples
+    strag = fams["gpuscale_straggler_deficit_ratio"].samples
     if len(strag) != 1 or strag[0].labels["rank"] != "3" or strag[0].labels["host"] != "node-a2":
         fail(f"straggler metric: {strag}")
     valid = {(s.labels["benchmark"], s.labels["gpu_count"]): s.value for s in fams["gpuscale_valid"].samples}
@@ -604,10 +605,11 @@ def case_hostile():
     fams = {f.name: f for f in text_string_to_metric_families(open(outs["prom"]).read())}
     if "fake_metric" in fams:
         fail("a label value injected a metric")
-    hosts = {s.labels.get("host") for s in fams["gpuscale_rank_throughput"].samples}
+    hosts = {s.labels.get("host") for n, f in fams.items() if n.startswith("gpuscale_rank_") for s in f.samples}
     if hosts != {h["name"] for h in doc["hosts"]}:
         fail(f"host labels did not survive escaping: {hosts}")
-    if not any(s.labels.get("note") == doc["results"][0]["params"]["note"] for s in fams["gpuscale_throughput"].samples):
+    if not any(s.labels.get("note") == doc["results"][0]["params"]["note"]
+               for n, f in fams.items() if n.endswith("_per_second") for s in f.samples):
         fail("a params label value did not survive escaping")
     ref = work("hostile-ref.json")
     expect_code(gs("reference", src, "-o", ref), 0, "reference of hostile.json")
