@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/nccl_table.h"
 #include "core/units.h"
 
 namespace gpuscale {
@@ -94,29 +95,66 @@ std::vector<BenchmarkGroup> group_rows(const std::vector<ResultRow>& rows) {
   return groups;
 }
 
-std::string format_summary(const std::vector<ResultRow>& rows) {
-  std::string out;
-  for (const auto& g : group_rows(rows)) {
-    out += fmt::format("\n{} ({})\n", term_text(g.benchmark), term_text(g.unit));
-    out += fmt::format("  {:<34} {:>5} {:>12} {:>9} {:>8}  {}\n", "point", "GPUs", "value", "scaling", "% peak",
-                       "valid");
-    for (const auto& s : g.series) {
-      const std::string shown = term_text(s.sized ? s.label + " " + format_size(s.largest_size) : s.label);
-      bool first = true;
-      for (const ResultRow* r : s.table_rows()) {
-        out += fmt::format("  {:<34} {:>5} {:>12} {:>9} {:>8}  {}\n", first ? shown : "", r->gpu_count, value_text(*r),
-                           percent_text(r->scaling_efficiency), percent_text(r->fraction_of_peak), valid_text(*r));
-        first = false;
-      }
+namespace {
+
+// Collective rows' scaling efficiency is their fraction of the link peak: the column would repeat % peak.
+bool scaling_repeats_peak(const BenchmarkGroup& g) {
+  for (const auto& s : g.series)
+    for (const ResultRow* r : s.rows)
+      if (r->scaling_efficiency != r->fraction_of_peak) return false;
+  return g.scope == "collective";
+}
+
+std::string group_table(const BenchmarkGroup& g, const TextStyle& style) {
+  const bool sized = std::any_of(g.series.begin(), g.series.end(), [](const auto& s) { return s.sized; });
+  const bool scaling = !scaling_repeats_peak(g);
+  std::string out = fit_lines(fmt::format("\n{} ({}{}{})\n", term_text(g.benchmark), sized ? "busbw, " : "",
+                                          term_text(g.unit), sized ? "; each series at its largest size" : ""),
+                              style.width);
+  std::vector<double> shown;
+  for (const auto& s : g.series)
+    for (const ResultRow* r : s.table_rows())
+      if (r->status == RowStatus::ok && r->aggregate) shown.push_back(*r->aggregate);
+  const int decimals = column_decimals(shown);
+  TextTable t;
+  t.columns = {{"point", false}, {style.device.many, true}, {sized ? "busbw" : "value", true}};
+  if (scaling) t.columns.push_back({"scaling", true});
+  t.columns.push_back({"% peak", true});
+  t.columns.push_back({"valid", false});
+  for (const auto& s : g.series) {
+    const std::string label = term_text(s.sized ? s.label + " " + format_size(s.largest_size) : s.label);
+    bool first = true;
+    for (const ResultRow* r : s.table_rows()) {
+      const bool number = r->status == RowStatus::ok && r->aggregate;
+      std::vector<std::string> cells = {first ? label : "", std::to_string(r->gpu_count),
+                                        number                                       ? fixed_text(*r->aggregate, decimals)
+                                        : r->status == RowStatus::ok ? std::string("n/a")  // no figure (a collective at 1 GPU)
+                                                                     : value_text(*r)};
+      if (scaling) cells.push_back(percent_text(r->scaling_efficiency));
+      cells.push_back(percent_text(r->fraction_of_peak));
+      cells.push_back(term_text(valid_text(*r)));
+      t.rows.push_back(std::move(cells));
+      first = false;
     }
   }
+  return out + t.render(style.width);
+}
+
+}  // namespace
+
+std::string format_summary(const std::vector<ResultRow>& rows, const TextStyle& style) {
+  std::string out;
+  for (const auto& g : group_rows(rows)) out += group_table(g, style);
+  out += nccl_tables_text(rows, style.device);  // nccl-tests' own layout, wider than 80 columns on purpose
   std::size_t bad = std::count_if(rows.begin(), rows.end(), row_is_problem);
   if (bad > 0) {
-    out += fmt::format("\n{} measurement(s) invalid or failed:\n", bad);
+    std::string list = fmt::format("\n{} measurement(s) invalid or failed:\n", bad);
     for (const auto& r : rows)
       if (row_is_problem(r))
-        out += fmt::format("  {} {} at {} GPU(s): {}\n", term_text(r.benchmark), term_text(params_label(r.params, false)),
-                           r.gpu_count, term_text(r.errors.empty() ? row_status_name(r.status) : r.errors.front()));
+        list += fmt::format("  {} {} at {}: {}\n", term_text(r.benchmark), term_text(params_label(r.params, false)),
+                            style.device.count(r.gpu_count),
+                            term_text(r.errors.empty() ? row_status_name(r.status) : r.errors.front()));
+    out += fit_lines(list, style.width);
   }
   return out;
 }

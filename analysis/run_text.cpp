@@ -1,0 +1,32 @@
+#include "analysis/run_text.h"
+
+#include <fmt/format.h>
+
+#include "analysis/escape.h"
+#include "analysis/fleet_outliers.h"
+#include "analysis/health_text.h"
+#include "analysis/row_text.h"
+#include "analysis/stragglers.h"
+
+namespace gpuscale {
+
+std::string run_summary_text(const nlohmann::json& doc, const std::vector<ResultRow>& rows,
+                             const std::string& results_path, std::size_t width) {
+  TextStyle style;
+  style.width = width;
+  style.device = device_word(doc.value("backend", std::string()));
+  const auto& analysis = doc.contains("analysis") ? doc["analysis"] : nlohmann::json();
+  const double threshold = analysis.is_object() && analysis.contains("straggler_threshold") &&
+                                   analysis["straggler_threshold"].is_number()
+                               ? analysis["straggler_threshold"].get<double>()
+                               : kDefaultStragglerThreshold;
+  std::string out = format_summary(rows, style);
+  out += fit_lines(format_health(doc.contains("health") ? doc["health"] : nlohmann::json(), rows), width);
+  // The rule of the file's own list (analysis_section), so the summary names what the file names.
+  out += format_stragglers(find_stragglers(doc, rows, threshold), threshold, style);
+  if (analysis.is_object()) out += fit_lines(format_fleet_outliers(analysis), width);
+  out += fmt::format("\nresults: {}\n", term_text(results_path));  // a path is never broken: scripts grep it
+  return out;
+}
+
+}  // namespace gpuscale
