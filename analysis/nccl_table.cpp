@@ -62,16 +62,10 @@ std::string placement_cells(const ResultRow* r) {
                      bandwidth(*r, "busbw"), wrong ? fmt::format("{:g}", *wrong) : "-");
 }
 
-std::string line_text(const NcclTable& t, const NcclLine& l) {
-  const ResultRow& r = l.out_of_place ? *l.out_of_place : *l.in_place;
-  const auto& spec = collective_spec(*parse_collective(t.benchmark));
-  const auto& p = r.params;
-  std::string size = integer_metric(r, "size_bytes");
-  if (size == "-" && size_param(p)) size = std::to_string(*size_param(p));
-  const std::string op = spec.reduces && p.contains("op") ? safe(text_of(p["op"])) : "none";
-  const std::string root = spec.rooted ? (p.contains("root") ? safe(text_of(p["root"])) : "0") : "-1";
-  return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", size, integer_metric(r, "count"),
-                     safe(nccl_type_name(p.value("dtype", std::string("-")))), op, root) +
+std::string line_text(const NcclLine& l) {
+  const auto p = nccl_point(l.out_of_place ? *l.out_of_place : *l.in_place);
+  return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", safe(p->size), safe(p->count), safe(p->type), safe(p->redop),
+                     safe(p->root)) +
          placement_cells(l.out_of_place) + placement_cells(l.in_place);
 }
 
@@ -107,6 +101,21 @@ std::vector<NcclTable> nccl_tables(const std::vector<ResultRow>& rows) {
     auto& slot = in_place(r) ? line.in_place : line.out_of_place;
     if (slot == nullptr) slot = &r;  // a second row of the same point (a merged file): the first is shown
   }
+  return out;
+}
+
+std::optional<NcclPoint> nccl_point(const ResultRow& r) {
+  const auto coll = parse_collective(r.benchmark);
+  if (!coll || !size_param(r.params)) return std::nullopt;
+  const auto& spec = collective_spec(*coll);
+  const auto& p = r.params;
+  NcclPoint out;
+  out.size = integer_metric(r, "size_bytes");
+  if (out.size == "-") out.size = std::to_string(*size_param(p));
+  out.count = integer_metric(r, "count");
+  out.type = nccl_type_name(p.contains("dtype") ? text_of(p["dtype"]) : "-");
+  out.redop = spec.reduces && p.contains("op") ? text_of(p["op"]) : "none";
+  out.root = spec.rooted ? (p.contains("root") ? text_of(p["root"]) : "0") : "-1";
   return out;
 }
 
@@ -167,7 +176,7 @@ std::string nccl_table_text(const NcclTable& t, const DeviceWord& device) {
                      "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   double wrong = 0;
   for (const auto& l : t.lines) {
-    out += line_text(t, l) + "\n";
+    out += line_text(l) + "\n";
     for (const ResultRow* r : {l.out_of_place, l.in_place})
       if (r != nullptr) wrong += number_metric(r->metrics, "wrong").value_or(0);
   }

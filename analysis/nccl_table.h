@@ -44,6 +44,15 @@ struct NcclAverage {
 };
 NcclAverage nccl_average(const NcclTable& t);
 
+// The first five columns of a collective row as nccl-tests prints them (as the file has them: each
+// format escapes them): size (the row's size_bytes, max of send and receive), count, type (nccl-tests'
+// name), redop ("none" for a collective without one), root (-1 for an unrooted collective); "-" for a
+// figure the row does not have. nullopt for a row that is not one of nccl-tests' collectives.
+struct NcclPoint {
+  std::string size, count, type, redop, root;
+};
+std::optional<NcclPoint> nccl_point(const ResultRow& r);
+
 // nccl-tests' names for gpuscale's types: fp32 -> float, bf16 -> bfloat16, ...
 std::string nccl_type_name(const std::string& dtype);
 // nccl-tests' time format: %7.0f from 10 ms, %7.1f from 100 us, else %7.2f (without the padding).

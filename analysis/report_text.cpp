@@ -72,7 +72,7 @@ std::string report_text(const FileReport& r, std::size_t width) {
   style.device = device_word(r.run.doc.value("backend", std::string()));
   std::string env = fmt::format("== {} ==\n", term_text(r.run.path));
   for (const auto& [k, v] : environment_summary(r.run)) env += fmt::format("  {:<16} {}\n", k, term_text(v));
-  std::string out = fit_lines(env, width);
+  std::string out = fit_lines(env, width, 19);  // continuation lines under the values
   out += format_summary(r.run.rows, style);
   out += fit_lines(format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows), width);
   out += format_stragglers(r.stragglers, r.straggler_threshold, style);

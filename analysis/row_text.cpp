@@ -105,46 +105,50 @@ bool scaling_repeats_peak(const BenchmarkGroup& g) {
   return g.scope == "collective";
 }
 
-std::string group_table(const BenchmarkGroup& g, const TextStyle& style) {
+}  // namespace
+
+HeadlineTable headline_table(const BenchmarkGroup& g, const DeviceWord& device) {
   const bool sized = std::any_of(g.series.begin(), g.series.end(), [](const auto& s) { return s.sized; });
   const bool scaling = !scaling_repeats_peak(g);
-  std::string out = fit_lines(fmt::format("\n{} ({}{}{})\n", term_text(g.benchmark), sized ? "busbw, " : "",
-                                          term_text(g.unit), sized ? "; each series at its largest size" : ""),
-                              style.width);
+  HeadlineTable h;
+  h.title = fmt::format("{} ({}{}{})", g.benchmark, sized ? "busbw, " : "", g.unit,
+                        sized ? "; each series at its largest size" : "");
   std::vector<double> shown;
   for (const auto& s : g.series)
     for (const ResultRow* r : s.table_rows())
       if (r->status == RowStatus::ok && r->aggregate) shown.push_back(*r->aggregate);
   const int decimals = column_decimals(shown);
-  TextTable t;
-  t.columns = {{"point", false}, {style.device.many, true}, {sized ? "busbw" : "value", true}};
+  auto& t = h.table;
+  t.columns = {{"point", false}, {device.many, true}, {sized ? "busbw" : "value", true}};
   if (scaling) t.columns.push_back({"scaling", true});
   t.columns.push_back({"% peak", true});
   t.columns.push_back({"valid", false});
   for (const auto& s : g.series) {
-    const std::string label = term_text(s.sized ? s.label + " " + format_size(s.largest_size) : s.label);
+    const std::string label = s.sized ? s.label + " " + format_size(s.largest_size) : s.label;
     bool first = true;
     for (const ResultRow* r : s.table_rows()) {
-      const bool number = r->status == RowStatus::ok && r->aggregate;
-      std::vector<std::string> cells = {first ? label : "", std::to_string(r->gpu_count),
-                                        number                                       ? fixed_text(*r->aggregate, decimals)
-                                        : r->status == RowStatus::ok ? std::string("n/a")  // no figure (a collective at 1 GPU)
-                                                                     : value_text(*r)};
+      std::string value = value_text(*r);  // INVALID, FAILED, skipped: never a figure
+      if (r->status == RowStatus::ok) value = r->aggregate ? fixed_text(*r->aggregate, decimals) : "n/a";
+      std::vector<std::string> cells = {first ? label : "", std::to_string(r->gpu_count), value};
       if (scaling) cells.push_back(percent_text(r->scaling_efficiency));
       cells.push_back(percent_text(r->fraction_of_peak));
-      cells.push_back(term_text(valid_text(*r)));
+      cells.push_back(valid_text(*r));
       t.rows.push_back(std::move(cells));
+      h.labels.push_back(label);
       first = false;
     }
   }
-  return out + t.render(style.width);
+  return h;
 }
-
-}  // namespace
 
 std::string format_summary(const std::vector<ResultRow>& rows, const TextStyle& style) {
   std::string out;
-  for (const auto& g : group_rows(rows)) out += group_table(g, style);
+  for (const auto& g : group_rows(rows)) {
+    auto h = headline_table(g, style.device);
+    for (auto& row : h.table.rows)
+      for (auto& cell : row) cell = term_text(cell);
+    out += fit_lines("\n" + term_text(h.title) + "\n", style.width) + h.table.render(style.width);
+  }
   out += nccl_tables_text(rows, style.device);  // nccl-tests' own layout, wider than 80 columns on purpose
   std::size_t bad = std::count_if(rows.begin(), rows.end(), row_is_problem);
   if (bad > 0) {

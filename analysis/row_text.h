@@ -46,6 +46,15 @@ struct BenchmarkGroup {
 // Groups rows per benchmark (order of first appearance) and series.
 std::vector<BenchmarkGroup> group_rows(const std::vector<ResultRow>& rows);
 
+// The headline table of one benchmark, cells as the file has them (each format escapes them): its
+// title says the unit and, for collectives, that each series shows its largest size.
+struct HeadlineTable {
+  std::string title;
+  TextTable table;                  // a series names its point on its first row only
+  std::vector<std::string> labels;  // the point of every row
+};
+HeadlineTable headline_table(const BenchmarkGroup& g, const DeviceWord& device);
+
 // The terminal table per benchmark (point, GPUs or ranks, value, scaling, % peak, valid; a collective's
 // busbw at each series' largest size, without the scaling column that would repeat % peak), the
 // nccl-tests table of every collective sweep (analysis/nccl_table.h) and the list of invalid or failed

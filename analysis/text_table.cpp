@@ -82,13 +82,13 @@ std::vector<Block> plan_blocks(const std::vector<TextColumn>& cols, const std::v
 }
 
 // Breaks one line at spaces (or inside a word too long for the room) into lines of at most width.
-void wrap_line(const std::string& line, std::size_t width, std::string& out) {
+void wrap_line(const std::string& line, std::size_t width, std::string& out, std::size_t hang_at = 0) {
   if (width == 0 || line.size() <= width) {
     out += line + "\n";
     return;
   }
   const std::size_t lead = line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ');
-  const std::size_t hang = std::min(lead + 4, width / 2);
+  const std::size_t hang = std::min(hang_at ? hang_at : lead + 4, width / 2);
   std::string rest = line;
   std::string prefix;  // the indent of continuation lines
   bool first = true;
@@ -163,7 +163,7 @@ std::string TextTable::render(std::size_t width, std::size_t indent) const {
   return out;
 }
 
-std::string fit_lines(const std::string& text, std::size_t width) {
+std::string fit_lines(const std::string& text, std::size_t width, std::size_t hang) {
   if (width == 0) return text;
   std::string out;
   std::size_t start = 0;
@@ -173,12 +173,12 @@ std::string fit_lines(const std::string& text, std::size_t width) {
     const std::string line = text.substr(start, last ? std::string::npos : nl - start);
     if (last) {  // no newline at the end: keep it so
       std::string piece;
-      wrap_line(line, width, piece);
+      wrap_line(line, width, piece, hang);
       piece.pop_back();
       out += piece;
       break;
     }
-    wrap_line(line, width, out);
+    wrap_line(line, width, out, hang);
     start = nl + 1;
   }
   return out;

@@ -49,8 +49,9 @@ struct TextTable {
 };
 
 // Free text made to fit: every line longer than `width` (0: no limit) is broken at spaces, its
-// continuation lines indented 4 more than the line itself; a word longer than the room is split.
-std::string fit_lines(const std::string& text, std::size_t width);
+// continuation lines indented `hang` spaces (0: 4 more than the line itself); a word longer than the
+// room is split.
+std::string fit_lines(const std::string& text, std::size_t width, std::size_t hang = 0);
 
 // Numbers of one column in one format: fixed-point with the decimals that give the smallest
 // nonzero magnitude `digits` significant digits (at most `max_decimals`), never an exponent.
