@@ -9,6 +9,7 @@
 #include "analysis/projection.h"
 #include "analysis/result_set.h"
 #include "analysis/stragglers.h"
+#include "analysis/text_table.h"
 
 namespace gpuscale {
 
@@ -31,7 +32,8 @@ FileReport make_file_report(LoadedResult run, double straggler_threshold);
 // MPI, software, Slurm job, links, validity): the environment summary of every format.
 std::vector<std::pair<std::string, std::string>> environment_summary(const LoadedResult& run);
 
-std::string report_text(const FileReport& r);
+// Terminal text: every line within `width` columns (0: no limit, --wide) but the nccl-tests tables'.
+std::string report_text(const FileReport& r, std::size_t width = kDefaultColumns);
 std::string report_markdown(const std::vector<FileReport>& files);
 std::string report_csv(const std::vector<FileReport>& files);
 // Throws gpuscale::Error when two inputs would give the same series (e.g. two runs of one cluster).

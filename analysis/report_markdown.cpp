@@ -4,6 +4,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/report.h"
+#include "analysis/nccl_table.h"
 #include "analysis/row_text.h"
 #include "core/units.h"
 
@@ -12,23 +13,38 @@ namespace {
 
 std::string md(const std::string& s) { return markdown_escape(s); }
 
-void tables(std::string& out, const std::vector<ResultRow>& rows) {
-  for (const auto& g : group_rows(rows)) {
-    out += fmt::format("\n### {} ({})\n\n| point | GPUs | value | scaling | % peak | valid |\n|---|---:|---:|---:|---:|---|\n",
-                       md(g.benchmark), md(g.unit));
-    for (const auto& s : g.series) {
-      const std::string shown = md(s.sized ? s.label + " " + format_size(s.largest_size) : s.label);
-      for (const ResultRow* r : s.table_rows())
-        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", shown, r->gpu_count, value_text(*r),
-                           percent_text(r->scaling_efficiency), percent_text(r->fraction_of_peak), md(valid_text(*r)));
-    }
+std::string markdown_table(const TextTable& t) {
+  std::string head = "|", rule = "|";
+  for (const auto& c : t.columns) {
+    head += " " + md(c.header) + " |";
+    rule += c.right ? "---:|" : "---|";
   }
+  std::string out = head + "\n" + rule + "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (const auto& cell : row) out += " " + md(cell) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+void tables(std::string& out, const std::vector<ResultRow>& rows, const DeviceWord& device) {
+  for (const auto& g : group_rows(rows)) {
+    auto h = headline_table(g, device);
+    for (std::size_t i = 0; i < h.table.rows.size(); ++i) h.table.rows[i][0] = h.labels[i];  // no rowspan in Markdown
+    out += "\n### " + md(h.title) + "\n\n" + markdown_table(h.table);
+  }
+  // nccl-tests' layout in a code block, so the text is the terminal's and diffs against nccl-tests' own.
+  for (const auto& t : nccl_tables(rows))
+    out += fmt::format("\n#### {} at {} (nccl-tests layout)\n\n```text\n{}```\n", md(t.benchmark),
+                       device.count(t.gpu_count), nccl_table_text(t, device));
   bool any = false;
   for (const auto& r : rows)
     if (row_is_problem(r)) {
       if (!any) out += "\n### Invalid or failed measurements\n\n";
       any = true;
-      out += fmt::format("- {} {} at {} GPU(s): {}\n", md(r.benchmark), md(params_label(r.params, false)), r.gpu_count,
+      out += fmt::format("- {} {} at {}: {}\n", md(r.benchmark), md(params_label(r.params, false)),
+                         device.count(r.gpu_count),
                          md(r.errors.empty() ? std::string(row_status_name(r.status)) : r.errors.front()));
     }
 }
@@ -78,11 +94,12 @@ std::string report_markdown(const std::vector<FileReport>& files) {
   for (const auto& f : files) {
     out += fmt::format("\n## {}\n\n| | |\n|---|---|\n", md(f.run.path));
     for (const auto& [k, v] : environment_summary(f.run)) out += fmt::format("| {} | {} |\n", k, md(v));
-    tables(out, f.run.rows);
+    const auto device = device_word(f.run.doc.value("backend", std::string()));
+    tables(out, f.run.rows, device);
     out += fmt::format("\n### Stragglers (more than {:.0f}% below the median of the ranks)\n\n", f.straggler_threshold * 100);
     if (f.stragglers.empty()) out += "None.\n";
     else {
-      out += "| benchmark | point | GPUs | rank | host | GPU | UUID | PCI bus id | value | median | below |\n"
+      out += "| benchmark | point | " + device.many + " | rank | host | GPU | UUID | PCI bus id | value | median | below |\n"
              "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|\n";
       for (const auto& s : f.stragglers)
         out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g} | {:.1f}% |\n", md(s.row->benchmark),

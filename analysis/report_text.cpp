@@ -5,6 +5,7 @@
 #include "analysis/report.h"
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
+#include "analysis/text_table.h"
 
 namespace gpuscale {
 namespace {
@@ -65,27 +66,18 @@ std::vector<std::pair<std::string, std::string>> environment_summary(const Loade
   return out;
 }
 
-std::string report_text(const FileReport& r) {
-  std::string out = fmt::format("== {} ==\n", term_text(r.run.path));
-  for (const auto& [k, v] : environment_summary(r.run)) out += fmt::format("  {:<16} {}\n", k, term_text(v));
-  out += format_summary(r.run.rows);
-  out += format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows);
-  out += fmt::format("\nstragglers (independent work, more than {:.0f}% below the median of the ranks): ",
-                     r.straggler_threshold * 100);
-  if (r.stragglers.empty()) {
-    out += "none\n";
-  } else {
-    out += fmt::format("{}\n  {:<14} {:<22} {:>5} {:>5} {:<16} {:>4} {:<40} {:<14} {:>10} {:>10} {:>7}\n", r.stragglers.size(),
-                       "benchmark", "point", "GPUs", "rank", "host", "GPU", "UUID", "PCI bus id", "value", "median",
-                       "below");
-    for (const auto& s : r.stragglers)
-      out += fmt::format("  {:<14} {:<22} {:>5} {:>5} {:<16} {:>4} {:<40} {:<14} {:>10.4g} {:>10.4g} {:>6.1f}%\n",
-                         term_text(s.row->benchmark), term_text(params_label(s.row->params, false)), s.row->gpu_count,
-                         s.rank, term_text(s.host), s.device_index, term_text(s.uuid), term_text(s.pci_bus_id), s.value,
-                         s.median, s.deficit * 100);
-  }
-  out += fleet_text(r);
-  out += format_projection(r.projection);
+std::string report_text(const FileReport& r, std::size_t width) {
+  TextStyle style;
+  style.width = width;
+  style.device = device_word(r.run.doc.value("backend", std::string()));
+  std::string env = fmt::format("== {} ==\n", term_text(r.run.path));
+  for (const auto& [k, v] : environment_summary(r.run)) env += fmt::format("  {:<16} {}\n", k, term_text(v));
+  std::string out = fit_lines(env, width, 19);  // continuation lines under the values
+  out += format_summary(r.run.rows, style);
+  out += fit_lines(format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows), width);
+  out += format_stragglers(r.stragglers, r.straggler_threshold, style);
+  out += fit_lines(fleet_text(r), width);
+  out += fit_lines(format_projection(r.projection), width);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/nccl_table.h"
 #include "core/units.h"
 
 namespace gpuscale {
@@ -94,29 +95,70 @@ std::vector<BenchmarkGroup> group_rows(const std::vector<ResultRow>& rows) {
   return groups;
 }
 
-std::string format_summary(const std::vector<ResultRow>& rows) {
-  std::string out;
-  for (const auto& g : group_rows(rows)) {
-    out += fmt::format("\n{} ({})\n", term_text(g.benchmark), term_text(g.unit));
-    out += fmt::format("  {:<34} {:>5} {:>12} {:>9} {:>8}  {}\n", "point", "GPUs", "value", "scaling", "% peak",
-                       "valid");
-    for (const auto& s : g.series) {
-      const std::string shown = term_text(s.sized ? s.label + " " + format_size(s.largest_size) : s.label);
-      bool first = true;
-      for (const ResultRow* r : s.table_rows()) {
-        out += fmt::format("  {:<34} {:>5} {:>12} {:>9} {:>8}  {}\n", first ? shown : "", r->gpu_count, value_text(*r),
-                           percent_text(r->scaling_efficiency), percent_text(r->fraction_of_peak), valid_text(*r));
-        first = false;
-      }
+namespace {
+
+// Collective rows' scaling efficiency is their fraction of the link peak: the column would repeat % peak.
+bool scaling_repeats_peak(const BenchmarkGroup& g) {
+  for (const auto& s : g.series)
+    for (const ResultRow* r : s.rows)
+      if (r->scaling_efficiency != r->fraction_of_peak) return false;
+  return g.scope == "collective";
+}
+
+}  // namespace
+
+HeadlineTable headline_table(const BenchmarkGroup& g, const DeviceWord& device) {
+  const bool sized = std::any_of(g.series.begin(), g.series.end(), [](const auto& s) { return s.sized; });
+  const bool scaling = !scaling_repeats_peak(g);
+  HeadlineTable h;
+  h.title = fmt::format("{} ({}{}{})", g.benchmark, sized ? "busbw, " : "", g.unit,
+                        sized ? "; each series at its largest size" : "");
+  std::vector<double> shown;
+  for (const auto& s : g.series)
+    for (const ResultRow* r : s.table_rows())
+      if (r->status == RowStatus::ok && r->aggregate) shown.push_back(*r->aggregate);
+  const int decimals = column_decimals(shown);
+  auto& t = h.table;
+  t.columns = {{"point", false}, {device.many, true}, {sized ? "busbw" : "value", true}};
+  if (scaling) t.columns.push_back({"scaling", true});
+  t.columns.push_back({"% peak", true});
+  t.columns.push_back({"valid", false});
+  for (const auto& s : g.series) {
+    const std::string label = s.sized ? s.label + " " + format_size(s.largest_size) : s.label;
+    bool first = true;
+    for (const ResultRow* r : s.table_rows()) {
+      std::string value = value_text(*r);  // INVALID, FAILED, skipped: never a figure
+      if (r->status == RowStatus::ok) value = r->aggregate ? fixed_text(*r->aggregate, decimals) : "n/a";
+      std::vector<std::string> cells = {first ? label : "", std::to_string(r->gpu_count), value};
+      if (scaling) cells.push_back(percent_text(r->scaling_efficiency));
+      cells.push_back(percent_text(r->fraction_of_peak));
+      cells.push_back(valid_text(*r));
+      t.rows.push_back(std::move(cells));
+      h.labels.push_back(label);
+      first = false;
     }
   }
+  return h;
+}
+
+std::string format_summary(const std::vector<ResultRow>& rows, const TextStyle& style) {
+  std::string out;
+  for (const auto& g : group_rows(rows)) {
+    auto h = headline_table(g, style.device);
+    for (auto& row : h.table.rows)
+      for (auto& cell : row) cell = term_text(cell);
+    out += fit_lines("\n" + term_text(h.title) + "\n", style.width) + h.table.render(style.width);
+  }
+  out += nccl_tables_text(rows, style.device);  // nccl-tests' own layout, wider than 80 columns on purpose
   std::size_t bad = std::count_if(rows.begin(), rows.end(), row_is_problem);
   if (bad > 0) {
-    out += fmt::format("\n{} measurement(s) invalid or failed:\n", bad);
+    std::string list = fmt::format("\n{} measurement(s) invalid or failed:\n", bad);
     for (const auto& r : rows)
       if (row_is_problem(r))
-        out += fmt::format("  {} {} at {} GPU(s): {}\n", term_text(r.benchmark), term_text(params_label(r.params, false)),
-                           r.gpu_count, term_text(r.errors.empty() ? row_status_name(r.status) : r.errors.front()));
+        list += fmt::format("  {} {} at {}: {}\n", term_text(r.benchmark), term_text(params_label(r.params, false)),
+                            style.device.count(r.gpu_count),
+                            term_text(r.errors.empty() ? row_status_name(r.status) : r.errors.front()));
+    out += fit_lines(list, style.width);
   }
   return out;
 }

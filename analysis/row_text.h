@@ -1,13 +1,14 @@
 #pragma once
 // Text of result rows shared by every output: the run's end-of-run summary, the report's terminal and
 // Markdown tables, HTML, CSV and compare. Rows are grouped per benchmark into series (one parameter
-// point without its message size); collectives show their largest message size in tables (every size
-// is in the JSON, CSV and the busbw charts).
+// point without its message size); collectives show their largest message size in the headline tables
+// (every size is in the nccl-tests tables, the JSON, CSV and the busbw charts).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/text_table.h"
 #include "results/result_file.h"
 
 namespace gpuscale {
@@ -45,8 +46,20 @@ struct BenchmarkGroup {
 // Groups rows per benchmark (order of first appearance) and series.
 std::vector<BenchmarkGroup> group_rows(const std::vector<ResultRow>& rows);
 
-// The terminal table per benchmark (point, GPUs, value, scaling, % peak, valid) and the list of
-// invalid or failed measurements: the run's summary and `gpuscale report` print the same text.
-std::string format_summary(const std::vector<ResultRow>& rows);
+// The headline table of one benchmark, cells as the file has them (each format escapes them): its
+// title says the unit and, for collectives, that each series shows its largest size.
+struct HeadlineTable {
+  std::string title;
+  TextTable table;                  // a series names its point on its first row only
+  std::vector<std::string> labels;  // the point of every row
+};
+HeadlineTable headline_table(const BenchmarkGroup& g, const DeviceWord& device);
+
+// The terminal table per benchmark (point, GPUs or ranks, value, scaling, % peak, valid; a collective's
+// busbw at each series' largest size, without the scaling column that would repeat % peak), the
+// nccl-tests table of every collective sweep (analysis/nccl_table.h) and the list of invalid or failed
+// measurements: the run's summary and `gpuscale report` print the same text. Every line but the
+// nccl-tests tables' fits style.width.
+std::string format_summary(const std::vector<ResultRow>& rows, const TextStyle& style = {});
 
 }  // namespace gpuscale

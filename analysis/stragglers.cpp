@@ -1,6 +1,10 @@
 #include "analysis/stragglers.h"
 
+#include <fmt/format.h>
+
+#include "analysis/escape.h"
 #include "analysis/result_set.h"
+#include "analysis/row_text.h"
 #include "core/stats.h"
 
 namespace gpuscale {
@@ -24,6 +28,27 @@ std::vector<Straggler> find_stragglers(const nlohmann::json& doc, const std::vec
     }
   }
   return out;
+}
+
+std::string format_stragglers(const std::vector<Straggler>& list, double threshold, const TextStyle& style) {
+  std::string out = fit_lines(fmt::format("\nstragglers (independent work, more than {:.0f}% below the median of the "
+                                          "ranks): {}\n",
+                                          threshold * 100, list.empty() ? std::string("none") : std::to_string(list.size())),
+                              style.width);
+  if (list.empty()) return out;
+  std::vector<double> figures;
+  for (const auto& s : list) figures.insert(figures.end(), {s.value, s.median});
+  const int decimals = column_decimals(figures);
+  TextTable t;
+  t.columns = {{"point", false},        {style.device.many, true}, {"rank", true, true}, {"host", false, true},
+               {"value", true},         {"median", true},          {"below", true},      {style.device.one == "rank" ? "device" : "GPU", true},
+               {"UUID", false},         {"PCI bus id", false}};
+  for (const auto& s : list)
+    t.rows.push_back({term_text(s.row->benchmark + " " + params_label(s.row->params, false)), std::to_string(s.row->gpu_count),
+                      std::to_string(s.rank), term_text(s.host), fixed_text(s.value, decimals), fixed_text(s.median, decimals),
+                      fmt::format("{:.1f}%", s.deficit * 100), std::to_string(s.device_index), term_text(s.uuid),
+                      term_text(s.pci_bus_id)});
+  return out + t.render(style.width);
 }
 
 nlohmann::json analysis_section(const nlohmann::json& doc, const std::vector<ResultRow>& rows, double threshold) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/text_table.h"
 #include "results/result_file.h"
 
 namespace gpuscale {
@@ -30,6 +31,11 @@ struct Straggler {
 // Rows with status ok and at least two measured ranks; `doc` supplies ranks[].device.details.
 std::vector<Straggler> find_stragglers(const nlohmann::json& doc, const std::vector<ResultRow>& rows,
                                        double threshold);
+
+// The stragglers section of the run summary and the terminal report: a heading with the rule and the
+// count, then one line per straggler (point, count, rank, host, value, median, below, device index,
+// UUID, PCI bus id) within style.width.
+std::string format_stragglers(const std::vector<Straggler>& list, double threshold, const TextStyle& style);
 
 // The result file's "analysis" object (docs/results.md): the straggler rule and the ranks it names.
 nlohmann::json analysis_section(const nlohmann::json& doc, const std::vector<ResultRow>& rows,

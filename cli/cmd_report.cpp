@@ -5,6 +5,7 @@
 #include "analysis/fleet_check.h"
 #include "analysis/output.h"
 #include "analysis/report.h"
+#include "analysis/text_table.h"
 #include "core/error.h"
 #include "cli/commands.h"
 
@@ -15,7 +16,7 @@ struct ReportFlags {
   std::vector<std::string> files;
   std::string html, markdown, csv, openmetrics;
   double straggler = kDefaultStragglerThreshold;
-  bool force = false, drain = false;
+  bool force = false, drain = false, wide = false;
 };
 
 // Nothing but the host names on standard output: a script pipes it into scontrol.
@@ -53,8 +54,9 @@ int run_report(const ReportFlags& f) {
     else if (o.flag == "--csv") o.text = report_csv(reports);
     else o.text = report_openmetrics(reports);
   }
+  const std::size_t width = f.wide ? 0 : terminal_columns();  // COLUMNS, 80 by default
   if (!any_to_stdout(outputs))
-    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i ? "\n" : "", report_text(reports[i]));
+    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i ? "\n" : "", report_text(reports[i], width));
   std::fflush(stdout);
   write_outputs(outputs, f.force);
   return kExitOk;
@@ -77,6 +79,9 @@ void add_report_command(CLI::App& app, Action& action) {
                 "print only the hosts the fleet analysis names as suspects (analysis.outlier_hosts), one per line, nothing "
                 "else (empty: none); a file without outlier analysis, or a name that is not a host name, is refused (exit 2)");
   cmd->add_flag("--force", f->force, "replace output files that already exist");
+  cmd->add_flag("--wide", f->wide,
+                "terminal text without a width limit (by default every line fits COLUMNS, 80 when unset, apart from "
+                "the nccl-tests tables)");
   cmd->callback([&action, f] { action = [f] { return run_report(*f); }; });
 }
 

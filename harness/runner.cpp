@@ -11,8 +11,9 @@
 
 #include "backends/backend.h"
 #include "analysis/fleet_outliers.h"
-#include "analysis/health_text.h"
 #include "analysis/row_text.h"
+#include "analysis/run_text.h"
+#include "analysis/text_table.h"
 #include "analysis/stragglers.h"
 #include "world/activity.h"
 #include "world/agree.h"
@@ -290,11 +291,8 @@ class Run {
       doc_["summary"] = summary_json(rows_, complete, code, interrupted_);
       doc_["reliability"]["harness"] = run_cost().to_json();  // issue 15 (helper b): rank 0's own cost, harness/run_cost.h
       keeper_.finish(doc_);
-      fmt::print(summary_stream(opts_), "{}", format_summary(rows_));
-      fmt::print(summary_stream(opts_), "{}", format_health(health, rows_));
-      fmt::print(summary_stream(opts_), "{}", format_fleet_outliers(doc_["analysis"]));
+      fmt::print(summary_stream(opts_), "{}", run_summary_text(doc_, rows_, keeper_.path(), terminal_columns()));  // analysis/run_text.h
       if (outliers && opts_.fail_on_outliers) fmt::print(stderr, "gpuscale: the run names outliers (--fail-on-outliers): exit 1\n");
-      fmt::print(summary_stream(opts_), "\nresults: {}\n", keeper_.path());
       if (!interrupted_.empty())
         fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done_, total_,
                    keeper_.path());

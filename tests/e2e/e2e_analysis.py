@@ -368,6 +368,123 @@ def case_run():
         fail("the run summary and the report's terminal tables differ")
 
 
+NCCL_HEADING = ["size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+                "#wrong"]  # nccl-tests' heading, word for word
+NCCL_TYPES = {"fp64": "double", "fp32": "float", "fp16": "half", "bf16": "bfloat16", "int32": "int32", "int8": "int8"}
+
+
+def nccl_time(us):
+    return "%.0f" % us if us >= 10000 else "%.1f" % us if us >= 100 else "%.2f" % us
+
+
+def nccl_tables(text):
+    """The nccl-tests tables of a run's or report's text: {(benchmark, count): (heading, data lines, avg)}
+    and the indexes of the lines they take (a table runs from its title to the next blank line)."""
+    lines = text.splitlines()
+    tables, covered, i = {}, set(), 0
+    while i < len(lines):
+        m = re.match(r"# gpuscale (\S+) at (\d+) (?:ranks?|GPUs?)(?:, .*)?: nccl-tests' \S+ layout$", lines[i])
+        if not m:
+            i += 1
+            continue
+        start, heading, rows, avg = i, None, [], None
+        i += 1
+        while i < len(lines) and lines[i] and not lines[i].startswith("```"):  # Markdown: a code block
+            l = lines[i]
+            if l.startswith("#") and l[1:].split()[:2] == ["size", "count"]:
+                heading = l[1:].split()
+            elif l.startswith("# Avg bus bandwidth"):
+                avg = l.split(":", 1)[1].strip()
+            elif not l.startswith("#"):
+                rows.append(l.split())
+            i += 1
+        covered.update(range(start, i))
+        tables[(m.group(1), int(m.group(2)))] = (heading, rows, avg)
+    return tables, covered, lines
+
+
+def check_nccl_text(text, doc, what, width):
+    tables, covered, lines = nccl_tables(text)
+    colls = [r for r in doc["results"] if r["scope"] == "collective"]
+    want = {(r["benchmark"], r["gpu_count"]) for r in colls}
+    if set(tables) != want or not want:
+        fail(f"{what}: nccl-tests tables for {sorted(tables)}, expected {sorted(want)}")
+    for key, (heading, data_lines, avg) in tables.items():
+        if heading != NCCL_HEADING:
+            fail(f"{what}: {key} heading {heading}, nccl-tests' is {NCCL_HEADING}")
+        rows = [r for r in colls if (r["benchmark"], r["gpu_count"]) == key]
+        index = {}
+        for d in data_lines:
+            if len(d) != 13:
+                fail(f"{what}: {key} line of {len(d)} columns: {d}")
+            index[(d[0], d[2], d[3], d[4])] = d
+        mean = []
+        for d in data_lines:  # the table's order: out-of-place, then in-place, line by line
+            for r in sorted([r for r in rows if index.get(nccl_key(r)) is d], key=lambda r: r["params"]["placement"] != "out-of-place"):
+                if r["status"] == "ok" and isinstance(r["metrics"].get("busbw"), (int, float)):
+                    mean.append(r["metrics"]["busbw"])
+        for r in rows:
+            d = index.get(nccl_key(r))
+            if d is None:
+                fail(f"{what}: no line for {r['params']} at {key[1]}: {data_lines}")
+            m = r["metrics"]
+            c = 5 if r["params"]["placement"] == "out-of-place" else 9
+            bw = lambda v: "n/a" if not isinstance(v, (int, float)) else "%.2f" % v
+            expect = [str(int(m["count"])), nccl_time(m["time_us"]), bw(m.get("algbw")), bw(m.get("busbw")), "%g" % m["wrong"]]
+            if r["status"] != "ok":
+                expect[2] = expect[3] = r["status"].upper() if r["status"] != "skipped" else "skipped"
+            got = [d[1]] + d[c:c + 4]
+            if got != expect:
+                fail(f"{what}: {key} {r['params']}: table {got}, JSON {expect}")
+        want_avg = "%g" % (sum(mean) / len(mean)) if mean else "n/a"
+        if avg != want_avg:
+            fail(f"{what}: {key} Avg bus bandwidth {avg}, the mean of the ok rows' busbw is {want_avg}")
+    long = [l for i, l in enumerate(lines) if i not in covered and len(l) > width and not l.startswith("results: ")]
+    if long:
+        fail(f"{what}: lines over {width} columns outside the nccl-tests tables: {long}")
+    return tables
+
+
+def nccl_key(r):
+    p, m = r["params"], r["metrics"]
+    return (str(int(m["size_bytes"])), NCCL_TYPES.get(p["dtype"], p["dtype"]), p.get("op", "none"), "-1")
+
+
+def case_nccl_table():
+    path = work("nccl.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    p = run([ARGS.mpiexec, "--oversubscribe", "-np", "2", "-x", "COLUMNS", ARGS.gpuscale, "run", "--backend", "cpu",
+             "--quick", "--benchmarks", "all_reduce", "--threads", "1", "-o", path], env_extra={"COLUMNS": "80"})
+    expect_code(p, 0, "gpuscale run (all_reduce sweep)")
+    doc = load(path)
+    if len({r["params"]["size_bytes"] for r in doc["results"]}) < 2:
+        fail("the sweep has fewer than two sizes")
+    from_run = check_nccl_text(p.stdout, doc, "run summary", 80)
+    rep = run([ARGS.gpuscale, "report", path], env_extra={"COLUMNS": "80"})
+    expect_code(rep, 0, "report")
+    if check_nccl_text(rep.stdout, doc, "report", 80) != from_run:
+        fail("the report's nccl-tests tables differ from the run's")
+    wide = run([ARGS.gpuscale, "report", path, "--wide"], env_extra={"COLUMNS": "80"})
+    expect_code(wide, 0, "report --wide")
+    if check_nccl_text(wide.stdout, doc, "report --wide", 10**6) != from_run:
+        fail("report --wide changed the nccl-tests tables")
+    narrow = run([ARGS.gpuscale, "report", path], env_extra={"COLUMNS": "50"})
+    expect_code(narrow, 0, "report at COLUMNS=50")
+    check_nccl_text(narrow.stdout, doc, "report at COLUMNS=50", 50)
+    md = gs("report", path, "--markdown", "-")
+    expect_code(md, 0, "report --markdown")
+    if check_nccl_text(md.stdout, doc, "Markdown", 10**6) != from_run:
+        fail("the Markdown report's nccl-tests tables differ from the run's")
+    out = gs("report", path, "--csv", "-")
+    lines = list(csv.DictReader(io.StringIO(out.stdout)))
+    for r, line in zip(doc["results"], lines):
+        m = r["metrics"]
+        if (line["count"], line["wrong"], line["size"], line["placement"]) != (
+                str(m["count"]), "%g" % m["wrong"], str(m["size_bytes"]), r["params"]["placement"]):
+            fail(f"CSV line {line} does not hold the row's count, wrong, size, placement {m}")
+    print(f"ok: {len(from_run)} nccl-tests table(s), every value the JSON's")
+
+
 def case_real_compare():
     # On a real run the noise decides which rows may flag: the exit code must follow the rule.
     n = compare_codes(real_run(), None)
@@ -884,6 +1001,7 @@ def main():
         "no_overwrite": (case_no_overwrite, {}),
         "fleet_report": (case_fleet_report, {}),
         "run": (case_run, {"FIXTURES_SETUP": "analysis_run", **e2e_common.CORES}),
+        "nccl_table": (case_nccl_table, {**e2e_common.CORES}),
         "real_compare": (case_real_compare, real),
         "real_check": (case_real_check, real),
         "back_to_back": (case_back_to_back, {**e2e_common.CORES, "TIMEOUT": 400}),

@@ -3,6 +3,8 @@
 // one, heatmaps with the suspect marked and per-node bars, nothing for old files, and escaping.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <random>
 
 #include <fmt/format.h>
@@ -50,7 +52,17 @@ TEST(ReportFleet, TerminalListsTheSlowestHostFirstWithTheMedian) {
     std::vector<std::string> hosts;
     const auto f = report_of(testing::fleet_doc(s, gen, &hosts));
     const auto& slow = hosts[static_cast<std::size_t>(s.slow)];
-    const auto text = report_text(f);
+    const auto text = report_text(f, 0);  // --wide: whole lines (the width is tested below)
+    {  // at 80 columns every line fits, but the nccl-tests tables' (a title "# gpuscale ..." to a blank line)
+      std::istringstream in(report_text(f, 80));
+      bool table = false;
+      for (std::string l; std::getline(in, l);) {
+        table = l.rfind("# gpuscale ", 0) == 0 || (table && !l.empty());
+        if (!table) {
+          EXPECT_LE(l.size(), 80u) << l;
+        }
+      }
+    }
     EXPECT_NE(text.find("\nfleet: outlier hosts (suspects to drain): " + slow + "\n"), std::string::npos) << text;
     // The node-pair matrix: its median, and the slow host first among the nodes and in the pairs.
     const auto& m = f.fleet.matrices[0];

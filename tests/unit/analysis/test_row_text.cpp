@@ -46,10 +46,10 @@ TEST(Summary, ShowsTheLargestCollectiveSizeAndFlagsBadRows) {
   bad.errors = {"rank 1 (h): 1 of 128 elements wrong"};
   rows.push_back(bad);
   const auto text = format_summary(rows);
-  EXPECT_NE(text.find("all_reduce (GB/s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_reduce (busbw, GB/s; each series at its largest size)"), std::string::npos) << text;
   EXPECT_NE(text.find("fp32 1M"), std::string::npos) << text;
   EXPECT_NE(text.find("45"), std::string::npos) << text;
-  EXPECT_EQ(text.find("1111"), std::string::npos) << text;  // smaller sizes are only in the JSON
+  EXPECT_EQ(text.find("1111"), std::string::npos) << text;  // smaller sizes: in the nccl-tests table, from metrics
   EXPECT_NE(text.find("INVALID"), std::string::npos) << text;
   EXPECT_EQ(text.find("999"), std::string::npos) << text;  // an invalid row never shows a number
   EXPECT_NE(text.find("1 measurement(s) invalid or failed"), std::string::npos) << text;
