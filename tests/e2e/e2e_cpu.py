@@ -247,7 +247,7 @@ def check_honest_edges(doc, path):
     proj = p.stdout[p.stdout.find("PROJECTION"):]
     if "not projected: measured at 1 multi-GPU count" not in proj or "PROJECTED step" in proj:
         fail(f"the report projects from one multi-GPU count:\n{proj}")
-    if not re.search(r"dp-step [^\n]*: not projected: ", proj):
+    if not re.search(r"dp-step [^\n]*: not projected:", proj):
         fail(f"the report does not say why dp-step is not projected:\n{proj}")
 
 
