@@ -3,7 +3,7 @@
 
 #include "core/error.h"
 #include "cli/commands.h"
-#include "results/result_stream.h"
+#include "analysis/result_set.h"
 
 namespace gpuscale {
 
@@ -16,9 +16,10 @@ void add_validate_command(CLI::App& app, Action& action) {
       int bad = 0;
       for (const auto& f : *files) {
         try {
-          // A row at a time: each row is checked and converted as it is read, then dropped.
-          const auto read = stream_result_file(f, [](ResultRow&&, std::size_t) {});
-          fmt::print("{}: valid gpuscale result (schema version {}, {} rows)\n", f, read.version, read.rows);
+          // The checks every reader makes (analysis/result_set.h): the schema, a row at a time, then the
+          // rows against themselves and the world. Rows are kept without their rank entries.
+          const auto read = load_result(f, RowDetail::rows_only);
+          fmt::print("{}: valid gpuscale result (schema version {}, {} rows)\n", f, read.version, read.rows.size());
         } catch (const Error& e) {
           fmt::print(stderr, "gpuscale: {}\n", e.what());
           ++bad;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "results/json_int.h"
+
 namespace gpuscale {
 namespace {
 
@@ -37,9 +39,9 @@ void to_json(nlohmann::json& j, const RankValue& v) {
 }
 
 void from_json(const nlohmann::json& j, RankValue& v) {
-  j.at("rank").get_to(v.rank);
+  v.rank = json_int(j.at("rank"), "rank");
   j.at("host").get_to(v.host);
-  j.at("device_index").get_to(v.device_index);
+  v.device_index = json_int(j.at("device_index"), "device_index");
   v.value = get_opt<double>(j, "value");
   j.at("stats").get_to(v.stats);
   j.at("valid").get_to(v.valid);
@@ -58,7 +60,8 @@ void to_json(nlohmann::json& j, const RowGroup& g) {
 
 void from_json(const nlohmann::json& j, RowGroup& g) {
   j.at("hosts").get_to(g.hosts);
-  j.at("ranks").get_to(g.ranks);
+  if (!j.at("ranks").is_array()) throw nlohmann::json::type_error::create(302, "group ranks are not a list", &j);
+  for (const auto& m : j.at("ranks")) g.ranks.push_back(json_int(m, "groups/ranks"));
   g.value = get_opt<double>(j, "value");
   auto status = parse_row_status(j.at("status").get<std::string>());
   if (!status) throw nlohmann::json::other_error::create(501, "unknown group status", &j);
@@ -94,8 +97,8 @@ void read_common_row_fields(const nlohmann::json& j, ResultRow& r) {
   j.at("benchmark").get_to(r.benchmark);
   j.at("scope").get_to(r.scope);
   r.params = j.at("params");
-  j.at("gpu_count").get_to(r.gpu_count);
-  j.at("nodes").get_to(r.nodes);
+  r.gpu_count = json_int(j.at("gpu_count"), "gpu_count");
+  r.nodes = json_int(j.at("nodes"), "nodes");
   j.at("topology").get_to(r.topology);
   j.at("unit").get_to(r.unit);
   auto status = parse_row_status(j.at("status").get<std::string>());

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "results/json_int.h"
 #include "results/result_file.h"
 
 namespace gpuscale {
@@ -208,9 +209,9 @@ void read_ranks(const json& c, ResultRow& r, std::vector<std::string>& hosts) {
   r.ranks.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     auto& v = r.ranks[i];
-    rank[i].get_to(v.rank);
+    v.rank = json_int(rank[i], "ranks/rank");
     v.host = host_name(hosts, entry(host, i), "ranks/host");
-    entry(device, i).get_to(v.device_index);
+    v.device_index = json_int(entry(device, i), "ranks/device");
     if (!value[i].is_null()) v.value = value[i].get<double>();
     entry(valid, i).get_to(v.valid);
     entry(error, i).get_to(v.error);
@@ -267,7 +268,8 @@ void read_groups(const json& c, ResultRow& r, const std::vector<std::string>& ho
   r.groups.resize(g);
   for (std::size_t i = 0; i < g; ++i) {
     auto& group = r.groups[i];
-    ranks[i].get_to(group.ranks);
+    if (!ranks[i].is_array()) throw Error("groups/ranks: each group's ranks are a list");
+    for (const auto& m : ranks[i]) group.ranks.push_back(json_int(m, "groups/ranks"));
     for (const auto& h : ghosts[i]) group.hosts.push_back(host_name(hosts, h, "groups/hosts"));
     if (!value[i].is_null()) group.value = value[i].get<double>();
     const auto s = parse_row_status(entry(status, i).get<std::string>());
