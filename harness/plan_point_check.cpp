@@ -106,4 +106,13 @@ std::optional<std::string> plan_point_problem(const std::string& benchmark, cons
   return std::nullopt;
 }
 
+void check_resumed_points(const json& points, int world_size, const std::string& file) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto benchmark = points[i].at("benchmark").get<std::string>();
+    if (auto why = plan_point_problem(benchmark, points[i].at("params"), world_size))
+      throw Error(fmt::format("--resume {}: plan.point_list[{}] ({}): {}", terminal_safe(file), i,
+                              terminal_quote(benchmark), *why));
+  }
+}
+
 }  // namespace gpuscale

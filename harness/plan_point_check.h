@@ -20,4 +20,8 @@ inline constexpr std::uint64_t kMaxPointQuantity = 1ULL << 62;
 // inside the world); then the benchmark's own point parser accepts it (a missing parameter is named).
 std::optional<std::string> plan_point_problem(const std::string& benchmark, const nlohmann::json& params, int world_size);
 
+// Every point of a resumed plan (--resume FILE's plan.point_list); throws gpuscale::Error
+// "--resume FILE: plan.point_list[i] (benchmark): why" at the first bad one.
+void check_resumed_points(const nlohmann::json& points, int world_size, const std::string& file);
+
 }  // namespace gpuscale

@@ -1,6 +1,5 @@
 #include "harness/resume.h"
 
-#include "harness/plan_point_check.h"
 #include <algorithm>
 #include <map>
 
@@ -9,7 +8,6 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "harness/plan.h"
-#include "harness/plan_point_check.h"
 #include "harness/run_option_table.h"
 
 namespace gpuscale {
@@ -142,12 +140,6 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
     if (devices[r] != launch.devices[r])
       throw refuse(fmt::format("rank {} measured a {} in the file but has a {} now", r, terminal_quote(devices[r]),
                                terminal_quote(launch.devices[r])));
-  // Every planned point by the command line's rules (harness/plan_point_check.h).
-  for (std::size_t i = 0; i < list->size(); ++i)
-    if (auto why = plan_point_problem((*list)[i].at("benchmark").get<std::string>(), (*list)[i].at("params"),
-                                      static_cast<int>(world)))
-      throw refuse(fmt::format("plan.point_list[{}] ({}): {}", i,
-                               terminal_quote((*list)[i].at("benchmark").get<std::string>()), *why));
   const auto counts = gpu_counts(static_cast<int>(world));
   if (plan.at("gpu_counts").get<std::vector<int>>() != counts)
     throw refuse(fmt::format("plan.gpu_counts is {}, not the GPU counts of {} ranks", shown(plan.at("gpu_counts")), world));

@@ -19,6 +19,7 @@
 #include "world/agree.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
+#include "harness/plan_point_check.h"
 #include "harness/plan_points.h"
 #include "harness/progress.h"
 #include "harness/registry.h"
@@ -135,6 +136,7 @@ class Run {
         return;
       }
       resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume);
+      check_resumed_points(resume_->plan.at("points"), world_.size(), opts_.resume);  // the CLI's rules (plan_point_check.h)
       plan_ = resume_->plan;
       plan_["done"] = resume_->done;
     });
