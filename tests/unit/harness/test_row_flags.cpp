@@ -2,6 +2,7 @@
 // superlinear scaling, --quick) and that the reason names the likely cause.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,10 +33,11 @@ ResultRow ok_row(int k, double per_rank, double spread, const std::string& unit 
   return r;
 }
 
-const RowFlag* find(const std::vector<RowFlag>& flags, const std::string& kind) {
+// A copy: the flags are usually a temporary that ends with the full expression.
+std::optional<RowFlag> find(const std::vector<RowFlag>& flags, const std::string& kind) {
   for (const auto& f : flags)
-    if (f.kind == kind) return &f;
-  return nullptr;
+    if (f.kind == kind) return f;
+  return std::nullopt;
 }
 
 FlagContext stream_context(std::uint64_t footprint, std::uint64_t cache, int sharing = 1) {
@@ -55,10 +57,10 @@ TEST(RowFlags, StreamFootprintUnderFourTimesTheCacheIsACacheFigure) {
   const std::uint64_t under = static_cast<std::uint64_t>(kCacheFootprintFactor * static_cast<double>(cache)) - 1;
   const auto flags = row_flags(row, stream_context(under, cache));
   const RowFlag* f = find(flags, "cache_resident");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("L3"), std::string::npos) << f->reason;
   EXPECT_NE(f->reason.find("not memory"), std::string::npos) << f->reason;
-  EXPECT_EQ(find(row_flags(row, stream_context(4 * cache, cache)), "cache_resident"), nullptr);
+  EXPECT_EQ(find(row_flags(row, stream_context(4 * cache, cache)), "cache_resident"), std::nullopt);
   // An unknown cache, or no footprint, says nothing.
   EXPECT_TRUE(row_flags(row, stream_context(under, 0)).empty());
   auto ctx = stream_context(under, cache);
@@ -67,7 +69,7 @@ TEST(RowFlags, StreamFootprintUnderFourTimesTheCacheIsACacheFigure) {
   // Not a memory benchmark (a collective's buffers): no cache flag by itself.
   ctx = stream_context(under, cache);
   ctx.memory_benchmark = false;
-  EXPECT_EQ(find(row_flags(row, ctx), "cache_resident"), nullptr);
+  EXPECT_EQ(find(row_flags(row, ctx), "cache_resident"), std::nullopt);
 }
 
 TEST(RowFlags, RanksSharingTheCacheAddTheirFootprints) {
@@ -75,11 +77,11 @@ TEST(RowFlags, RanksSharingTheCacheAddTheirFootprints) {
   const auto row = ok_row(2, 50, 0.01);
   // 1.5x the cache per rank: two ranks on the node still fit under 4x, three do not.
   const std::uint64_t footprint = 3 * cache / 2;
-  EXPECT_NE(find(row_flags(row, stream_context(footprint, cache, 1)), "cache_resident"), nullptr);
+  EXPECT_NE(find(row_flags(row, stream_context(footprint, cache, 1)), "cache_resident"), std::nullopt);
   const auto f = find(row_flags(row, stream_context(footprint, cache, 2)), "cache_resident");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("2 ranks"), std::string::npos) << f->reason;
-  EXPECT_EQ(find(row_flags(row, stream_context(footprint, cache, 3)), "cache_resident"), nullptr);
+  EXPECT_EQ(find(row_flags(row, stream_context(footprint, cache, 3)), "cache_resident"), std::nullopt);
 }
 
 TEST(RowFlags, AboveThePeakBeyondTheNoiseIsFlaggedWithItsLikelyCause) {
@@ -90,30 +92,30 @@ TEST(RowFlags, AboveThePeakBeyondTheNoiseIsFlaggedWithItsLikelyCause) {
   row.fraction_of_peak = *row.aggregate / *row.expected_peak;
   FlagContext none;
   auto f = find(row_flags(row, none), "above_peak");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("peak is likely wrong"), std::string::npos) << f->reason;
   EXPECT_NE(f->reason.find("test datasheet"), std::string::npos) << "the peak's source is named: " << f->reason;
   // From cache: the footprint is the likely cause.
   f = find(row_flags(row, stream_context(1 << 20, 32 << 20)), "above_peak");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("from cache"), std::string::npos) << f->reason;
   // A TFLOP/s figure is not made faster by a cache: the peak is blamed.
   auto gemm = ok_row(1, 100, spread, "TFLOP/s");
   gemm.expected_peak = row.expected_peak;
   gemm.fraction_of_peak = row.fraction_of_peak;
   f = find(row_flags(gemm, stream_context(1 << 20, 32 << 20)), "above_peak");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("peak is likely wrong"), std::string::npos) << f->reason;
   // A collective's own note (NVLS: busbw counts bytes the links did not carry) is the reason given.
   row.metrics["busbw_note"] = "NVLS may reduce in the switch";
   f = find(row_flags(row, none), "above_peak");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("NVLS may reduce in the switch"), std::string::npos) << f->reason;
   row.metrics.erase("busbw_note");
   // Within the noise: not flagged.
   row.expected_peak = 100 / (1 + (kFlagNoiseFloor + spread) / 2);
   row.fraction_of_peak = *row.aggregate / *row.expected_peak;
-  EXPECT_EQ(find(row_flags(row, none), "above_peak"), nullptr);
+  EXPECT_EQ(find(row_flags(row, none), "above_peak"), std::nullopt);
 }
 
 TEST(RowFlags, SuperlinearScalingIsFlaggedExceptAtOneGpuAndForPeakEfficiencies) {
@@ -123,17 +125,17 @@ TEST(RowFlags, SuperlinearScalingIsFlaggedExceptAtOneGpuAndForPeakEfficiencies) 
   row.scaling_efficiency = std::uniform_real_distribution<double>(1.2, 3.0)(rng);
   FlagContext none;
   const auto f = find(row_flags(row, none), "superlinear");
-  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find(std::to_string(k) + " x the 1-GPU figure"), std::string::npos) << f->reason;
   EXPECT_NE(f->reason.find("1-GPU reference is likely low"), std::string::npos) << f->reason;
   FlagContext peak;
   peak.efficiency_is_peak = true;  // a collective's efficiency is its fraction of the peak: above_peak says it
-  EXPECT_EQ(find(row_flags(row, peak), "superlinear"), nullptr);
+  EXPECT_EQ(find(row_flags(row, peak), "superlinear"), std::nullopt);
   row.scaling_efficiency = 1 + kFlagNoiseFloor / 2;  // within the noise
-  EXPECT_EQ(find(row_flags(row, none), "superlinear"), nullptr);
+  EXPECT_EQ(find(row_flags(row, none), "superlinear"), std::nullopt);
   auto one = ok_row(1, 100, 0.01);
   one.scaling_efficiency = 1.5;
-  EXPECT_EQ(find(row_flags(one, none), "superlinear"), nullptr);
+  EXPECT_EQ(find(row_flags(one, none), "superlinear"), std::nullopt);
 }
 
 TEST(RowFlags, QuickRowsSaySoAndRowsWithoutAFigureCarryNone) {
