@@ -8,6 +8,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/escape.h"
+#include "analysis/number_text.h"
 #include "analysis/row_text.h"
 #include "analysis/text_width.h"
 
@@ -22,7 +23,7 @@ std::string join(const std::vector<std::string>& v) {
 
 // One number format per column: values 4 significant digits; B/A and its range 3 decimals below 100,
 // whole numbers up to a million, then 1e+06 style (at most 6 characters: the columns never overflow).
-std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
+std::string figure(const std::optional<double>& v) { return v ? figure_text(*v) : "-"; }
 std::string bound(double x) {
   if (!std::isfinite(x)) return "inf";
   if (x < 99.9995) return fmt::format("{:.3f}", x);

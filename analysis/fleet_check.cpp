@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/number_text.h"
 #include "analysis/text_width.h"
 #include "core/error.h"
 #include "core/host_name.h"
@@ -19,7 +20,7 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   return out;
 }
 
-std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
+std::string figure(const std::optional<double>& v) { return v ? figure_text(*v) : "-"; }
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "analysis/noise.h"
 
+#include "core/stats.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -25,10 +27,7 @@ NoiseBand noise_band(const ResultRow& row) {
   return {std::max(s->down, 0.0), std::max(s->up, 0.0), s->reps};
 }
 
-double median_interval_confidence(std::size_t reps) {
-  if (reps < 2) return 0;
-  return 1 - std::ldexp(1.0, 1 - static_cast<int>(std::min<std::size_t>(reps, 1000)));
-}
+double median_interval_confidence(std::size_t reps) { return median_bound_confidence(reps); }
 
 Change change_of(Better dir, double a, double b, const NoiseBand& na, const NoiseBand& nb) {
   constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -15,20 +15,22 @@ Better unit_direction(std::string_view unit);
 
 // The confidence interval of a row's median from its repetitions: the row's value v lies in
 // [v (1 - down), v (1 + up)], where over its measured ranks
-//   down = max (median - min) / median,  up = max (max - median) / median
+//   down = max (median - lo) / median,  up = max (hi - median) / median
 // from each rank's repetition statistics; when the ranks carry no statistics (a version-2 file written
 // without --rank-stats), the row's "spread", which is the same figure written by the run. Per rank,
-// [min, max] of n repetitions is the distribution-free order-statistic interval of the median, with
-// confidence 1 - 2^(1-n) (the chance that all n fall on one side of the median is 2 x 2^-n): 99.8% at
-// 10 repetitions, 93.8% at 5, none at 1. A sum of ranks' medians lies between the sums of their bounds,
-// inside the widest relative band; a collective's bandwidth moves with its time the same way.
+// [lo, hi] is the distribution-free order-statistic interval of the median: the k-th smallest and k-th
+// largest of n repetitions, k the largest whose confidence 1 - 2 P(Binomial(n, 1/2) < k) is at least
+// 95% (core/stats.h: the 2nd and 9th of 10, 97.9%; min and max below 6, 93.8% at 5, none at 1). Files
+// written before the bounds were kept give min and max, a wider band. A sum of ranks' medians lies
+// between the sums of their bounds, inside the widest relative band; a collective's bandwidth moves
+// with its time the same way.
 struct NoiseBand {
   double down = 0, up = 0;
   std::size_t reps = 0;  // repetitions behind it (the most over the ranks); 0: the file kept none
   bool known() const { return reps >= 2; }
 };
 NoiseBand noise_band(const ResultRow& row);
-double median_interval_confidence(std::size_t reps);  // 1 - 2^(1-n); 0 below 2 repetitions
+double median_interval_confidence(std::size_t reps);  // median_bound_confidence (core/stats.h)
 
 // The change from A to B as a goodness ratio g (> 1: B is better): B/A for higher-is-better units, A/B
 // for lower-is-better, and the interval [lo, hi] of g when each side's median may lie anywhere in its

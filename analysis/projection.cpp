@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/number_text.h"
 #include "analysis/row_text.h"
 #include "collectives/collective_table.h"
 #include "core/stats.h"
@@ -316,8 +317,8 @@ std::string format_projection(const Projection& p) {
       std::string counts;
       for (int n : f.gpu_counts) counts += (counts.empty() ? "" : ",") + std::to_string(n);
       if (f.ok)
-        out += fmt::format("  {:<15} {:<11} {:>10.3g} {:>11.4g} {:>7} {:>9.1f}%  {}\n", term_text(f.collective),
-                           f.topology, f.alpha_us, f.beta_gbps, f.points, f.rms_rel_error * 100, counts);
+        out += fmt::format("  {:<15} {:<11} {:>10} {:>11} {:>7} {:>9.1f}%  {}\n", term_text(f.collective), f.topology,
+                           figure_text(f.alpha_us), figure_text(f.beta_gbps), f.points, f.rms_rel_error * 100, counts);
       else
         out += fmt::format("  {:<15} {:<11} no fit: {}\n", term_text(f.collective), f.topology, f.why);
     }
@@ -332,12 +333,12 @@ std::string format_projection(const Projection& p) {
         continue;
       }
       auto eff = [&](double v) { return c.link_peak ? fmt::format(" ({:.0f}%)", v / *c.link_peak * 100) : std::string(); };
-      out += fmt::format("  {:<15} {:<11} {:>8} {:>10} {:>10.4g} {:>14} {:>14}  {:.1f}% RMS over {} points\n",
+      out += fmt::format("  {:<15} {:<11} {:>8} {:>10} {:>10} {:>14} {:>14}  {:.1f}% RMS over {} points\n",
                          term_text(c.collective), c.topology, format_size(static_cast<std::uint64_t>(c.size_bytes)),
-                         c.measured_busbw ? fmt::format("{:.4g}", *c.measured_busbw) : "-",
-                         model_busbw(c.fit, c.measured_n, c.size_bytes),
-                         fmt::format("{:.4g}{}", c.predicted_busbw[0], eff(c.predicted_busbw[0])),
-                         fmt::format("{:.4g}{}", c.predicted_busbw[1], eff(c.predicted_busbw[1])), c.fit.rms_rel_error * 100,
+                         c.measured_busbw ? figure_text(*c.measured_busbw) : "-",
+                         figure_text(model_busbw(c.fit, c.measured_n, c.size_bytes)),
+                         figure_text(c.predicted_busbw[0]) + eff(c.predicted_busbw[0]),
+                         figure_text(c.predicted_busbw[1]) + eff(c.predicted_busbw[1]), c.fit.rms_rel_error * 100,
                          c.fit.points);
     }
     out += fmt::format("  assumes the {}-GPU level (alpha, beta) holds at {} and {} GPUs; (%) = of the link peak\n",
@@ -352,16 +353,16 @@ std::string format_projection(const Projection& p) {
       out += "not projected: " + d.why + "\n";
       continue;
     }
-    out += fmt::format("compute {:.4g} us, gradients {} in buckets of {}, overlap hides {:.4g} us\n", d.compute_us,
+    out += fmt::format("compute {} us, gradients {} in buckets of {}, overlap hides {} us\n", figure_text(d.compute_us),
                        format_size(static_cast<std::uint64_t>(d.gradient_bytes)),
                        d.bucket_bytes > 0 ? format_size(static_cast<std::uint64_t>(d.bucket_bytes)) : "one",
-                       d.hidden_us);
+                       figure_text(d.hidden_us));
     for (const auto& m : d.measured)
-      out += fmt::format("    {:>5} GPUs  measured  step {:>10.4g} us  efficiency {:.1f}%\n", m.gpu_count, m.step_time_us,
+      out += fmt::format("    {:>5} GPUs  measured  step {:>10} us  efficiency {:.1f}%\n", m.gpu_count, figure_text(m.step_time_us),
                          m.efficiency * 100);
     for (const auto& m : d.predicted)
-      out += fmt::format("    {:>5} GPUs  PROJECTED step {:>10.4g} us  efficiency {:.1f}%  (fit error {:.1f}% RMS)\n",
-                         m.gpu_count, m.step_time_us, m.efficiency * 100, d.rms_rel_error * 100);
+      out += fmt::format("    {:>5} GPUs  PROJECTED step {:>10} us  efficiency {:.1f}%  (fit error {:.1f}% RMS)\n",
+                         m.gpu_count, figure_text(m.step_time_us), m.efficiency * 100, d.rms_rel_error * 100);
   }
   return out;
 }

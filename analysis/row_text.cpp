@@ -6,6 +6,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/nccl_table.h"
+#include "analysis/number_text.h"
 #include "core/units.h"
 
 namespace gpuscale {
@@ -50,7 +51,7 @@ std::string percent_text(const std::optional<double>& v) { return v ? fmt::forma
 
 std::string value_text(const ResultRow& r) {
   switch (r.status) {
-    case RowStatus::ok: return r.aggregate ? fmt::format("{:.4g}", *r.aggregate) : "-";
+    case RowStatus::ok: return r.aggregate ? figure_text(*r.aggregate) : "-";
     case RowStatus::invalid: return "INVALID";
     case RowStatus::failed: return "FAILED";
     case RowStatus::skipped: return "skipped";

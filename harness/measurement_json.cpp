@@ -33,7 +33,9 @@ std::string encode_summary(const RankSummary& s) {
   json j = json::object();
   const unsigned flags = (s.valid ? 0u : kInvalid) | (s.failed ? kFailed : 0u) | (s.skipped ? kSkipped : 0u);
   if (flags != 0) j["f"] = flags;
-  if (s.stats) j["s"] = {s.stats->n, s.stats->median, s.stats->min, s.stats->max, s.stats->mean, s.stats->stddev};
+  if (s.stats)
+    j["s"] = {s.stats->n,    s.stats->median, s.stats->min, s.stats->max,
+              s.stats->mean, s.stats->stddev, s.stats->lo,  s.stats->hi};
   if (!s.message.empty()) j["e"] = s.message;
   if (!s.metrics.empty()) j["m"] = s.metrics;
   if (!s.row_metrics.empty()) j["r"] = s.row_metrics;
@@ -53,7 +55,7 @@ RankSummary decode_summary(std::string_view bytes) {
     s.skipped = (flags & kSkipped) != 0;
     if (j.contains("s")) {
       const auto& a = j.at("s");
-      if (!a.is_array() || a.size() != 6) throw Error("statistics are not six numbers");
+      if (!a.is_array() || a.size() != 8) throw Error("statistics are not eight numbers");
       RepStats st;
       st.n = a[0].get<std::size_t>();
       st.median = a[1].get<double>();
@@ -61,6 +63,8 @@ RankSummary decode_summary(std::string_view bytes) {
       st.max = a[3].get<double>();
       st.mean = a[4].get<double>();
       st.stddev = a[5].get<double>();
+      st.lo = a[6].get<double>();
+      st.hi = a[7].get<double>();
       s.stats = st;
     }
     s.message = j.value("e", std::string());

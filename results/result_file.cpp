@@ -79,8 +79,8 @@ std::optional<RowSpread> spread_of_ranks(const std::vector<RankValue>& ranks) {
     any = true;
     b.reps = std::max(b.reps, s.n);
     if (!r.value || !(s.median > 0)) continue;
-    b.down = std::max(b.down, (s.median - s.min) / s.median);
-    b.up = std::max(b.up, (s.max - s.median) / s.median);
+    b.down = std::max(b.down, (s.median - s.lo) / s.median);
+    b.up = std::max(b.up, (s.hi - s.median) / s.median);
   }
   if (!any) return std::nullopt;
   return b;

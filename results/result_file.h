@@ -47,7 +47,8 @@ struct RowGroup {
 };
 
 // A row's repetition spread (the noise band compare uses): over its measured ranks,
-// down = max (median - min) / median, up = max (max - median) / median; reps = the most repetitions.
+// down = max (median - lo) / median, up = max (hi - median) / median, [lo, hi] each rank's median
+// confidence interval (RepStats); reps = the most repetitions.
 struct RowSpread {
   double down = 0, up = 0;
   std::size_t reps = 0;

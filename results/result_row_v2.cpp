@@ -81,7 +81,7 @@ json rank_columns(const ResultRow& r, std::vector<std::string>& hosts) {
               {"valid", column(valid)}, {"error", column(error)}, {"metrics", metrics}};
   if (r.rank_stats) {
     json n = json::array(), median = json::array(), min = json::array(), max = json::array(), mean = json::array(),
-         stddev = json::array();
+         stddev = json::array(), lo = json::array(), hi = json::array();
     for (const auto& v : r.ranks) {
       n.push_back(v.stats.n);
       median.push_back(round6(v.stats.median));
@@ -89,8 +89,11 @@ json rank_columns(const ResultRow& r, std::vector<std::string>& hosts) {
       max.push_back(round6(v.stats.max));
       mean.push_back(round6(v.stats.mean));
       stddev.push_back(round6(v.stats.stddev));
+      lo.push_back(round6(v.stats.lo));
+      hi.push_back(round6(v.stats.hi));
     }
-    out["stats"] = {{"n", n}, {"median", median}, {"min", min}, {"max", max}, {"mean", mean}, {"stddev", stddev}};
+    out["stats"] = {{"n", n},       {"median", median}, {"min", min}, {"max", max},
+                    {"mean", mean}, {"stddev", stddev}, {"lo", lo},   {"hi", hi}};
   }
   return out;
 }
@@ -202,9 +205,12 @@ void read_ranks(const json& c, ResultRow& r, std::vector<std::string>& hosts) {
   const auto& metrics = c.contains("metrics") ? c.at("metrics") : no_metrics;
   for (auto it = metrics.begin(); it != metrics.end(); ++it) sized(it.value(), n, "ranks/metrics/" + it.key() + " (" + of + ")");
   const json* stats = c.contains("stats") ? &c.at("stats") : nullptr;
-  if (stats)
+  if (stats) {
     for (const char* k : {"n", "median", "min", "max", "mean", "stddev"})
       sized(stats->at(k), n, fmt::format("ranks/stats/{} ({})", k, of), false);
+    for (const char* k : {"lo", "hi"})  // the median's bounds: files before them have min and max only
+      if (stats->contains(k)) sized(stats->at(k), n, fmt::format("ranks/stats/{} ({})", k, of), false);
+  }
   r.rank_stats = stats != nullptr;
   r.ranks.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -225,6 +231,8 @@ void read_ranks(const json& c, ResultRow& r, std::vector<std::string>& hosts) {
       s["max"][i].get_to(v.stats.max);
       s["mean"][i].get_to(v.stats.mean);
       s["stddev"][i].get_to(v.stats.stddev);
+      v.stats.lo = s.contains("lo") ? s["lo"][i].get<double>() : v.stats.min;
+      v.stats.hi = s.contains("hi") ? s["hi"][i].get<double>() : v.stats.max;
     }
   }
 }

@@ -239,6 +239,9 @@ def put_rank_entries(row, entries):
          "metrics": {k: _compact([copy.deepcopy(e["metrics"].get(k)) for e in entries]) for k in names}}
     if any("stats" in e for e in entries):
         c["stats"] = {k: [e["stats"][k] for e in entries] for k in STAT_KEYS}
+        for k in ("lo", "hi"):  # the median's bounds: optional (files before them have min and max)
+            if all(k in e["stats"] for e in entries):
+                c["stats"][k] = [e["stats"][k] for e in entries]
     row["ranks"] = c
 
 

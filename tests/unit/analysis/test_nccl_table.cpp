@@ -11,16 +11,12 @@
 
 #include "analysis/nccl_table.h"
 #include "analysis/row_text.h"
+#include "text_lines.h"
 
 namespace gpuscale {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using test::lines_of;
 
 // Each whitespace-separated word of a line with the column where it ends.
 std::vector<std::pair<std::string, std::size_t>> words(const std::string& line) {

@@ -10,16 +10,12 @@
 
 #include "analysis/stragglers.h"
 #include "analysis/text_table.h"
+#include "text_lines.h"
 
 namespace gpuscale {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
+using test::lines_of;
 
 std::string random_word(std::mt19937& rng, std::size_t lo, std::size_t hi) {
   std::string w(std::uniform_int_distribution<std::size_t>(lo, hi)(rng), 'a');

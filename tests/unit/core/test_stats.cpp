@@ -53,6 +53,35 @@ TEST(Stats, SingleAndEmptyInputs) {
   EXPECT_EQ(median_of({}), 0.0);
 }
 
+// The median's bounds: the largest order k with at least 95% confidence (binomial sums by hand).
+TEST(Stats, MedianBoundsAreTheOrderStatisticsOfTheConfidenceInterval) {
+  for (std::size_t n : {0u, 1u, 2u, 5u, 6u, 8u}) EXPECT_EQ(median_bound_order(n), 1u) << n;
+  EXPECT_EQ(median_bound_order(9), 2u);   // 1 - 2 * 10/512 = 96.1%; k = 3: 1 - 2 * 46/512 = 82%
+  EXPECT_EQ(median_bound_order(10), 2u);  // 1 - 2 * 11/1024 = 97.9%; k = 3: 89.1%
+  EXPECT_EQ(median_bound_order(20), 6u);  // 95.9%; k = 7: 88.5%
+  EXPECT_NEAR(median_bound_confidence(20), 1 - 2 * 21700.0 / 1048576, 1e-12);  // sum C(20, i<6) = 21700
+  EXPECT_GE(median_bound_confidence(1000), 0.95);
+  EXPECT_EQ(median_bound_confidence(1), 0.0);
+  // The bounds are the k-th smallest and largest of the values, whatever their order.
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<double> v(10);
+  for (auto& x : v) x = std::uniform_real_distribution<double>(1, 100)(rng);
+  auto sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  std::shuffle(v.begin(), v.end(), rng);
+  const auto s = compute_stats(v);
+  EXPECT_EQ(s.lo, sorted[1]);
+  EXPECT_EQ(s.hi, sorted[8]);
+  const auto few = compute_stats({3.0, 1.0, 2.0});
+  EXPECT_EQ(few.lo, 1.0);
+  EXPECT_EQ(few.hi, 3.0);
+  // Read back from a file that predates them: min and max.
+  nlohmann::json old = {{"n", 3}, {"median", 2.0}, {"min", 1.0}, {"max", 3.0}, {"mean", 2.0}, {"stddev", 1.0}};
+  const auto back = old.get<RepStats>();
+  EXPECT_EQ(back.lo, 1.0);
+  EXPECT_EQ(back.hi, 3.0);
+}
+
 // A shuffled arithmetic sequence a, a+d, ..., a+(n-1)d has closed forms for every statistic:
 // median = mean = a + d(n-1)/2 and sample variance = d^2 n(n+1)/12.
 TEST(Stats, ShuffledArithmeticSequences) {
