@@ -27,10 +27,12 @@ std::string text_of(const nlohmann::json& v) { return v.is_string() ? v.get<std:
 
 nlohmann::json other_params(const nlohmann::json& p) {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [k, v] : p.items())
-    if (std::find_if(std::begin(kLineParams), std::end(kLineParams), [&](const char* x) { return k == x; }) ==
+  for (const auto& [k, v] : p.items()) {
+    const std::string& key = k;  // clang 14 (the fuzz build) cannot capture a structured binding
+    if (std::find_if(std::begin(kLineParams), std::end(kLineParams), [&](const char* x) { return key == x; }) ==
         std::end(kLineParams))
       out[k] = v;
+  }
   return out;
 }
 

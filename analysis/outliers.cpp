@@ -52,7 +52,10 @@ OutlierFloor outlier_floor(const std::vector<OutlierSample>& samples, const Outl
   for (double v : values) deviations.push_back(std::abs(v - f.median));
   f.mad = median_of(deviations);
   f.typical_spread_down = median_of(downs);
-  const double margin = std::max({rule.fraction * f.median, kMadScale * small_sample_factor(f.population) * rule.mad_k * f.mad, f.typical_spread_down * f.median});
+  double margin = std::max({rule.fraction * f.median, kMadScale * small_sample_factor(f.population) * rule.mad_k * f.mad, f.typical_spread_down * f.median});
+  // Figures near DBL_MAX can scale the MAD past the largest double: then no value is below the floor,
+  // which stays finite (0) so that what is shown of it ("... below the median") is a number.
+  if (!std::isfinite(margin)) margin = f.median;
   f.floor = f.median - margin;
   return f;
 }

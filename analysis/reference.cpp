@@ -9,6 +9,8 @@
 #include "analysis/escape.h"
 #include "analysis/row_text.h"
 #include "core/error.h"
+#include "core/shown_text.h"
+#include "core/term_text.h"
 #include "results/result_io.h"
 
 namespace gpuscale {
@@ -16,7 +18,12 @@ namespace {
 
 constexpr std::uintmax_t kMaxReferenceBytes = 64ULL << 20;
 
-bool glob(const std::string& pattern, const std::string& text) { return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0; }
+// fnmatch reads C strings: a NUL (an escaped \u0000 in a file) would end the text early, so "vm\0evil" would
+// match "vm". A pattern or text holding one matches nothing.
+bool glob(const std::string& pattern, const std::string& text) {
+  if (pattern.find('\0') != std::string::npos || text.find('\0') != std::string::npos) return false;
+  return ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
 
 std::string text_of(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -144,8 +151,9 @@ CheckOutcome check_against(const LoadedResult& run, const Reference& ref) {
   }
   if (out.clusters_used.empty()) {
     std::string names;
-    for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-    throw Error(fmt::format("{}: no reference for cluster '{}' (it has: {})", ref.path, run.cluster, names));
+    for (const auto& k : known) names += (names.empty() ? "" : ", ") + terminal_quote(k);
+    throw Error(fmt::format("{}: no reference for cluster '{}' (it has: {})", term_text(ref.path),
+                            terminal_quote(run.cluster), terminal_quote(names, kMaxShownBytes)));
   }
   std::vector<bool> used(entries.size(), false);
   for (const auto& row : run.rows) {

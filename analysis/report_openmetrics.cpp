@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -38,14 +39,24 @@ std::pair<std::uint64_t, std::uint64_t> digest(const std::string& text) {
   return {std::hash<std::string>{}(text), fnv};
 }
 
-// Label names must match [a-zA-Z_][a-zA-Z0-9_]*; params that clash with the row's own labels get "param_".
+// Label names must match [a-zA-Z_][a-zA-Z0-9_]* (names starting "__" are Prometheus's own). A
+// parameter's key becomes one: other characters as '_', long keys cut, "param_" before a key that
+// clashes with the row's own labels or does not start as a name must.
 std::string label_name(const std::string& key) {
   static const std::set<std::string> reserved{"cluster", "run", "benchmark", "gpu_count", "topology", "unit", "rank", "host", "gpu"};
+  constexpr std::size_t kMaxLabelName = 100;
   std::string out;
-  for (char c : key) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  for (char c : key.substr(0, kMaxLabelName)) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (key.size() > kMaxLabelName) out += "_cut";
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) || out.rfind("__", 0) == 0 || reserved.count(out))
     out = "param_" + out;
   return out;
+}
+
+// The labels every series of a row may carry besides its params (device() adds rank, host and gpu).
+const std::set<std::string>& fixed_label_names() {
+  static const std::set<std::string> names{"cluster", "run", "benchmark", "gpu_count", "topology", "rank", "host", "gpu"};
+  return names;
 }
 
 // The run's label: its run_id, or (files older than run_id) its start time.
@@ -57,7 +68,15 @@ std::string run_label(const LoadedResult& run) {
 Labels row_labels(const LoadedResult& run, const ResultRow& r) {
   Labels l{{"cluster", run.cluster}, {"run", run_label(run)}, {"benchmark", r.benchmark}, {"gpu_count", std::to_string(r.gpu_count)},
            {"topology", r.topology}};
-  for (const auto& [k, v] : r.params.items()) l.emplace_back(label_name(k), v.is_string() ? v.get<std::string>() : v.dump());
+  // Two keys may give one name ("a-b" and "a_b"; "cluster" and "param_cluster"): a label twice in a
+  // series is invalid, so a later one (keys in sorted order) takes the first free "_2", "_3", ...
+  std::set<std::string> used = fixed_label_names();
+  for (const auto& [k, v] : r.params.items()) {
+    std::string name = label_name(k);
+    for (int n = 2; used.count(name); ++n) name = label_name(k) + "_" + std::to_string(n);
+    used.insert(name);
+    l.emplace_back(std::move(name), v.is_string() ? v.get<std::string>() : v.dump());
+  }
   return l;
 }
 
@@ -85,7 +104,7 @@ BaseUnit base_unit(const std::string& unit) {
       {"PFLOP/s", {"flops_per_second", 1e15}},          {"samples/s", {"samples_per_second", 1}}};
   if (auto it = known.find(unit); it != known.end()) return it->second;
   std::string name;
-  for (char c : unit)
+  for (char c : unit.substr(0, 64))  // a family name, not a copy of whatever the file says
     if (c == '/') name += "_per_";
     else name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '_';
   return {name.empty() ? "value" : name, 1};
@@ -113,6 +132,10 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
   std::map<std::string, Family> aggregate, per_rank;  // by family name
   std::size_t input = 0;  // index of the file being added, into `files`
   auto add = [&](Family& fm, const Labels& l, double v) {
+    // A finite figure that overflows in base units (DBL_MAX GB/s is inf bytes/s) would be exported as +Inf.
+    if (!std::isfinite(v))
+      throw Error(fmt::format("{}: a figure of {} does not fit a double in base units (it would be exported as "
+                              "infinite)", term_text(files[input].run.path), fm.name));
     const auto s = series(fm.name.c_str(), l);
     if (auto [it, fresh] = fm.seen.emplace(digest(s), input); !fresh)
       throw Error(fmt::format("{}: gives the same Prometheus series of {} as {}: the same run twice", files[input].run.path,

@@ -1,11 +1,14 @@
 #include "analysis/result_set.h"
+#include "analysis/row_checks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "results/result_io.h"
 #include "results/result_schema.h"
 #include "results/result_stream.h"
@@ -13,55 +16,82 @@
 namespace gpuscale {
 namespace {
 
-// Row metrics analysis computes with: when present they must be non-negative numbers (the schema
+// Row metrics analysis computes with: when present they must be non-negative finite numbers (the schema
 // allows any object there; a negative time or size would turn into a nonsense fit). algbw and busbw
 // may be null: a collective at one rank moves nothing between ranks.
 constexpr const char* kNumericMetrics[] = {"time_us", "size_bytes", "algbw", "busbw", "bus_factor",
                                            "step_time_us", "exposed_comm_us", "compute_time_us", "gradient_bytes"};
 
-void check_metrics(const std::string& label, const nlohmann::json& metrics, const std::string& where) {
+// `where` makes the row's path only for a message: a file of 4,096 ranks x 1,000 rows checks millions.
+template <typename Where>
+void check_metrics(const std::string& label, const nlohmann::json& metrics, const Where& where) {
   for (const char* key : kNumericMetrics) {
     if (!metrics.contains(key)) continue;
     const auto& v = metrics.at(key);
     // A collective at one rank has no bandwidth: null there (harness/benchmarks/collectives.cpp).
     if (v.is_null() && (std::string_view(key) == "algbw" || std::string_view(key) == "busbw")) continue;
-    if (!v.is_number() || v.get<double>() < 0)
-      throw Error(fmt::format("{}: {}/metrics/{} must be a non-negative number, not {}", label, where, key,
-                              v.dump().substr(0, 40)));
+    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
+      throw Error(fmt::format("{}: {}/metrics/{} must be a non-negative number, not {}", label, where(), key,
+                              terminal_quote(v.dump(), 40)));
   }
 }
 
-// The checks analysis adds to a converted row: its metrics, and its rank list agreeing with itself
-// (each rank once). Returns the row's highest rank (or
-// -1), which finish() checks against the world. Throws naming the file and the row.
-int check_row(const std::string& label, const ResultRow& row, std::size_t i) {
+// What the checks against the world (and the rank count) need of a row, kept while a file streams: the
+// world (mpi.world_size) may come after the rows.
+struct RowReach {
+  int gpu_count = 0;
+  int top_rank = -1;  // the highest rank the row lists (-1: none)
+  bool ok = false;
+  std::size_t listed = 0;  // ranks the row lists
+};
+
+// A measured figure (a rank's value, the row's aggregate): absent (null) or a non-negative finite number.
+template <typename Where>
+void check_figure(const std::string& label, const std::optional<double>& v, const Where& where) {
+  if (v && !(*v >= 0 && std::isfinite(*v)))
+    throw Error(fmt::format("{}: {} must be a non-negative number, not {}", label, where(), *v));
+}
+
+// The checks of one converted row on its own: its figures, and its rank list agreeing with itself
+// (each rank once). Returns what check_reach needs.
+RowReach check_row(const std::string& label, const ResultRow& row, std::size_t i) {
+  const std::string name = terminal_safe(label);
   const std::string where = fmt::format("/results/{}", i);
-  check_metrics(label, row.metrics, where);
-  for (const auto& r : row.ranks) check_metrics(label, r.metrics, fmt::format("{}/ranks (rank {})", where, r.rank));
+  check_metrics(name, row.metrics, [&] { return where; });
+  check_figure(name, row.aggregate, [&] { return where + "/aggregate"; });
+  for (const auto& r : row.ranks) {
+    check_metrics(name, r.metrics, [&] { return fmt::format("{}/ranks (rank {})", where, r.rank); });
+    check_figure(name, r.value, [&] { return fmt::format("{}/ranks (rank {}) value", where, r.rank); });
+  }
   std::vector<int> ranks;
   for (const auto& r : row.ranks) ranks.push_back(r.rank);
   std::sort(ranks.begin(), ranks.end());
   if (auto twice = std::adjacent_find(ranks.begin(), ranks.end()); twice != ranks.end())
-    throw Error(fmt::format("{}: {}: rank {} is listed twice", label, where, *twice));
-  return ranks.empty() ? -1 : ranks.back();
+    throw Error(fmt::format("{}: {}: rank {} is listed twice", name, where, *twice));
+  return {row.gpu_count, ranks.empty() ? -1 : ranks.back(), row.status == RowStatus::ok, ranks.size()};
 }
 
-// Every row inside the file's world: gpu_count and ranks no larger than mpi.world_size allows.
-void check_world(const std::string& label, const nlohmann::json& header, const std::vector<ResultRow>& rows,
-                 const std::vector<int>& top_rank) {
-  const int world = header.at("mpi").at("world_size").get<int>();
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].gpu_count > world)
-      throw Error(fmt::format("{}: /results/{}: gpu_count {} in a world of {} ranks", label, i, rows[i].gpu_count, world));
-    if (top_rank[i] >= world)
-      throw Error(fmt::format("{}: /results/{}: rank {} in a world of {} ranks", label, i, top_rank[i], world));
-  }
+// A row inside the file's world (gpu_count and ranks no larger than mpi.world_size allows), and an ok
+// row listing its gpu_count ranks.
+void check_reach(const std::string& label, const RowReach& reach, std::size_t i, int world) {
+  if (reach.gpu_count > world)
+    throw Error(fmt::format("{}: /results/{}: gpu_count {} in a world of {} ranks", terminal_safe(label), i,
+                            reach.gpu_count, world));
+  if (reach.top_rank >= world)
+    throw Error(fmt::format("{}: /results/{}: rank {} in a world of {} ranks", terminal_safe(label), i,
+                            reach.top_rank, world));
+  // An ok row measured on gpu_count ranks lists every one of them (a tiled count lists more: each group's).
+  if (reach.ok && reach.listed < static_cast<std::size_t>(reach.gpu_count))
+    throw Error(fmt::format("{}: /results/{}: an ok row at {} GPUs lists {} rank{}", terminal_safe(label), i,
+                            reach.gpu_count, reach.listed, reach.listed == 1 ? "" : "s"));
 }
+
+int world_of(const nlohmann::json& header) { return header.at("mpi").at("world_size").get<int>(); }
 
 // The header's facts every reader uses; `header` comes without its rows.
 LoadedResult finish(const std::string& label, nlohmann::json header, std::vector<ResultRow> rows,
-                    const std::vector<int>& top_rank) {
-  check_world(label, header, rows, top_rank);
+                    const std::vector<RowReach>& reach) {
+  for (std::size_t i = 0; i < reach.size(); ++i) check_reach(label, reach[i], i, world_of(header));
   LoadedResult out;
   out.path = label;
   out.version = header.at("schema_version").get<int>();
@@ -79,11 +109,15 @@ LoadedResult finish(const std::string& label, nlohmann::json header, std::vector
 
 }  // namespace
 
+void check_result_row(const std::string& label, const ResultRow& row, std::size_t index, int world_size) {
+  check_reach(label, check_row(label, row, index), index, world_size);
+}
+
 LoadedResult result_from_json(const std::string& label, nlohmann::json doc) {
   if (auto problems = validate_result_json(doc); !problems.empty())
     throw Error(fmt::format("{}: does not match the result schema: {}", label, problems));
   std::vector<ResultRow> rows;
-  std::vector<int> top_rank;
+  std::vector<RowReach> reach;
   auto& results = doc.at("results");
   rows.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -99,17 +133,17 @@ LoadedResult result_from_json(const std::string& label, nlohmann::json doc) {
     } catch (const Error& e) {
       throw Error(fmt::format("{}: /results/{}/{}", label, i, e.what()));
     }
-    top_rank.push_back(check_row(label, rows.back(), i));
+    reach.push_back(check_row(label, rows.back(), i));
     results[i] = nullptr;  // converted: its JSON is not needed any more
   }
-  return finish(label, std::move(doc), std::move(rows), top_rank);
+  return finish(label, std::move(doc), std::move(rows), reach);
 }
 
 LoadedResult load_result(const std::string& path, RowDetail detail, const std::function<void(ResultRow&)>& whole_row) {
   std::vector<ResultRow> rows;
-  std::vector<int> top_rank;
+  std::vector<RowReach> reach;
   auto read = stream_result_file(path, [&](ResultRow&& row, std::size_t i) {
-    top_rank.push_back(check_row(path, row, i));
+    reach.push_back(check_row(path, row, i));
     if (whole_row) whole_row(row);
     if (detail == RowDetail::rows_only) {
       if (!row.spread) row.spread = spread_of_ranks(row.ranks);  // the noise band, before the ranks go
@@ -117,17 +151,17 @@ LoadedResult load_result(const std::string& path, RowDetail detail, const std::f
     }
     rows.push_back(std::move(row));
   });
-  return finish(path, std::move(read.header), std::move(rows), top_rank);
+  return finish(path, std::move(read.header), std::move(rows), reach);
 }
 
 LoadedResult load_result_text(const std::string& label, const std::string& text) {
   std::vector<ResultRow> rows;
-  std::vector<int> top_rank;
+  std::vector<RowReach> reach;
   auto read = stream_result_text(text, label, [&](ResultRow&& row, std::size_t i) {
-    top_rank.push_back(check_row(label, row, i));
+    reach.push_back(check_row(label, row, i));
     rows.push_back(std::move(row));
   });
-  return finish(label, std::move(read.header), std::move(rows), top_rank);
+  return finish(label, std::move(read.header), std::move(rows), reach);
 }
 
 const nlohmann::json* rank_identity(const nlohmann::json& doc, int rank, const std::string& host) {

@@ -12,6 +12,8 @@
 #include "analysis/reference.h"
 #include "analysis/text_width.h"
 #include "core/error.h"
+#include "core/shown_text.h"
+#include "core/term_text.h"
 #include "core/units.h"
 #include "cli/commands.h"
 
@@ -91,11 +93,11 @@ int run_reference(const ReferenceFlags& f) {
   std::vector<const LoadedResult*> of;
   for (const auto& r : runs) of.push_back(&r);
   const auto ref = make_reference(of, opts);
-  outputs[0].text = ref.dump(1) + "\n";
+  outputs[0].text = json_terminal_safe(ref.dump(1)) + "\n";
   write_outputs(outputs, f.force);
   if (f.output != "-")
     fmt::print("{}: {} reference entries for cluster '{}' from {} run(s) (lower {:.0f}%{}, upper {})\n", f.output,
-               ref["clusters"][0]["entries"].size(), ref["clusters"][0]["cluster"].get<std::string>(), runs.size(),
+               ref["clusters"][0]["entries"].size(), terminal_quote(ref["clusters"][0]["cluster"].get<std::string>()), runs.size(),
                opts.lower * 100, runs.size() > 1 ? " or the runs' spread" : "",
                opts.upper ? fmt::format("{:.0f}%", *opts.upper * 100) : "none");
   return kExitOk;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/row_checks.h"
 #include "core/error.h"
 #include "core/term_text.h"
 #include "harness/plan.h"
@@ -162,6 +163,8 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
       throw refuse(fmt::format("it holds two rows of {} {} at {} GPUs", terminal_quote(row.at("benchmark").get<std::string>()),
                                shown(row.at("params")), k));
   }
+  for (std::size_t i = 0; i < doc.at("results").size(); ++i)  // the checks of every other reader (analysis/row_checks.h)
+    check_result_row("--resume " + name, doc.at("results")[i].get<ResultRow>(), i, static_cast<int>(world));
   ResumePlan out;
   out.done.resize(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {

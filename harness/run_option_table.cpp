@@ -210,9 +210,9 @@ std::vector<RunOption> make_table() {
          return o.backend_options.peaks_file.empty() ? json(nullptr) : json(o.backend_options.peaks_file);
        }});
   add({.names = "--threads", .key = "threads", .help = "CPU backend: threads per rank (default cores / ranks on the node)",
-       .parse = [](O& o, const std::string& s, const std::string& what) { o.backend_options.threads = parse_positive_int(s, what); },
+       .parse = [](O& o, const std::string& s, const std::string& what) { o.backend_options.threads = parse_thread_count(s, what, visible_cores()); },
        .recorded = shapes, .record = [](const O& o) { return json(o.backend_options.threads); },
-       .adopt = [](O& o, const json& j) { o.backend_options.threads = int_or_null(j, 0).value_or(0); }});
+       .adopt = adopt_threads});
   add({.names = "--cluster", .key = "cluster", .help = "cluster name for the result file", .parse = string_text<&O::cluster>});
   add({.names = "-o,--output", .key = "output",
        .help = "result file (default results/<cluster>-<UTC time>[-<jobid>].json); - writes the JSON to stdout "

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
+
+#include <sched.h>
 
 #include <fmt/format.h>
 
@@ -211,6 +214,30 @@ void adopt_transports(RunOptions& o, const json& j) {
   const auto known = transport_values();
   for (const auto& t : o.transports)
     if (std::find(known.begin(), known.end(), t) == known.end()) throw BadRecordedValue{join_values(known, ", ", " and/or ")};
+}
+
+int visible_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+int parse_thread_count(const std::string& text, const std::string& what, int limit) {
+  const int n = parse_positive_int(text, what);
+  if (n > limit)
+    throw Error(fmt::format("invalid {} '{}': must be at most {}, the logical CPUs this process may run on", what,
+                            text, limit));
+  return n;
+}
+
+void adopt_threads(RunOptions& o, const json& j) {
+  const int limit = visible_cores();
+  if (j.is_null()) return void(o.backend_options.threads = 0);
+  if (!j.is_number_integer() || j.get<long long>() < 0 || j.get<long long>() > limit)
+    throw BadRecordedValue{fmt::format("an integer from 0 to {} (the logical CPUs this process may run on) or null",
+                                       limit)};
+  o.backend_options.threads = static_cast<int>(j.get<long long>());
 }
 
 }  // namespace gpuscale

@@ -55,6 +55,11 @@ void parse_transports(RunOptions& o, const std::string& text, const std::string&
 void parse_dtypes(RunOptions& o, const std::string& text, const std::string& what);
 void parse_check(RunOptions& o, const std::string& text, const std::string& what);
 void parse_output(RunOptions& o, const std::string& text, const std::string& what);
+// --threads: a whole number from 1 to `limit`, the logical CPUs this process may run on
+// (visible_cores(), sched_getaffinity): more cannot run at once, and a typo such as 100000 would
+// otherwise start that many threads per rank.
+int visible_cores();
+int parse_thread_count(const std::string& text, const std::string& what, int limit);
 
 // To plan.options, and back (the adopt_* throw BadRecordedValue).
 nlohmann::json record_dtypes(const RunOptions& o);
@@ -67,5 +72,6 @@ nlohmann::json record_gemm_shapes(const RunOptions& o);
 void adopt_gemm_shapes(RunOptions& o, const nlohmann::json& j);
 void adopt_time_reduce(RunOptions& o, const nlohmann::json& j);
 void adopt_transports(RunOptions& o, const nlohmann::json& j);
+void adopt_threads(RunOptions& o, const nlohmann::json& j);  // the same limit as parse_thread_count
 
 }  // namespace gpuscale

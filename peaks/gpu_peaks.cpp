@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -11,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/term_text.h"
+#include "results/result_io.h"
 
 namespace gpuscale {
 
@@ -21,20 +22,22 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "gpuscale-peaks";
+constexpr std::uintmax_t kMaxPeaksBytes = 1ULL << 20;  // the largest --peaks file read (the built-in table is a few KiB)
 constexpr int kVersion = 1;
 
 class Parser {
  public:
   explicit Parser(std::string origin) : origin_(std::move(origin)) {}
 
+  // `where` and `why` quote the file (model names, values) through terminal_quote: one safe line.
   [[noreturn]] void fail(const std::string& where, const std::string& why) const {
-    throw Error(fmt::format("peaks file {}: {}{}", origin_, where.empty() ? "" : where + ": ", why));
+    throw Error(fmt::format("peaks file {}: {}{}", terminal_safe(origin_), where.empty() ? "" : where + ": ", why));
   }
 
   ExpectedPeak figure(const json& j, const std::string& where) const {
     if (!j.is_object()) fail(where, "expected an object {\"value\": number or null, \"source\": text}");
     for (const auto& [k, v] : j.items())
-      if (k != "value" && k != "source") fail(where, fmt::format("unknown field '{}'", k));
+      if (k != "value" && k != "source") fail(where, fmt::format("unknown field '{}'", terminal_quote(k)));
     if (!j.contains("source") || !j["source"].is_string() || j["source"].get<std::string>().empty())
       fail(where, "'source' must be a non-empty string saying where the figure comes from (or why it is unknown)");
     if (!j.contains("value")) fail(where, "'value' is missing (use null for an unknown figure)");
@@ -42,7 +45,7 @@ class Parser {
     const auto& v = j["value"];
     if (v.is_null()) return p;
     if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      fail(where, fmt::format("'value' must be a positive number or null, not {}", v.dump()));
+      fail(where, fmt::format("'value' must be a positive number or null, not {}", terminal_quote(v.dump())));
     p.value = v.get<double>();
     return p;
   }
@@ -55,12 +58,12 @@ class Parser {
     GpuModel m;
     m.model = j["model"].get<std::string>();
     m.origin = origin_;
-    const std::string where = fmt::format("{} ('{}')", at, m.model);
+    const std::string where = fmt::format("{} ('{}')", at, terminal_quote(m.model));
     static const std::set<std::string> known = {"model", "names", "pci_device_id", "compute_capability", "sm_count",
                                                 "memory_bandwidth", "compute", "nvlink", "nvlink_bridge", "pcie",
                                                 "host_link", "notes"};
     for (const auto& [k, v] : j.items())
-      if (!known.count(k)) fail(where, fmt::format("unknown field '{}'", k));
+      if (!known.count(k)) fail(where, fmt::format("unknown field '{}'", terminal_quote(k)));
     if (!j.contains("names") || !j["names"].is_array() || j["names"].empty())
       fail(where, "'names' must be a non-empty array of device names as the driver reports them");
     for (const auto& n : j["names"]) {
@@ -71,17 +74,17 @@ class Parser {
     if (j.contains("pci_device_id")) {
       const auto& v = j["pci_device_id"];
       if (!v.is_string() || !(m.pci_device_id = cuda::parse_pci_id(v.get<std::string>())))
-        fail(where, fmt::format("'pci_device_id' must be a hex string such as \"0x2335\", not {}", v.dump()));
+        fail(where, fmt::format("'pci_device_id' must be a hex string such as \"0x2335\", not {}", terminal_quote(v.dump())));
     }
     if (j.contains("compute_capability")) {
       const auto& v = j["compute_capability"];
       if (!v.is_string() || !(m.cc = cuda::parse_cc(v.get<std::string>())))
-        fail(where, fmt::format("'compute_capability' must be a string such as \"9.0\", not {}", v.dump()));
+        fail(where, fmt::format("'compute_capability' must be a string such as \"9.0\", not {}", terminal_quote(v.dump())));
     }
     if (j.contains("sm_count")) {
       const auto& v = j["sm_count"];
       if (!v.is_number_integer() || v.get<long long>() <= 0 || v.get<long long>() > 100000)
-        fail(where, fmt::format("'sm_count' must be a positive integer, not {}", v.dump()));
+        fail(where, fmt::format("'sm_count' must be a positive integer, not {}", terminal_quote(v.dump())));
       m.sm_count = v.get<int>();
     }
     if (!j.contains("memory_bandwidth")) fail(where, "'memory_bandwidth' is missing");
@@ -91,7 +94,7 @@ class Parser {
       const auto t = parse_dtype(k);
       if (!t || dtype_name(*t) != k)
         fail(where, fmt::format("compute: unknown dtype '{}' (use fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, "
-                                "int8)", k));
+                                "int8)", terminal_quote(k)));
       m.compute[*t] = figure(v, fmt::format("{}: compute.{}", where, k));
     }
     for (const char* link : {"nvlink", "pcie"}) {
@@ -107,12 +110,9 @@ class Parser {
   }
 
   std::vector<GpuModel> document(const std::string& text) const {
-    json doc;
-    try {
-      doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-      fail("", fmt::format("not valid JSON ({})", e.what()));
-    }
+    // The strict reader of every input file (results/result_io.h): nesting at most kMaxJsonDepth (so
+    // dump() in the messages cannot recurse without bound), no NaN, no key given twice.
+    const json doc = parse_json_text(text, fmt::format("peaks file {}", terminal_safe(origin_)));
     if (!doc.is_object()) fail("", "expected a JSON object with \"format\", \"version\" and \"models\"");
     if (doc.value("format", std::string()) != kFormat)
       fail("", fmt::format("\"format\" must be \"{}\"", kFormat));
@@ -125,8 +125,9 @@ class Parser {
       auto m = model(doc["models"][i], i);
       for (const auto& n : m.names) {
         auto [it, fresh] = seen.emplace(normalized_gpu_name(n), m.model);
-        if (!fresh) fail(fmt::format("models[{}] ('{}')", i, m.model),
-                         fmt::format("name '{}' is already listed by model '{}'", n, it->second));
+        if (!fresh) fail(fmt::format("models[{}] ('{}')", i, terminal_quote(m.model)),
+                         fmt::format("name '{}' is already listed by model '{}'", terminal_quote(n),
+                                     terminal_quote(it->second)));
       }
       out.push_back(std::move(m));
     }
@@ -161,10 +162,15 @@ std::vector<GpuModel> parse_gpu_peaks(const std::string& text, const std::string
 }
 
 std::vector<GpuModel> load_gpu_peaks_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw Error(fmt::format("peaks file {}: cannot be read", path));
   std::stringstream ss;
-  ss << f.rdbuf();
+  try {
+    auto in = open_input_file(path, kMaxPeaksBytes);  // a regular file of at most 1 MiB: not /dev/zero
+    ss << in.rdbuf();
+  } catch (const Error& e) {  // "<path>: no such file" and the like
+    std::string why = e.what();
+    if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+    throw Error(fmt::format("peaks file {}: cannot be read: {}", terminal_safe(path), why));
+  }
   return parse_gpu_peaks(ss.str(), path);
 }
 

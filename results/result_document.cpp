@@ -1,6 +1,7 @@
 #include "results/result_document.h"
 
 #include "core/error.h"
+#include "core/shown_text.h"
 
 namespace gpuscale {
 namespace {
@@ -31,7 +32,8 @@ void splice(std::string& text, const std::string& key, const std::vector<std::st
 
 }  // namespace
 
-std::string result_row_line(const nlohmann::json& row) { return row.dump(); }
+// DEL and C1 controls in strings as \u escapes (core/term_text.h): a file shown on a terminal stays inert.
+std::string result_row_line(const nlohmann::json& row) { return json_terminal_safe(row.dump()); }
 
 std::string result_document_text(nlohmann::json header, const std::vector<std::string>& row_lines) {
   std::vector<std::pair<std::string, std::vector<std::string>>> arrays;
@@ -40,12 +42,12 @@ std::string result_document_text(nlohmann::json header, const std::vector<std::s
     if (it == header.end() || !it->is_array() || it->empty()) continue;
     std::vector<std::string> lines;
     lines.reserve(it->size());
-    for (const auto& e : *it) lines.push_back(e.dump());
+    for (const auto& e : *it) lines.push_back(json_terminal_safe(e.dump()));
     arrays.emplace_back(key, std::move(lines));
     *it = nlohmann::json::array();
   }
   header["results"] = nlohmann::json::array();
-  std::string text = header.dump(1) + "\n";
+  std::string text = json_terminal_safe(header.dump(1)) + "\n";
   for (const auto& [key, lines] : arrays) splice(text, key, lines);
   splice(text, "results", row_lines);
   return text;

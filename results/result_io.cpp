@@ -109,6 +109,8 @@ std::ifstream open_input_file(const fs::path& path, std::uintmax_t max_bytes) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(fmt::format("{}: no such file", name));
   if (fs::is_directory(path, ec)) throw Error(fmt::format("{}: is a directory, not a file", name));
+  if (!fs::is_regular_file(path, ec))  // a device (/dev/zero), pipe or socket: no size, and maybe no end
+    throw Error(fmt::format("{}: not a regular file", name));
   const auto size = fs::file_size(path, ec);
   if (ec) throw Error(fmt::format("{}: cannot read: {}", name, ec.message()));
   if (size == 0) throw Error(fmt::format("{}: empty file", name));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/shown_text.h"
 #include "core/term_text.h"
 #include "results/result_file.h"
 #include "results/result_io.h"
@@ -18,7 +19,7 @@ std::string journal_path_for(const std::string& result_path) { return result_pat
 
 std::string journal_header_line(const std::string& run_id, int attempt) {
   const nlohmann::json h = {{"journal", kJournalName}, {"version", kJournalVersion}, {"run_id", run_id}, {"attempt", attempt}};
-  return h.dump() + "\n";
+  return json_terminal_safe(h.dump()) + "\n";
 }
 
 namespace {

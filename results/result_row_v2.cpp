@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "results/json_int.h"
 #include "results/result_file.h"
 
@@ -161,7 +162,7 @@ json group_summary(const ResultRow& r) {
   json out = {{"count", r.groups.size()}, {"measured", v.size()}};
   if (v.empty()) return out;
   std::sort(v.begin(), v.end());
-  const double median = round6(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+  const double median = round6(median_of(v));  // halves first: DBL_MAX values do not overflow to inf
   const double lo = r.aggregate ? std::min(v.front(), *r.aggregate) : v.front();
   const double hi = r.aggregate ? std::max(v.back(), *r.aggregate) : v.back();
   out["min"] = lo;

@@ -69,9 +69,10 @@ Comparison sample(std::mt19937_64& gen, std::vector<LoadedResult>& keep) {
     if (i % 5 == 0) p["a_very_long_parameter_name_" + random_word(gen, 30)] = random_word(gen, 40);
     const std::string bench = i % 7 == 0 ? "collective." + random_word(gen, 60) : "all_reduce";
     const double x = v(gen);
-    a.push_back(row_json(bench, "collective", p, 2, {x}, i % 3 ? "GB/s" : "us", i % 8 == 3 ? 0.999 : spread(gen)));
+    a.push_back(row_json(bench, "collective", p, 2, {x, x}, i % 3 ? "GB/s" : "us", i % 8 == 3 ? 0.999 : spread(gen)));
     const double extreme = i % 8 == 1 ? 1e7 : i % 8 == 2 ? 1e-7 : 1;  // ratios and ranges of every size
-    b.push_back(row_json(bench, "collective", p, 2, {x * f(gen) * extreme}, i % 11 ? (i % 3 ? "GB/s" : "us") : "TFLOP/s", spread(gen)));
+    const double y = x * f(gen) * extreme;  // both ranks of the 2-GPU row (every reader checks an ok row lists them)
+    b.push_back(row_json(bench, "collective", p, 2, {y, y}, i % 11 ? (i % 3 ? "GB/s" : "us") : "TFLOP/s", spread(gen)));
     if (i % 9 == 0) b.back()["status"] = "invalid", b.back()["errors"] = {random_word(gen, 200)};
     if (i % 13 == 0) b.back()["aggregate"] = nullptr;
   }

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "analysis/escape.h"
+#include "core/shown_text.h"
 #include "core/term_text.h"
 #include "analysis/svg_chart.h"
 
@@ -51,6 +54,46 @@ TEST(Escape, TerminalHasNoControlCharacters) {
   EXPECT_EQ(term_text("\x7f\t"), "??");
   EXPECT_EQ(terminal_quote(std::string(100, 'x'), 10), "xxxxxxxxxx...");
   EXPECT_EQ(terminal_quote("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // cut at a character boundary
+}
+
+// Every escaper applies the same rule: no C0 control but the tab and newline a format allows, no DEL,
+// no C1 (U+0080..U+009F: U+009B is CSI, U+0085 NEL), no CR; and a long string is cut with a marker.
+TEST(Escape, OneRuleForControlsAndLengthInEveryFormat) {
+  const std::string hostile = "a\x1b[31mb\x1b]0;title\x07" "c\xc2\x9b" "2J\xc2\x85" "d\ref\x7fg\u00e9";
+  auto clean = [](const std::string& out, bool newline_ok, const char* format) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const auto c = static_cast<unsigned char>(out[i]);
+      EXPECT_FALSE((c < 0x20 && c != '\t' && !(newline_ok && c == '\n')) || c == 0x7f) << format << ": " << out;
+      EXPECT_FALSE(c == 0xC2 && i + 1 < out.size() && static_cast<unsigned char>(out[i + 1]) <= 0x9F)
+          << format << ": " << out;
+    }
+  };
+  const std::string in = std::string("x\0y", 3) + hostile + "\n";
+  clean(html_escape(in), true, "html");
+  clean(markdown_escape(in), false, "markdown");
+  clean(csv_field(in), true, "csv");
+  clean(prom_label_value(in), false, "openmetrics");
+  clean(term_text(in), false, "terminal");
+  EXPECT_EQ(csv_field("a\rb"), "a?b");
+  EXPECT_EQ(prom_label_value("a\x1b" "b\xc2\x85"), "a?b?");
+  EXPECT_EQ(markdown_escape("a\xc2\x9b" "b"), "a?b");
+  EXPECT_EQ(html_escape("\xc3\xa9\xc2\x9f"), "\xc3\xa9\xEF\xBF\xBD");  // U+00E9 kept, U+009F replaced
+  // The cut: at most kMaxShownBytes of the string and a marker with the count cut.
+  const std::string longest(kMaxShownBytes, 'h');
+  EXPECT_EQ(term_text(longest), longest);
+  const std::size_t extra = 1 + static_cast<std::size_t>(std::rand() % 100000);
+  const std::string big(kMaxShownBytes + extra, 'h');
+  const std::string marker = "...[" + std::to_string(extra) + " bytes cut]";
+  for (const auto& out : {html_escape(big), csv_field(big), prom_label_value(big), term_text(big)}) {
+    EXPECT_EQ(out, longest + marker);
+  }
+  EXPECT_EQ(markdown_escape(big), longest + "...\\[" + std::to_string(extra) + " bytes cut\\]");  // [ ] escaped
+  // Cut at a character boundary: no half of a two-byte character is left before the marker.
+  std::string wide = "x";
+  while (wide.size() < kMaxShownBytes + 10) wide += "\xc3\xa9";
+  const auto cut = clip_text(wide);
+  EXPECT_EQ(cut.substr(0, kMaxShownBytes - 1), wide.substr(0, kMaxShownBytes - 1));
+  EXPECT_EQ(cut.substr(kMaxShownBytes - 1, 4), "...[");
 }
 
 TEST(Svg, ChartsEscapeTheirTextAndCarryTheirKind) {

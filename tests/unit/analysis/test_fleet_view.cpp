@@ -133,6 +133,15 @@ TEST(FleetView, PerNodeRowsAreOneGpuAndTheLargestIntraNodeCount) {
   two.groups = groups;
   auto spanning = doc["results"][1].get<ResultRow>();
   spanning.gpu_count = 8;
+  // Each row lists at least its gpu_count ranks, as every reader checks of an ok row.
+  auto list_ranks = [](ResultRow& row, int n) {
+    for (int r = static_cast<int>(row.ranks.size()); r < n; ++r) {
+      row.ranks.push_back(row.ranks.front());
+      row.ranks.back().rank = r;
+    }
+  };
+  list_ranks(two, 2);
+  list_ranks(spanning, 8);
   spanning.groups = {RowGroup{{"a", "b"}, {0, 4}, 5.0, RowStatus::ok, 0, 0}, RowGroup{{"c", "d"}, {8, 12}, 6.0, RowStatus::ok, 0, 0}};
   doc["results"].push_back(json(two));
   doc["results"].push_back(json(spanning));

@@ -62,6 +62,26 @@ TEST(Outliers, FloorIsTheWidestOfFractionMadAndSpread) {
   EXPECT_TRUE(find_outliers(OutlierKind::group, {exact(0, 100), exact(1, 10)}, {}).empty());
 }
 
+// Figures near DBL_MAX: the median and the MAD are computed without overflow, and a MAD band past the
+// largest double leaves a finite floor (0) and names nothing, rather than inf or nan in a message.
+TEST(Outliers, FiguresNearTheLargestDoubleKeepAFiniteFloor) {
+  std::mt19937_64 gen(std::random_device{}());
+  const double big = std::numeric_limits<double>::max();
+  std::vector<OutlierSample> s;
+  const int n = 5 + static_cast<int>(gen() % 10);
+  for (int i = 0; i < n; ++i) s.push_back(exact(i, i % 2 ? big : big / (2 + static_cast<double>(gen() % 8))));
+  const auto f = outlier_floor(s, {});
+  EXPECT_TRUE(std::isfinite(f.median)) << f.median;
+  EXPECT_TRUE(std::isfinite(f.mad)) << f.mad;
+  EXPECT_TRUE(std::isfinite(f.floor)) << f.floor;
+  EXPECT_GE(f.floor, 0);
+  for (const auto& o : find_outliers(OutlierKind::group, s, {})) {
+    EXPECT_TRUE(std::isfinite(o.deficit)) << o.reason;
+    EXPECT_EQ(o.reason.find("inf"), std::string::npos) << o.reason;
+    EXPECT_EQ(o.reason.find("nan"), std::string::npos) << o.reason;
+  }
+}
+
 TEST(Outliers, PlantedOutlierIsNamedAlone) {
   std::vector<OutlierSample> s;
   for (int i = 0; i < 7; ++i) s.push_back(exact(i, 100 + i));  // 100..106 and 80: median 102.5

@@ -107,6 +107,29 @@ TEST(Reference, InvalidRowsFailAndClustersMustMatch) {
   EXPECT_THROW(check_against(run, other), Error);
 }
 
+// fnmatch stops at a NUL: a cluster (or a params string) "vm\0evil" from a file must not match the
+// pattern "vm", and the refusal quotes the name without raw control characters, on one line.
+TEST(Reference, ANulInTheClusterOrAParamEndsNoMatchEarly) {
+  std::mt19937 rng(std::random_device{}());
+  const std::string tail = "evil" + std::to_string(rng() % 1000) + "\x1b[2J\n";
+  const std::string cluster = std::string("vm\0", 3) + tail;
+  auto run = loaded({row_json("gemm", "independent", {{"layout", std::string("TN\0", 3) + tail}}, 1, {95}, "TFLOP/s")});
+  run.cluster = cluster;
+  const auto ref = reference_from_json("r", ref_doc({entry("gemm", {{"layout", "TN"}}, "*", 95, 0.5, nullptr, "TFLOP/s")}, "vm"));
+  try {
+    check_against(run, ref);
+    FAIL() << "cluster vm\\0evil matched the reference for vm";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("no reference for cluster 'vm?evil"), std::string::npos) << msg;
+    for (char c : msg) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20) << msg;
+  }
+  run.cluster = "vm";
+  const auto out = check_against(run, ref);  // the cluster matches; the NUL in the param does not match "TN"
+  EXPECT_EQ(out.checked.size(), 0u);
+  EXPECT_EQ(out.uncovered, 1u);
+}
+
 TEST(Reference, GeneratedReferencePassesOnItsRun) {
   auto run = loaded({row_json("gemm", "independent", {{"m", 1}}, 1, {95}, "TFLOP/s"),
                      row_json("all_reduce", "collective", {{"size_bytes", 8}}, 1, {0})});

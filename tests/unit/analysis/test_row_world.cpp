@@ -2,6 +2,12 @@
 // fit are refused by the schema, not wrapped (every reader loads through here; issue 17).
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "analysis/row_checks.h"
 #include "analysis_fixtures.h"
 #include "core/error.h"
 
@@ -52,6 +58,67 @@ TEST(RowWorld, IntegersBeyond32BitsAreRefusedNotWrapped) {
     rank["results"][0]["ranks"]["rank"][1] = big;
     EXPECT_NE(load_error(rank).find("f.json"), std::string::npos) << big;
   }
+}
+
+// An ok row measured on gpu_count ranks lists all of them, in both versions (a version-2 row's rank
+// columns, a version-1 row's array); a failed or skipped row may list fewer (a rank that never started).
+TEST(RowWorld, AnOkRowListsEveryRankOfItsGpuCount) {
+  std::mt19937 rng(std::random_device{}());
+  const int k = 2 + static_cast<int>(rng() % 6);
+  const int listed = 1 + static_cast<int>(rng() % static_cast<unsigned>(k - 1));
+  std::vector<double> values;
+  for (int i = 0; i < listed; ++i) values.push_back(1 + rng() % 1000);
+  for (int version : {1, 2}) {
+    auto row = testing::row_json("stream.triad", "independent", {{"dtype", "fp64"}}, k, values);
+    const auto e = load_error(testing::doc_json({row}, "Test GPU", 8, "c", version));
+    EXPECT_NE(e.find(fmt::format("f.json: /results/0: an ok row at {} GPUs lists {} rank", k, listed)), std::string::npos)
+        << "version " << version << ": " << e;
+    row["status"] = "failed";
+    row["aggregate"] = nullptr;
+    row["errors"] = {"rank 1 did not start"};
+    EXPECT_EQ(load_error(testing::doc_json({row}, "Test GPU", 8, "c", version)), "") << "version " << version;
+  }
+  // The same check for a reader that keeps rows as JSON (--resume), with the world too.
+  auto whole = testing::row_json("stream.triad", "independent", {{"dtype", "fp64"}}, k, values).get<ResultRow>();
+  EXPECT_THROW(check_result_row("--resume r.json", whole, 3, 8), Error);
+  whole.gpu_count = listed;
+  EXPECT_NO_THROW(check_result_row("--resume r.json", whole, 3, 8));
+  try {
+    check_result_row("--resume r.json", whole, 3, listed - 1 > 0 ? listed - 1 : 0);
+    FAIL() << "a row beyond its world was accepted";
+  } catch (const Error& err) {
+    EXPECT_EQ(std::string(err.what()).rfind("--resume r.json: /results/3: gpu_count", 0), 0u) << err.what();
+  }
+}
+
+// Times and values are non-negative and finite for every reader: a negative time_us, a negative rank
+// value and a negative aggregate are refused naming the row and the field.
+TEST(RowWorld, NegativeFiguresAreRefused) {
+  std::mt19937 rng(std::random_device{}());
+  const double negative = -1.0 - static_cast<double>(rng() % 100000) / 7;
+  auto time = two_rank_row(2);
+  time["metrics"]["time_us"] = negative;
+  EXPECT_NE(load_error(testing::doc_json({time}, "Test GPU", 2)).find("/results/0/metrics/time_us must be a non-negative"),
+            std::string::npos);
+  auto rank_time = two_rank_row(2);
+  rank_time["ranks"][1]["metrics"]["time_us"] = negative;
+  EXPECT_NE(load_error(testing::doc_json({rank_time}, "Test GPU", 2, "c", 1)).find("(rank 1)/metrics/time_us"),
+            std::string::npos);
+  auto value = two_rank_row(2).get<ResultRow>();
+  value.ranks[1].value = negative;
+  EXPECT_THROW(check_result_row("f.json", value, 0, 2), Error);
+  auto aggregate = two_rank_row(2).get<ResultRow>();
+  aggregate.aggregate = negative;
+  try {
+    check_result_row("f.json", aggregate, 0, 2);
+    FAIL() << "a negative aggregate was accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("/results/0/aggregate must be a non-negative number"), std::string::npos);
+  }
+  aggregate.aggregate = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(check_result_row("f.json", aggregate, 0, 2), Error);
+  aggregate.aggregate = std::numeric_limits<double>::max();  // finite: a reader takes it
+  EXPECT_NO_THROW(check_result_row("f.json", aggregate, 0, 2));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "harness/resume.h"
 #include "harness/run_option_table.h"
+#include "harness/run_option_values.h"
 
 namespace gpuscale {
 namespace {
@@ -56,7 +57,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"array_bytes", [&] { return n(1, 512) + "M"; }},
       {"gemm_shapes", [&] { return n(1, 999) + ",64x32x" + n(1, 99) + ":TN"; }},
       {"copy_bytes", [&] { return n(1, 512) + "K"; }},
-      {"threads", [&] { return n(1, 64); }},
+      {"threads", [&] { return n(1, visible_cores()); }},
       {"time_reduce", [&] { return std::string(time_reduce_values()[std::stoul(n(1, 3))].name); }},
       {"transports", [] { return "mpi,nccl"; }},
       {"dp_width", [&] { return n(1, 9999); }},
@@ -188,6 +189,33 @@ TEST(RunOptionTable, ApplyParsesGivenAndInitialTextsAndChecksRanges) {
   given = {{"watchdog_s", "0"}};
   apply_run_options(Section::reliability, o, text);
   EXPECT_EQ(o.watchdog_s, 0.0);
+}
+
+// --threads above the logical CPUs this process may run on: one line naming the flag, the value and the
+// limit (100000 used to start that many threads and crash; 2^31-1 ran libgomp out of memory).
+TEST(RunOptionTable, ThreadsAtMostTheVisibleCores) {
+  const auto& e = option("threads");
+  const int cores = visible_cores();
+  ASSERT_GE(cores, 1);
+  EXPECT_EQ(parsed(e, std::to_string(cores)).backend_options.threads, cores);
+  std::mt19937_64 rng(std::random_device{}());
+  const int over = cores + 1 + static_cast<int>(rng() % 100000);
+  for (const std::string& text : {std::to_string(over), std::string("100000"), std::string("2147483647")}) {
+    if (std::stoll(text) <= cores) continue;
+    EXPECT_EQ(parse_error(e, text), "invalid --threads '" + text + "': must be at most " + std::to_string(cores) +
+                                        ", the logical CPUs this process may run on");
+  }
+  EXPECT_EQ(parse_thread_count("5", "--threads", 5), 5);
+  EXPECT_THROW(parse_thread_count("6", "--threads", 5), Error);
+  EXPECT_THROW(parse_thread_count("0", "--threads", 5), Error);
+  // A resumed file's recorded count is held to the same limit.
+  RunOptions o;
+  EXPECT_THROW(e.adopt(o, json(over)), BadRecordedValue);
+  EXPECT_THROW(e.adopt(o, json(-1)), BadRecordedValue);
+  e.adopt(o, json(cores));
+  EXPECT_EQ(o.backend_options.threads, cores);
+  e.adopt(o, json(nullptr));
+  EXPECT_EQ(o.backend_options.threads, 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "core/error.h"
 #include "peaks/gpu_peaks.h"
@@ -234,8 +235,55 @@ TEST(GpuPeaks, UnreadableFile) {
     load_gpu_peaks_file("/nonexistent/peaks.json");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "peaks file /nonexistent/peaks.json: cannot be read");
+    EXPECT_STREQ(e.what(), "peaks file /nonexistent/peaks.json: cannot be read: no such file");
   }
+}
+
+// The --peaks reader is the strict reader of every input (results/result_io.h): a deeply nested value
+// (which crashed dump() in the old message), a key given twice (the last copy used to win silently), a
+// device such as /dev/zero (read without end), a directory and an oversized file are each one line
+// naming the file and the problem; a model name from the file reaches the message without control
+// characters.
+TEST(GpuPeaks, HostileFilesAreRefusedByTheStrictReader) {
+  std::mt19937 rng(std::random_device{}());
+  const int depth = 100 + static_cast<int>(rng() % 100000);
+  const std::string deep = R"({"format": "gpuscale-peaks", "version": 1, "models": [{"model": "M", "notes": )" +
+                           std::string(depth, '[') + std::string(depth, ']') + "}]}";
+  const std::string dup = R"({"format": "gpuscale-peaks", "version": 1, "models": [], "models": []})";
+  const std::string ctl = R"({"format": "gpuscale-peaks", "version": 1, "models": [{"model": "\u001b[2J\u009b\n"}]})";
+  const auto dir = std::filesystem::temp_directory_path() / ("gpuscale_hostile_peaks_" + std::to_string(rng()));
+  std::filesystem::create_directories(dir);
+  auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  };
+  const std::string big = file("big.json", std::string((1 << 20) + 1 + rng() % 1000, ' '));  // over 1 MiB
+  const struct {
+    std::string path, expect;
+  } cases[] = {
+      {file("deep.json", deep), "JSON nested deeper than 64 levels"},
+      {file("dup.json", dup), "duplicate key \"models\""},
+      {file("ctl.json", ctl), "models[0] ('?[2J?" "?'): 'names' must be"},
+      {"/dev/zero", "cannot be read: not a regular file"},
+      {dir.string(), "cannot be read: is a directory"},
+      {big, "bytes is larger than any file gpuscale writes"},
+      {file("empty.json", ""), "cannot be read: empty file"},
+  };
+  for (const auto& c : cases) {
+    std::string msg = "(accepted)";
+    try {
+      (void)load_gpu_peaks_file(c.path);
+    } catch (const Error& e) {
+      msg = e.what();
+      EXPECT_EQ(e.exit_code(), 2) << msg;
+    }
+    EXPECT_EQ(msg.rfind("peaks file " + c.path + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << "expected '" << c.expect << "' in: " << msg;
+    for (char ch : msg) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) << msg;
+    EXPECT_EQ(msg.find("\xC2\x9B"), std::string::npos) << msg;
+    EXPECT_LT(msg.size(), 400u);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GpuPeaks, TableWithFileFromDisk) {

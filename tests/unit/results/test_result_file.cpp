@@ -3,6 +3,8 @@
 // document broken one field at a time.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -226,6 +228,28 @@ TEST(ResultRow, VersionTwoGroups) {
 
 // Groups that tile the row's ranks in order (each gpu_count ranks, the hosts theirs) are written
 // without ranks and hosts, and read back the same; groups that do not are written whole.
+// Group values near DBL_MAX: the summary's median is computed halves first, so it stays finite (the
+// midpoint as (a + b) / 2 overflowed to inf, written as null, and every reader refused the file).
+TEST(ResultRow, GroupSummaryOfTheLargestDoublesIsFinite) {
+  ResultRow r = sample_row();
+  std::mt19937_64 rng(std::random_device{}());
+  const double big = std::numeric_limits<double>::max();
+  const int n = 2 * (1 + static_cast<int>(rng() % 4));  // even: the median is a midpoint
+  for (int g = 0; g < n; ++g) {
+    RowGroup group;
+    group.ranks = {g};
+    group.hosts = {"n0"};
+    group.value = big * (1 - static_cast<double>(rng() % 1000) / 1e7);
+    r.groups.push_back(group);
+  }
+  r.aggregate = std::nullopt;
+  const nlohmann::json j = r;
+  ASSERT_TRUE(j["group_summary"]["median"].is_number()) << j["group_summary"];
+  EXPECT_TRUE(std::isfinite(j["group_summary"]["median"].get<double>())) << j["group_summary"];
+  EXPECT_TRUE(j["group_summary"]["spread"].is_number()) << j["group_summary"];
+  EXPECT_GT(j["group_summary"]["median"].get<double>(), big / 2);
+}
+
 TEST(ResultRow, VersionTwoGroupsThatTileTheRanksLeaveThemOut) {
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<double> x(1.0, 50.0);
