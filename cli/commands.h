@@ -21,6 +21,7 @@ void add_compare_command(CLI::App& app, Action& action);
 void add_check_command(CLI::App& app, Action& action);
 void add_reference_command(CLI::App& app, Action& action);
 void add_health_command(CLI::App& app, Action& action);  // cli/cmd_health.cpp
+void add_history_command(CLI::App& app, Action& action);  // cli/cmd_history.cpp
 
 // The exit code for a command line that does not parse: kExitUsage, except for `gpuscale health`,
 // whose 1 and 2 are verdicts (its bad input exits 5; docs/health.md).
