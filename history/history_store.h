@@ -13,6 +13,8 @@ namespace gpuscale::history {
 
 // The newest schema this gpuscale knows; a store at a newer version is refused, its version named.
 inline constexpr int kStoreSchemaVersion = 1;
+// gpuscale run --store: the run finished and its file is kept, but the store refused it (docs/history.md).
+inline constexpr int kExitStoreFailed = 7;
 
 struct RunSummary {
   std::string id, created_utc, cluster, backend, tool_version, slurm_job_id, source;
