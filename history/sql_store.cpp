@@ -1,7 +1,11 @@
 // HistoryStore over a SqlConnection: the statements, written once for SQLite and PostgreSQL
 // (history_store.h). Migrations run on open; a run is written in one transaction.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -32,6 +36,16 @@ std::string now_utc() {
 std::string join(const std::vector<std::string>& v) {
   nlohmann::json j = v;
   return j.dump();
+}
+
+// GPUSCALE_TEST_FAULT=store-pause (the killed-writer test, tests/e2e/e2e_history.py): the writer stops
+// inside its transaction, after the run's first row, says so, and waits to be killed.
+void pause_for_test() {
+  const char* fault = std::getenv("GPUSCALE_TEST_FAULT");
+  if (!fault || std::string_view(fault).find("store-pause") == std::string_view::npos) return;
+  std::fprintf(stderr, "gpuscale: test fault store-pause: paused inside the store transaction\n");
+  std::fflush(stderr);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
 }
 
 // Rows in statements of at most this many rows each (well under SQLite's 32766 parameters).
@@ -143,6 +157,7 @@ class SqlStore final : public HistoryStore {
       tx.rollback();
       return false;
     }
+    pause_for_test();
     std::vector<std::vector<SqlValue>> rows;
     for (const auto& r : run.rows)
       rows.push_back({text(run.id), number(r.index), text(r.benchmark), text(r.scope), text(r.params), number(r.gpu_count),
