@@ -38,13 +38,16 @@ struct RowPoint {
   int reps = 0;
 };
 
-// One rank's value in a row of a run (the row's noise band beside it: ranks keep no band of their own).
+// One rank's value in a row of a run, with the rank's own band (reps 0: the file kept none; the
+// row's band then stands for it).
 struct RankPoint {
   RowPoint row;
   std::string host, gpu;  // gpu: the device's UUID, or "-" when the file has none
   int rank = 0;
   std::optional<double> value;
   bool valid = true;
+  double noise_down = 0, noise_up = 0;
+  int reps = 0;
 };
 
 struct RowQuery {

@@ -63,9 +63,16 @@ RunRecord make_run_record(const LoadedResult& loaded, const std::string& id) {
     rr.reps = static_cast<int>(band.reps);
     rr.status = std::string(row_status_name(row.status));
     r.rows.push_back(std::move(rr));
-    for (const RankValue& v : row.ranks)
-      r.ranks.push_back({static_cast<int>(i), v.rank, v.device_index, v.host,
-                         device_detail(rank_identity(doc, v.rank, v.host), "uuid"), v.value, v.valid});
+    for (const RankValue& v : row.ranks) {
+      RankRecord k{static_cast<int>(i), v.rank, v.device_index, v.host,
+                   device_detail(rank_identity(doc, v.rank, v.host), "uuid"), v.value, v.valid, 0, 0, 0};
+      if (v.stats.n >= 2 && v.stats.median > 0) {  // noise.h's per-rank figures, for this rank alone
+        k.noise_down = (v.stats.median - v.stats.min) / v.stats.median;
+        k.noise_up = (v.stats.max - v.stats.median) / v.stats.median;
+        k.reps = static_cast<int>(v.stats.n);
+      }
+      r.ranks.push_back(std::move(k));
+    }
   }
   if (doc.contains("analysis") && doc["analysis"].is_object())
     for (const auto& o : doc["analysis"].value("outliers", nlohmann::json::array())) {

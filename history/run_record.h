@@ -30,6 +30,9 @@ struct RankRecord {
   std::string gpu;  // the device's UUID (ranks[].device.details.uuid), or "-"
   std::optional<double> value;
   bool valid = true;
+  // The rank's own repetition band (--rank-stats files), relative; reps 0: the file kept none.
+  double noise_down = 0, noise_up = 0;
+  int reps = 0;
 };
 
 struct OutlierRecord {

@@ -16,6 +16,7 @@ const std::vector<std::vector<std::string>>& migrations() {
        " reps INTEGER NOT NULL, status TEXT NOT NULL, PRIMARY KEY (run_id, row_index))",
        "CREATE TABLE rank_values (run_id TEXT NOT NULL, row_index INTEGER NOT NULL, rank INTEGER NOT NULL,"
        " host TEXT NOT NULL, device INTEGER NOT NULL, gpu TEXT NOT NULL, value DOUBLE PRECISION, valid INTEGER NOT NULL,"
+       " noise_down DOUBLE PRECISION NOT NULL, noise_up DOUBLE PRECISION NOT NULL, reps INTEGER NOT NULL,"
        " PRIMARY KEY (run_id, row_index, rank),"
        " FOREIGN KEY (run_id, row_index) REFERENCES run_rows(run_id, row_index) ON DELETE CASCADE)",
        "CREATE TABLE outliers (run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, idx INTEGER NOT NULL,"

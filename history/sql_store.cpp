@@ -167,9 +167,9 @@ class SqlStore final : public HistoryStore {
     rows.clear();
     for (const auto& k : run.ranks)
       rows.push_back({text(run.id), number(k.row_index), number(k.rank), text(k.host), number(k.device), text(k.gpu),
-                      real(k.value), number(k.valid ? 1 : 0)});
-    insert_batched(db, "INSERT INTO rank_values (run_id, row_index, rank, host, device, gpu, value, valid) VALUES ", 8,
-                   rows);
+                      real(k.value), number(k.valid ? 1 : 0), real(k.noise_down), real(k.noise_up), number(k.reps)});
+    insert_batched(db, "INSERT INTO rank_values (run_id, row_index, rank, host, device, gpu, value, valid, noise_down,"
+                       " noise_up, reps) VALUES ", 11, rows);
     rows.clear();
     for (std::size_t i = 0; i < run.outliers.size(); ++i)
       rows.push_back({text(run.id), number(static_cast<long long>(i)), text(run.outliers[i].hosts),
@@ -223,13 +223,14 @@ class SqlStore final : public HistoryStore {
   std::vector<RankPoint> rank_points(const RowQuery& q) override {
     std::vector<SqlValue> params;
     const std::string sql = fmt::format(
-        "SELECT {}, k.host, k.gpu, k.rank, k.value, k.valid FROM rank_values k"
+        "SELECT {}, k.host, k.gpu, k.rank, k.value, k.valid, k.noise_down, k.noise_up, k.reps FROM rank_values k"
         " JOIN run_rows r ON r.run_id = k.run_id AND r.row_index = k.row_index JOIN runs u ON u.id = k.run_id{}"
         " ORDER BY u.created_utc, u.id, r.row_index, k.rank",
         kRowColumns, row_where(q, params, true));
     std::vector<RankPoint> out;
     for (const auto& s : db_->exec(sql, params))
-      out.push_back({row_point(s), str(s[14]), str(s[15]), to_int(s[16]), to_real(s[17]), to_int(s[18]) != 0});
+      out.push_back({row_point(s), str(s[14]), str(s[15]), to_int(s[16]), to_real(s[17]), to_int(s[18]) != 0,
+                     to_real(s[19]).value_or(0), to_real(s[20]).value_or(0), to_int(s[21])});
     return out;
   }
 

@@ -74,6 +74,10 @@ class SqliteConnection final : public SqlConnection {
       if (rc != SQLITE_ROW) check(rc);
       SqlRow row;
       for (int c = 0; c < sqlite3_column_count(raw); ++c) {
+        if (sqlite3_column_type(raw, c) == SQLITE_FLOAT) {  // SQLite's own text keeps 15 digits: not exact
+          row.push_back(fmt::format("{}", sqlite3_column_double(raw, c)));
+          continue;
+        }
         const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(raw, c));
         row.push_back(text ? SqlValue(std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(raw, c))))
                            : std::nullopt);

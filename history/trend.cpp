@@ -74,6 +74,7 @@ std::vector<Series> rank_series(const std::vector<RankPoint>& ranks, bool by_gpu
   // (series, run) -> the values of its ranks; points come in run time order from the store.
   std::map<SeriesKey, Series> by_key;
   std::map<std::pair<SeriesKey, std::string>, std::vector<double>> values;
+  std::map<std::pair<SeriesKey, std::string>, NoiseBand> bands;  // the widest of the host's own ranks' bands
   std::map<std::pair<SeriesKey, std::string>, const RankPoint*> first;
   std::vector<std::pair<SeriesKey, std::string>> order;
   for (const auto& k : ranks) {
@@ -86,12 +87,22 @@ std::vector<Series> rank_series(const std::vector<RankPoint>& ranks, bool by_gpu
       first[id] = &k;
     }
     values[id].push_back(*k.value);
+    NoiseBand own;
+    own.down = k.noise_down;
+    own.up = k.noise_up;
+    own.reps = static_cast<std::size_t>(std::max(0, k.reps));
+    if (!own.known()) own = band_of(k.row);  // no per-rank statistics: the row's band
+    auto& b = bands[id];
+    b.down = std::max(b.down, own.down);
+    b.up = std::max(b.up, own.up);
+    b.reps = b.reps == 0 ? own.reps : std::min(b.reps, own.reps);
   }
   for (const auto& id : order) {
     auto& s = by_key[id.first];
     s.key = id.first;
     s.unit = first[id]->row.unit;
     s.points.push_back(point_of(first[id]->row, median_of(values[id])));
+    s.points.back().band = bands[id];
   }
   std::vector<Series> out;
   for (auto& [_, s] : by_key) out.push_back(std::move(s));
