@@ -22,6 +22,8 @@ or the server cannot be installed, like the Slurm tests).
 import json
 import os
 import random
+import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -180,6 +182,16 @@ def scenario(url):
     clean, slow = [p["value"] for p in pts[:2]], [p["value"] for p in pts[2:]]
     if max(slow) * 4 > min(clean) or pts[2]["run"] != run6:
         fail(f"trend of {SLOW}: clean {clean}, slowed {slow}")
+    html = work(f"report-{url.split(':')[0]}.html")
+    gs("report", "--history", url, "--history-since", since, "--history-threshold", THRESHOLD, "--html", html,
+       "--force", check=0)
+    page = open(html).read()
+    charts = re.findall(r'<svg[^>]*data-chart="history"[^>]*>.*?</svg>', page, re.S)
+    if len(charts) != 2 or not all("baseline band" in c for c in charts):
+        fail(f"report --history: {len(charts)} history charts (alpha and beta expected), with their baseline bands")
+    bad = re.findall(r'<tr class="bad">(.*?)</tr>', page, re.S)
+    if len(bad) != 1 or run6[:12] not in bad[0] or f"host {SLOW}" not in bad[0] or re.search(r"host (a1|a2|b1)\b", page):
+        fail(f"report --history: what changed rows {bad}, expected run 6 with host {SLOW} alone")
     csv = gs("history", "export", "--store", url, "--format", "csv", check=0).stdout
     if csv.count("\n") != 21 or not csv.startswith("run,created_utc,cluster,benchmark"):
         fail(f"export csv: {csv.count(chr(10))} lines")
@@ -192,6 +204,33 @@ def case_sqlite():
 
 def case_postgres():
     scenario(pg_url("gs_scenario"))
+
+
+def case_browser():
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        print("SKIP: chromium is not installed (scripts/install-deps --test installs it)")
+        sys.exit(SKIP)
+    url = sqlite_url("browser.db")
+    m = manifest()
+    gs("history", "add", "--store", url, *[r["path"] for r in m["runs"]], check=0)
+    html = work("history-report.html")
+    gs("report", "--history", url, "--history-since", m["runs"][5]["created_utc"], "--history-threshold", THRESHOLD,
+       "--html", html, "--force", check=0)
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", f"--user-data-dir={work('chromium-profile')}",
+           "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + html]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"chromium --dump-dom: exit {p.returncode}: {p.stderr[-2000:]}")
+    console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
+    if console:
+        fail(f"console messages while loading the history report: {console}")
+    svgs = re.findall(r'<svg[^>]*data-chart="history"', p.stdout)
+    polylines = len(re.findall(r"<polyline", p.stdout))
+    if len(svgs) != 2 or polylines < 6 or "What changed" not in p.stdout or "<script" in p.stdout:
+        fail(f"the rendered history report: {len(svgs)} history charts, {polylines} lines")
+    print(f"ok: Chromium renders the history report: {len(svgs)} trend charts, {polylines} lines, no console message")
 
 
 # --- concurrency and killed writers ------------------------------------------------------------
@@ -321,6 +360,7 @@ def main():
         "concurrency_sqlite": (case_concurrency_sqlite, runs), "concurrency_postgres": (case_concurrency_postgres, pg),
         "killed_sqlite": (case_killed_sqlite, runs), "killed_postgres": (case_killed_postgres, pg),
         "bad_input": (case_bad_input, runs),
+        "browser": (case_browser, {**runs, "LABELS": "e2e;history;browser", "TIMEOUT": 180}),
     }
     e2e_common.run_case("e2e_history_", {"TIMEOUT": 300, "LABELS": "e2e;history", "SKIP_RETURN_CODE": SKIP}, cases, parse)
 
