@@ -70,6 +70,10 @@ class PostgresConnection final : public SqlConnection {
     exec(fmt::format("SELECT pg_advisory_xact_lock({})", kMigrationLock), {});
   }
   const std::string& name() const override { return name_; }
+  const char* table_count_sql() const override {
+    return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+           " AND table_name <> 'gpuscale_meta'";
+  }
 
  private:
   std::string name_, password_;

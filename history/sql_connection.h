@@ -26,6 +26,9 @@ class SqlConnection {
   // BEGIN and the lock that serialises schema migrations between processes.
   virtual void begin_migration() = 0;
   virtual const std::string& name() const = 0;  // the masked URL
+  // A query for the number of tables in the store's schema (a store with tables of its own but no
+  // gpuscale_meta is another application's database, and is refused rather than migrated).
+  virtual const char* table_count_sql() const = 0;
 };
 
 // store_factory: open the connection a URL names (sqlite_connection.cpp, postgres_connection.cpp).

@@ -252,6 +252,16 @@ class SqlStore final : public HistoryStore {
   // Brings the store to kStoreSchemaVersion, one transaction for all the steps, under the migration lock.
   void migrate() {
     SqlConnection& db = *db_;
+    // A store already at this version is only read: no write lock, so read-only stores can be queried.
+    try {
+      const auto got = db.exec("SELECT value FROM gpuscale_meta WHERE key = 'schema_version'", {});
+      if (!got.empty() && got[0][0] == std::to_string(kStoreSchemaVersion)) {
+        version_ = kStoreSchemaVersion;
+        return;
+      }
+    } catch (const Error& e) {
+      if (e.exit_code() != kExitUsage) throw;  // unreachable; "no such table": a new store, migrated below
+    }
     db.begin_migration();
     Transaction tx(db);
     db.exec("CREATE TABLE IF NOT EXISTS gpuscale_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", {});
@@ -265,6 +275,8 @@ class SqlStore final : public HistoryStore {
                                 str(got[0][0])));
       }
     }
+    if (version == 0 && str(db.exec(db.table_count_sql(), {}).at(0).at(0)) != "0")
+      throw Error(fmt::format("store {}: it holds tables but no gpuscale schema version: not a gpuscale history", db.name()));
     if (version > kStoreSchemaVersion)
       throw Error(fmt::format("store {}: schema version {} is newer than this gpuscale knows ({}): use a newer gpuscale",
                               db.name(), version, kStoreSchemaVersion));

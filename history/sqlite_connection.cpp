@@ -89,6 +89,9 @@ class SqliteConnection final : public SqlConnection {
   void begin_write() override { exec("BEGIN IMMEDIATE"); }
   void begin_migration() override { exec("BEGIN IMMEDIATE"); }
   const std::string& name() const override { return name_; }
+  const char* table_count_sql() const override {
+    return "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name <> 'gpuscale_meta'";
+  }
 
  private:
   std::vector<SqlRow> exec(const char* sql) { return exec(std::string(sql), {}); }

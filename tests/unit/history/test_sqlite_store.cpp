@@ -116,6 +116,30 @@ TEST(SqliteStore, NewerSchemaRefusedWithItsVersion) {
   }
 }
 
+TEST(SqliteStore, AnotherApplicationsDatabaseIsRefused) {
+  TempDir dir;
+  {
+    auto db = open_sqlite(parse_store_url(dir.url("other.db")), true);
+    db->exec("CREATE TABLE invoices (id INTEGER PRIMARY KEY)");
+  }
+  try {
+    open_store(dir.url("other.db"), true);
+    FAIL() << "another application's database was migrated";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find("not a gpuscale history"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SqliteStore, AReadOnlyStoreCanBeQueried) {
+  TempDir dir;
+  open_store(dir.url("h.db"), true)->add_run(random_run("c1", "2026-01-01T00:00:00Z"));
+  auto ro = "sqlite://" + (dir.path / "h.db").string();
+  fs::permissions(dir.path / "h.db", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  // (root reads and writes it anyway: the query must work either way, and add nothing)
+  EXPECT_EQ(open_store(ro, false)->list_runs({}).size(), 1u);
+}
+
 TEST(SqliteStore, MissingDamagedAndUnwritableStores) {
   TempDir dir;
   try {
