@@ -16,6 +16,7 @@
 #include "world/agree.h"
 #include "world/test_hosts.h"
 #include "cli/commands.h"
+#include "history/store_url.h"
 #include "harness/registry.h"
 #include "harness/resume.h"
 #include "harness/run_option_table.h"
@@ -145,7 +146,8 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
 
 void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   auto flags = std::make_shared<RunFlags>();
-  for (int i = 0; i < argc; ++i) flags->command_line.emplace_back(argv[i]);
+  // Recorded in the result file: a --store URL's password is masked there (docs/history.md).
+  for (int i = 0; i < argc; ++i) flags->command_line.emplace_back(history::mask_password(argv[i]));
   auto* cmd = app.add_subcommand("run", "measure every benchmark at every GPU count 1, 2, 4, ..., N of this launch");
   add_options(cmd, *flags, Section::measure);
   health::add_telemetry_flags(cmd, flags->telemetry, true);

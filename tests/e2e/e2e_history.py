@@ -338,6 +338,13 @@ def case_bad_input():
     if p.returncode != 7 or "not stored" not in p.stderr or not os.path.exists(out):
         fail(f"run --store into an unreachable store: exit {p.returncode}, {p.stderr}")
     print("ok: run --store that cannot store: exit 7, the result file kept")
+    out = e2e_common.out_path(ARGS.workdir, "secret_store_run.json")
+    p = gs("run", *PLAN, "-q", "-o", out, "--store", "postgresql://gs:hunter2@127.0.0.1:1/h")
+    with open(out) as f:
+        recorded = f.read()
+    if p.returncode != 7 or "hunter2" in p.stderr + recorded or "gs:***@127.0.0.1" not in recorded:
+        fail(f"run --store with a password: exit {p.returncode}, the password printed or recorded: {p.stderr}")
+    print("ok: run --store into an unreachable PostgreSQL: exit 7, its password neither printed nor recorded")
     one_line(gs("run", *PLAN, "-q", "-o", out, "--store", "sqlite://"), 2, "invalid store URL")
 
 
