@@ -56,7 +56,7 @@ TEST(RowFlags, StreamFootprintUnderFourTimesTheCacheIsACacheFigure) {
   const auto row = ok_row(1, std::uniform_real_distribution<double>(10, 500)(rng), 0.01);
   const std::uint64_t under = static_cast<std::uint64_t>(kCacheFootprintFactor * static_cast<double>(cache)) - 1;
   const auto flags = row_flags(row, stream_context(under, cache));
-  const RowFlag* f = find(flags, "cache_resident");
+  const auto f = find(flags, "cache_resident");
   ASSERT_NE(f, std::nullopt);
   EXPECT_NE(f->reason.find("L3"), std::string::npos) << f->reason;
   EXPECT_NE(f->reason.find("not memory"), std::string::npos) << f->reason;
