@@ -100,6 +100,26 @@ TEST(SqliteStore, AFailedWriteLeavesTheStoreAsItWas) {
   EXPECT_EQ(store->list_runs({}).size(), 2u);
 }
 
+TEST(SqliteStore, OutliersAndHealthVerdictsKept) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  LoadedResult loaded = result_from_json("test", testing_doc::minimal_result_doc());
+  loaded.doc["analysis"] = {{"outliers", {{{"hosts", {"n3", "n4"}}, {"kind", "node_pair"}, {"below_median", 0.9}}}}};
+  loaded.doc["health"] = {{"gpus", {{{"rank", 1}, {"host", "n3"}, {"gpu", 0}, {"verdict", "FAIL"}, {"line", "n3 GPU 0: XID 79"}}}}};
+  const auto run = make_run_record(loaded, sha256_hex("outliers and health"));
+  ASSERT_TRUE(store->add_run(run));
+  const auto outliers = store->outliers(run.id);
+  ASSERT_EQ(outliers.size(), 1u);
+  EXPECT_EQ(outliers[0].hosts, "n3,n4");
+  EXPECT_EQ(nlohmann::json::parse(outliers[0].detail)["kind"], "node_pair");
+  const auto health = store->health(run.id);
+  ASSERT_EQ(health.size(), 1u);
+  EXPECT_EQ(health[0].host, "n3");
+  EXPECT_EQ(health[0].verdict, "FAIL");
+  EXPECT_EQ(health[0].rank, 1);
+  EXPECT_TRUE(store->outliers("no such run").empty());
+}
+
 TEST(SqliteStore, NewerSchemaRefusedWithItsVersion) {
   TempDir dir;
   open_store(dir.url("h.db"), true);
