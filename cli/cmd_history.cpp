@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/escape.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "history/history_store.h"
@@ -57,8 +58,8 @@ int add_files(const HistoryFlags& f) {
   auto store = open_store(url, true);
   for (const auto& r : records) {
     const bool added = store->add_run(r);
-    fmt::print("{}: {} run {} ({} rows, cluster {})\n", r.source, added ? "stored as" : "already stored as",
-               r.id.substr(0, 12), r.rows.size(), r.cluster);
+    fmt::print("{}: {} run {} ({} rows, cluster {})\n", term_text(r.source), added ? "stored as" : "already stored as",
+               r.id.substr(0, 12), r.rows.size(), term_text(r.cluster));
   }
   return kExitOk;
 }

@@ -128,9 +128,9 @@ HistoryReport history_report(HistoryStore& store, const RegressionRules& rules) 
     table += fmt::format("<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                          reg.empty() ? "" : "bad", h(run.id.substr(0, 12)), h(run.created_utc), h(run.cluster),
                          h(join(sw)), h(join(reg)));
-    text += fmt::format("  {}  {}  {}: {}{}\n", run.id.substr(0, 12), run.created_utc, run.cluster,
-                        sw.empty() ? "" : "software " + join(sw) + (reg.empty() ? "" : "; "),
-                        reg.empty() ? "" : "worse from here: " + join(reg));
+    text += term_text(fmt::format("  {}  {}  {}: {}{}", run.id.substr(0, 12), run.created_utc, run.cluster,
+                                  sw.empty() ? "" : "software " + join(sw) + (reg.empty() ? "" : "; "),
+                                  reg.empty() ? "" : "worse from here: " + join(reg))) + "\n";
   }
   table += "</table>\n";
   r.text = text + regressions_text(regs, all.size());

@@ -6,17 +6,15 @@
 
 #include <fmt/format.h>
 
+#include "analysis/escape.h"
+
 namespace gpuscale::history {
 namespace {
 
 std::string short_id(const std::string& id) { return id.substr(0, 12); }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+// Terminal text from the store (cluster and host names come from result files: untrusted).
+std::string t(const std::string& s) { return term_text(s); }
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
@@ -41,8 +39,8 @@ std::string runs_text(const std::vector<RunSummary>& runs) {
   std::string out = fmt::format("{:<12}  {:<20}  {:<16}  {:>5}  {:>5}  {:<10}  {}\n", "run", "created (UTC)", "cluster",
                                 "hosts", "rows", "slurm job", "gpuscale");
   for (const auto& r : runs)
-    out += fmt::format("{:<12}  {:<20}  {:<16}  {:>5}  {:>5}  {:<10}  {}\n", short_id(r.id), r.created_utc, r.cluster,
-                       r.hosts.size(), r.rows, r.slurm_job_id.empty() ? "-" : r.slurm_job_id, r.tool_version);
+    out += fmt::format("{:<12}  {:<20}  {:<16}  {:>5}  {:>5}  {:<10}  {}\n", short_id(r.id), t(r.created_utc), t(r.cluster),
+                       r.hosts.size(), r.rows, r.slurm_job_id.empty() ? "-" : t(r.slurm_job_id), t(r.tool_version));
   out += fmt::format("{} run{}\n", runs.size(), runs.size() == 1 ? "" : "s");
   return out;
 }
@@ -50,7 +48,7 @@ std::string runs_text(const std::vector<RunSummary>& runs) {
 std::string trend_text(const std::vector<Series>& series, std::size_t k) {
   std::string out;
   for (const auto& s : series) {
-    out += fmt::format("{} (cluster {}, {})\n", series_label(s.key), s.key.cluster, s.unit);
+    out += fmt::format("{} (cluster {}, {})\n", t(series_label(s.key)), t(s.key.cluster), t(s.unit));
     out += fmt::format("  {:<20}  {:<12}  {:>12}  {:>25}  {:>12}  {}\n", "created (UTC)", "run", "value", "noise band",
                        fmt::format("baseline({})", k), "software changed");
     for (std::size_t i = 0; i < s.points.size(); ++i) {
@@ -59,8 +57,8 @@ std::string trend_text(const std::vector<Series>& series, std::size_t k) {
       const std::string band = p.band.known()
                                    ? fmt::format("[{:.4g}, {:.4g}]", p.value * (1 - p.band.down), p.value * (1 + p.band.up))
                                    : "unknown";
-      std::string line = fmt::format("  {:<20}  {:<12}  {:>12.4g}  {:>25}  {:>12}  {}", p.created_utc, short_id(p.run_id),
-                                     p.value, band, base ? fmt::format("{:.4g}", base->median) : "-", join(p.changes, "; "));
+      std::string line = fmt::format("  {:<20}  {:<12}  {:>12.4g}  {:>25}  {:>12}  {}", t(p.created_utc), short_id(p.run_id),
+                                     p.value, band, base ? fmt::format("{:.4g}", base->median) : "-", t(join(p.changes, "; ")));
       while (line.back() == ' ') line.pop_back();
       out += line + "\n";
     }
@@ -89,12 +87,12 @@ std::string regressions_text(const std::vector<Regression>& regs, std::size_t se
   for (const auto& r : regs) {
     const auto& k = r.series->key;
     out += fmt::format("REGRESSION {} (cluster {}): {:.4g} {} against a baseline of {:.4g} (median of {} run{}): {} [{}, {}]\n",
-                       series_label(k), k.cluster, r.latest->value, r.series->unit, r.baseline.median, r.baseline.runs,
+                       t(series_label(k)), t(k.cluster), r.latest->value, t(r.series->unit), r.baseline.median, r.baseline.runs,
                        r.baseline.runs == 1 ? "" : "s", percent(r.change.ratio), percent(r.change.lo),
                        std::isfinite(r.change.hi) ? percent(r.change.hi) : "inf");
-    out += fmt::format("  changed in run {} ({}){}\n", short_id(r.changed->run_id), r.changed->created_utc,
+    out += fmt::format("  changed in run {} ({}){}\n", short_id(r.changed->run_id), t(r.changed->created_utc),
                        r.change_points.empty() ? "; no software version changed there"
-                                               : "; software changed there: " + join(r.change_points, "; "));
+                                               : "; software changed there: " + t(join(r.change_points, "; ")));
   }
   std::size_t hosts = 0;
   for (const auto& r : regs) hosts += r.series->key.host.empty() ? 0 : 1;
@@ -138,7 +136,7 @@ std::string export_csv(const std::vector<RowPoint>& rows) {
   for (const auto& p : rows)
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", p.run_id, p.created_utc, csv_field(p.cluster),
                        csv_field(p.benchmark), csv_field(p.params), p.gpu_count, csv_field(p.unit),
-                       p.value ? fmt::format("{}", *p.value) : "", p.noise_down, p.noise_up, p.reps, p.status);
+                       p.value ? fmt::format("{}", *p.value) : "", p.noise_down, p.noise_up, p.reps, csv_field(p.status));
   return out;
 }
 
