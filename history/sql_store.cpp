@@ -38,11 +38,15 @@ std::string join(const std::vector<std::string>& v) {
   return j.dump();
 }
 
-// GPUSCALE_TEST_FAULT=store-pause (the killed-writer test, tests/e2e/e2e_history.py): the writer stops
-// inside its transaction, after the run's first row, says so, and waits to be killed.
+// Test faults (tests/e2e/e2e_history.py), inside the transaction after the run's first row:
+// GPUSCALE_TEST_FAULT=store-pause: the writer says so and waits to be killed (the killed-writer test);
+// store-slow: it holds its transaction 100 ms, so concurrent writers certainly overlap.
 void pause_for_test() {
   const char* fault = std::getenv("GPUSCALE_TEST_FAULT");
-  if (!fault || std::string_view(fault).find("store-pause") == std::string_view::npos) return;
+  if (!fault) return;
+  if (std::string_view(fault).find("store-slow") != std::string_view::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (std::string_view(fault).find("store-pause") == std::string_view::npos) return;
   std::fprintf(stderr, "gpuscale: test fault store-pause: paused inside the store transaction\n");
   std::fflush(stderr);
   std::this_thread::sleep_for(std::chrono::seconds(120));

@@ -11,7 +11,8 @@ or the server cannot be installed, like the Slurm tests).
                `history regressions --since <run 6>` names host b2, beta's stream.triad rows that
                include b2, run 6 as where it changed, and nothing else; report --history draws it.
   concurrency_sqlite: two processes add the ten files to one SQLite file at once;
-  concurrency_postgres: twenty writers at once: the store equals one written alone (nothing lost,
+  concurrency_postgres: twenty writers at once (each transaction held 100 ms, GPUSCALE_TEST_FAULT=
+               store-slow, so they overlap): the store equals one written alone (nothing lost,
                nothing twice).
   killed_sqlite, killed_postgres: a writer killed inside its transaction (GPUSCALE_TEST_FAULT=
                store-pause) leaves the store exactly as it was; the run is added afterwards.
@@ -241,8 +242,10 @@ def writers(url, n):
     for i in range(n):
         order = paths[:]
         random.shuffle(order)
+        # store-slow: each writer holds every transaction 100 ms, so the writers certainly overlap.
         procs.append(subprocess.Popen([ARGS.gpuscale, "history", "add", "--store", url] + order,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_with()))
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      env=env_with({"GPUSCALE_TEST_FAULT": "store-slow"})))
     stored = 0
     for p in procs:
         out, err = p.communicate(timeout=300)
