@@ -1,6 +1,7 @@
 // A verified result file as the history stores it (run_record.h).
 #include "history/run_record.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -66,10 +67,16 @@ RunRecord make_run_record(const LoadedResult& loaded, const std::string& id) {
     for (const RankValue& v : row.ranks) {
       RankRecord k{static_cast<int>(i), v.rank, v.device_index, v.host,
                    device_detail(rank_identity(doc, v.rank, v.host), "uuid"), v.value, v.valid, 0, 0, 0};
-      if (v.stats.n >= 2 && v.stats.median > 0) {  // noise.h's per-rank figures, for this rank alone
-        k.noise_down = (v.stats.median - v.stats.min) / v.stats.median;
-        k.noise_up = (v.stats.max - v.stats.median) / v.stats.median;
-        k.reps = static_cast<int>(v.stats.n);
+      // The rank's own band by the readers' one rule (results/result_file.h, spread_of_ranks: the
+      // figure noise.h's band is made of), for this rank alone.
+      RankValue alone;
+      alone.value = v.value;
+      alone.stats = v.stats;
+      alone.valid = v.valid;
+      if (const auto own = spread_of_ranks({alone}); own && own->reps >= 2) {
+        k.noise_down = std::max(own->down, 0.0);
+        k.noise_up = std::max(own->up, 0.0);
+        k.reps = static_cast<int>(own->reps);
       }
       r.ranks.push_back(std::move(k));
     }

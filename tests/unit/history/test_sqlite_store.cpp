@@ -63,7 +63,12 @@ TEST(SqliteStore, ARunIsStoredOnceByItsHash) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(*rows[0].value, *run.rows[0].value);  // round-trips exactly
   EXPECT_EQ(rows[0].params, run.rows[0].params);
-  EXPECT_EQ(store->rank_points({}).size(), 2u);
+  const auto ranks = store->rank_points({});
+  ASSERT_EQ(ranks.size(), 2u);
+  // Each rank's own band from its repetitions (100, 101, 102: 1/101 each way, 3 repetitions).
+  EXPECT_NEAR(ranks[0].noise_down, 1.0 / 101, 1e-12);
+  EXPECT_NEAR(ranks[0].noise_up, 1.0 / 101, 1e-12);
+  EXPECT_EQ(ranks[0].reps, 3);
   // A second connection (another process would be the same) sees the same, unchanged.
   auto again = open_store(dir.url("h.db"), false);
   EXPECT_EQ(again->list_runs({}).size(), 1u);
