@@ -37,6 +37,7 @@ RunRecord random_run(const std::string& cluster, const std::string& created) {
   std::uniform_real_distribution<double> v(50, 150);
   for (auto& k : r.ranks) k.value = v(rng);
   r.aggregate = *r.ranks[0].value + *r.ranks[1].value;
+  r.rank_stats = true;  // the file keeps each rank's repetition statistics (--rank-stats)
   doc["results"] = nlohmann::json::array({nlohmann::json(r)});
   const auto loaded = result_from_json("test", doc);
   return make_run_record(loaded, sha256_hex(doc.dump()));
