@@ -1,5 +1,7 @@
 // gpuscale report FILE...: terminal tables, and on request HTML, Markdown, CSV and Prometheus text;
 // --drain-list: only the hosts the fleet analysis names as suspects, one per line, for Slurm scripts.
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "analysis/fleet_check.h"
@@ -8,6 +10,7 @@
 #include "analysis/text_table.h"
 #include "core/error.h"
 #include "cli/commands.h"
+#include "history/history_report.h"
 
 namespace gpuscale {
 namespace {
@@ -17,6 +20,8 @@ struct ReportFlags {
   std::string html, markdown, csv, openmetrics;
   double straggler = kDefaultStragglerThreshold;
   bool force = false, drain = false, wide = false;
+  std::string history, history_since;  // --history URL (docs/history.md)
+  double history_threshold = 0.1;
 };
 
 // Nothing but the host names on standard output: a script pipes it into scontrol.
@@ -35,6 +40,7 @@ int print_drain_list(const ReportFlags& f) {
 }
 
 int run_report(const ReportFlags& f) {
+  if (f.files.empty() && (f.history.empty() || f.drain)) throw Error("report: give result files (or --history URL)");
   if (f.drain) return print_drain_list(f);
   if (!(f.straggler > 0 && f.straggler < 1))
     throw Error(fmt::format("invalid --straggler {}: a fraction between 0 and 1 (0.10 = 10% below the median)", f.straggler));
@@ -46,17 +52,28 @@ int run_report(const ReportFlags& f) {
   for (const auto& o : outputs)
     if (o.flag == "--html" && o.path == "-") throw Error("--html needs a file name, not '-'");
   check_outputs(outputs, f.force, f.files);
+  std::optional<history::HistoryReport> past;
+  if (!f.history.empty()) {
+    if (!(f.history_threshold >= 0 && f.history_threshold < 1))
+      throw Error(fmt::format("invalid --history-threshold {}: a fraction in [0, 1)", f.history_threshold));
+    past = history::history_report(*history::open_store(f.history, false), {f.history_since, 5, f.history_threshold});
+  }
   std::vector<FileReport> reports;
   for (const auto& path : f.files) reports.push_back(make_file_report(load_result(path), f.straggler));
   for (auto& o : outputs) {
-    if (o.flag == "--html") o.text = report_html(reports);
+    if (o.flag == "--html") {
+      o.text = report_html(reports);
+      if (past) o.text.insert(o.text.rfind("</body>"), past->html);  // the history after the files' sections
+    }
     else if (o.flag == "--markdown") o.text = report_markdown(reports);
     else if (o.flag == "--csv") o.text = report_csv(reports);
     else o.text = report_openmetrics(reports);
   }
   const std::size_t width = f.wide ? 0 : terminal_columns();  // COLUMNS, 80 by default
-  if (!any_to_stdout(outputs))
+  if (!any_to_stdout(outputs)) {
     for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i ? "\n" : "", report_text(reports[i], width));
+    if (past) fmt::print("{}{}", reports.empty() ? "" : "\n", past->text);
+  }
   std::fflush(stdout);
   write_outputs(outputs, f.force);
   return kExitOk;
@@ -68,7 +85,10 @@ void add_report_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("report", "tables, stragglers and a projection from result files; HTML, Markdown, CSV "
                                            "and Prometheus exports");
   auto f = std::make_shared<ReportFlags>();
-  cmd->add_option("files", f->files, "result JSON files")->required();
+  cmd->add_option("files", f->files, "result JSON files (none with --history: the history alone)");
+  cmd->add_option("--history", f->history, "add the trends and what changed from this results history (docs/history.md)");
+  cmd->add_option("--history-since", f->history_since, "--history: regressions since DATE (default: the latest run)");
+  cmd->add_option("--history-threshold", f->history_threshold, "--history: worse beyond the noise by more than this (0.1)");
   cmd->add_option("--html", f->html, "write a self-contained HTML page with charts");
   cmd->add_option("--markdown", f->markdown, "write Markdown ('-': standard output)");
   cmd->add_option("--csv", f->csv, "write CSV, one line per result row ('-': standard output)");

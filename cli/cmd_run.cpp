@@ -16,6 +16,7 @@
 #include "world/agree.h"
 #include "world/test_hosts.h"
 #include "cli/commands.h"
+#include "history/store_url.h"
 #include "harness/registry.h"
 #include "harness/resume.h"
 #include "harness/run_option_table.h"
@@ -36,6 +37,7 @@ struct RunFlags {
   health::TelemetryFlags telemetry;
   std::vector<std::string> command_line;
   std::set<std::string> given;  // plan.options keys (and backend, seed) given on the command line
+  std::string store;            // --store URL (cli/cmd_history.cpp)
   std::vector<std::string> foreign;  // nccl-tests' flags without a counterpart (refused)
 };
 
@@ -144,12 +146,14 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
 
 void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   auto flags = std::make_shared<RunFlags>();
-  for (int i = 0; i < argc; ++i) flags->command_line.emplace_back(argv[i]);
+  // Recorded in the result file: a --store URL's password is masked there (docs/history.md).
+  for (int i = 0; i < argc; ++i) flags->command_line.emplace_back(history::mask_password(argv[i]));
   auto* cmd = app.add_subcommand("run", "measure every benchmark at every GPU count 1, 2, 4, ..., N of this launch");
   add_options(cmd, *flags, Section::measure);
   health::add_telemetry_flags(cmd, flags->telemetry, true);
   add_options(cmd, *flags, Section::reliability);
   add_foreign_flags(cmd, flags->foreign);
+  cmd->add_option("--store", flags->store, "add the result file to this results history at the end (docs/history.md; default $GPUSCALE_STORE)");
   cmd->callback([&action, flags, cmd] {
     refuse_foreign_flags(cmd);
     // The recorded options given on the command line: --resume takes the others from the file.
@@ -162,10 +166,12 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
       StdoutResult to_stdout;
       try {
         RunOptions opts;
+        std::string store;
         try {
           if (auto hosts = test_hosts_from_env(world.size())) world.act_as_hosts(std::move(*hosts));
           plant_slowdown(slow_host_factor(world.host()));  // GPUSCALE_TEST_FAULT slow-host, for the host it acts as
           opts = resolve(*flags);  // deterministic: every rank fails alike, rank 0 says so
+          store = run_store_url(flags->store);  // --store / GPUSCALE_STORE, checked before the run
         } catch (const Error& e) {
           throw AgreedError(e.what(), e.exit_code());
         }
@@ -173,8 +179,10 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
           for (const auto& note : opts.notes) fmt::print(stderr, "gpuscale: note: {}\n", note);
         to_stdout.open(opts, world.rank() == 0);
         const int code = run_plan(opts, world);
+        // The finished file goes to the history; a store that fails keeps the file and says so (exit 7).
+        const int stored = world.rank() == 0 && !store.empty() ? store_finished_run(store, opts.output, code) : code;
         to_stdout.finish(code);
-        return code;
+        return stored;
       } catch (const AgreedError& e) {
         if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
         to_stdout.finish(e.exit_code(), false);

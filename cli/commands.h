@@ -21,6 +21,12 @@ void add_compare_command(CLI::App& app, Action& action);
 void add_check_command(CLI::App& app, Action& action);
 void add_reference_command(CLI::App& app, Action& action);
 void add_health_command(CLI::App& app, Action& action);  // cli/cmd_health.cpp
+void add_history_command(CLI::App& app, Action& action);  // cli/cmd_history.cpp
+// gpuscale run --store: the URL from the flag or GPUSCALE_STORE ("" for none), refused when malformed;
+// then the finished run's file added to it. Returns the run's `code`, or kExitStoreFailed (7) when a
+// run that finished (0 or 1) could not be stored; partial runs (4, 5, 6) are not stored.
+std::string run_store_url(const std::string& flag);
+int store_finished_run(const std::string& url, const std::string& path, int code);
 
 // The exit code for a command line that does not parse: kExitUsage, except for `gpuscale health`,
 // whose 1 and 2 are verdicts (its bad input exits 5; docs/health.md).

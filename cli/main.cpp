@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   add_check_command(app, action);
   add_reference_command(app, action);
   add_health_command(app, action);
+  add_history_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -64,7 +64,8 @@ function(gpuscale_deb_owner file out)
 endfunction()
 
 # The runtime libraries gpuscale and gpuscale-kernels link, as files found at configure time.
-set(_gpuscale_runtime_files ${MPI_CXX_LIBRARIES} ${GPUSCALE_BLAS_LINK_LIBRARIES} ${OpenMP_gomp_LIBRARY})
+set(_gpuscale_runtime_files ${MPI_CXX_LIBRARIES} ${GPUSCALE_BLAS_LINK_LIBRARIES} ${OpenMP_gomp_LIBRARY}
+                            ${SQLite3_LIBRARIES} ${PostgreSQL_LIBRARIES} ${OPENSSL_CRYPTO_LIBRARY})
 foreach(_t fmt::fmt benchmark::benchmark)
   if(TARGET ${_t})
     get_target_property(_loc ${_t} LOCATION)
@@ -85,7 +86,8 @@ endforeach()
 list(REMOVE_DUPLICATES _gpuscale_deb_depends)
 list(LENGTH _gpuscale_deb_depends _n)
 if(_n LESS 5)  # not a Debian/Ubuntu host (no dpkg database): Debian 12's names
-  set(_gpuscale_deb_depends openmpi-bin libopenmpi3 libopenblas0 libgomp1 libfmt9 libbenchmark1debian)
+  set(_gpuscale_deb_depends openmpi-bin libopenmpi3 libopenblas0 libgomp1 libfmt9 libbenchmark1debian libsqlite3-0
+                             libpq5 libssl3)
   message(STATUS "gpuscale: package owners of the runtime libraries not found with dpkg-query; "
                  "the .deb depends on Debian 12's names")
 endif()

@@ -17,6 +17,8 @@
 #   GPUSCALE_CONTAINER_RUNTIME  pyxis (srun --container-image) or apptainer (apptainer exec --nv);
 #                       default: pyxis when srun has --container-image, else apptainer.
 #   GPUSCALE_DRY_RUN    1: print the launch line and exit 0 without running it.
+#   GPUSCALE_STORE      a results history (docs/history.md): `gpuscale run` adds its result file to it
+#                       at the end (passed to the ranks; PostgreSQL for jobs that write at once).
 
 gs_name=${gs_name:-gpuscale-job}
 
@@ -161,6 +163,7 @@ gs_build_command() {
   else
     # Open MPI's mpirun reads the allocation from Slurm: one rank per task, placed as Slurm placed them.
     gs_cmd=(mpirun -np "${SLURM_NTASKS:-1}")
+    [ -n "${GPUSCALE_STORE:-}" ] && gs_cmd+=(-x GPUSCALE_STORE)  # srun passes the whole environment
   fi
   [ "$gs_runtime" = apptainer ] && gs_cmd+=(apptainer exec --nv --bind "$GPUSCALE_OUT" "$GPUSCALE_CONTAINER")
   gs_cmd+=("$GPUSCALE_BIN" "$@")

@@ -5,7 +5,8 @@ import os
 import re
 import sys
 
-LOWER = ["backends", "kernels", "collectives", "training", "health", "analysis", "results", "core", "world", "peaks"]
+LOWER = ["backends", "kernels", "collectives", "training", "health", "analysis", "results", "core", "world", "peaks",
+         "history"]
 SOURCE = (".cpp", ".h", ".cu", ".cuh", ".py", ".cmake")
 MAX_LINES = 400
 INCLUDE = re.compile(r'^\s*#\s*include\s+"harness/')

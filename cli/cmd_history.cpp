@@ -1,0 +1,190 @@
+// gpuscale history add|list|trend|regressions|export: result files kept in a database (docs/history.md).
+// The store is --store URL or GPUSCALE_STORE: sqlite:///path/history.db or postgresql://user@host/db.
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "analysis/escape.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "history/history_store.h"
+#include "history/history_text.h"
+#include "history/store_url.h"
+
+namespace gpuscale {
+namespace {
+
+using namespace history;
+
+struct HistoryFlags {
+  std::string store, cluster, since, benchmark, params, node, gpu, format = "json", output;
+  std::vector<std::string> files;
+  int gpus = 0;
+  std::size_t baseline_runs = 5;
+  double threshold = 0.1;
+  bool json = false;
+};
+
+std::string store_url(const HistoryFlags& f) {
+  if (!f.store.empty()) return f.store;
+  if (const char* env = std::getenv("GPUSCALE_STORE"); env && *env) return env;
+  throw Error("no store: give --store URL or set GPUSCALE_STORE (e.g. sqlite:///var/lib/gpuscale/history.db)");
+}
+
+// --since: a date or a UTC time as result files write them; compared as text with created_utc.
+void check_since(const std::string& since) {
+  static const std::regex date(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?)");
+  if (!since.empty() && !std::regex_match(since, date))
+    throw Error(fmt::format("invalid --since '{}': use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", since));
+}
+
+void write_out(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    fmt::print("{}", text);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!(out << text) || !out.flush()) throw Error(fmt::format("cannot write {}", path));
+}
+
+int add_files(const HistoryFlags& f) {
+  const std::string url = store_url(f);
+  parse_store_url(url);  // a malformed URL is refused before the files are read
+  // Every file verified before any is stored: a bad one stores nothing.
+  std::vector<RunRecord> records;
+  for (const auto& path : f.files) records.push_back(read_run_record(path));
+  auto store = open_store(url, true);
+  for (const auto& r : records) {
+    const bool added = store->add_run(r);
+    fmt::print("{}: {} run {} ({} rows, cluster {})\n", term_text(r.source), added ? "stored as" : "already stored as",
+               r.id.substr(0, 12), r.rows.size(), term_text(r.cluster));
+  }
+  return kExitOk;
+}
+
+int list_runs(const HistoryFlags& f) {
+  check_since(f.since);
+  auto store = open_store(store_url(f), false);
+  const auto runs = store->list_runs({f.cluster, f.since});
+  if (runs.empty()) throw Error(fmt::format("no stored run matches (cluster '{}', since '{}')", f.cluster, f.since));
+  fmt::print("{}", runs_text(runs));
+  return kExitOk;
+}
+
+// The series a trend or a regression query names: rows, or one host's / GPU's values in them.
+std::vector<Series> query_series(HistoryStore& store, const HistoryFlags& f, bool hosts_too) {
+  RowQuery q{f.benchmark, "", f.cluster, f.node, f.gpu};
+  std::vector<Series> all;
+  if (f.node.empty() && f.gpu.empty()) all = row_series(store.row_points(q));
+  if (hosts_too || !f.node.empty() || !f.gpu.empty()) {
+    auto ranks = rank_series(store.rank_points(q), !f.gpu.empty());
+    all.insert(all.end(), std::make_move_iterator(ranks.begin()), std::make_move_iterator(ranks.end()));
+  }
+  std::vector<Series> out;
+  for (auto& s : all)
+    if (params_match(s.key.params, f.params) && (f.gpus == 0 || s.key.gpu_count == f.gpus)) out.push_back(std::move(s));
+  return out;
+}
+
+int trend(const HistoryFlags& f) {
+  if (!f.node.empty() && !f.gpu.empty()) throw Error("--node and --gpu name one series each: give one of them");
+  if (f.baseline_runs == 0) throw Error("invalid --baseline-runs 0: at least 1");
+  auto store = open_store(store_url(f), false);
+  const auto series = query_series(*store, f, false);
+  if (series.empty())
+    throw Error(fmt::format("no stored series matches --benchmark {}{}{}{}", f.benchmark,
+                            f.params.empty() ? "" : " --params " + f.params, f.node.empty() ? "" : " --node " + f.node,
+                            f.gpu.empty() ? "" : " --gpu " + f.gpu));
+  if (f.json) fmt::print("{}\n", trend_json(series, f.baseline_runs).dump(2));
+  else fmt::print("{}", trend_text(series, f.baseline_runs));
+  return kExitOk;
+}
+
+int regressions(const HistoryFlags& f) {
+  check_since(f.since);
+  if (!(f.threshold >= 0 && f.threshold < 1)) throw Error(fmt::format("invalid --threshold {}: a fraction in [0, 1)", f.threshold));
+  if (f.baseline_runs == 0) throw Error("invalid --baseline-runs 0: at least 1");
+  auto store = open_store(store_url(f), false);
+  const auto series = query_series(*store, f, true);
+  if (series.empty()) throw Error(fmt::format("no stored series matches (cluster '{}', benchmark '{}')", f.cluster, f.benchmark));
+  const auto regs = find_regressions(series, {f.since, f.baseline_runs, f.threshold});
+  if (f.json) fmt::print("{}\n", regressions_json(regs).dump(2));
+  else fmt::print("{}", regressions_text(regs, series.size()));
+  return regs.empty() ? kExitOk : kExitInvalidResult;  // 1: something got worse (as compare's regressions)
+}
+
+int export_store(const HistoryFlags& f) {
+  check_since(f.since);
+  if (f.format != "json" && f.format != "csv") throw Error(fmt::format("invalid --format '{}': json or csv", f.format));
+  auto store = open_store(store_url(f), false);
+  const auto runs = store->list_runs({f.cluster, f.since});
+  if (runs.empty()) throw Error(fmt::format("no stored run matches (cluster '{}', since '{}')", f.cluster, f.since));
+  std::vector<RowPoint> rows;
+  for (auto& p : store->row_points({"", "", f.cluster, "", ""}))
+    if (f.since.empty() || p.created_utc >= f.since) rows.push_back(std::move(p));
+  write_out(f.output, f.format == "json" ? export_json(runs, rows).dump(2) + "\n" : export_csv(rows));
+  return kExitOk;
+}
+
+CLI::App* sub(CLI::App* history, const char* name, const char* help, Action& action,
+              const std::shared_ptr<HistoryFlags>& flags, int (*fn)(const HistoryFlags&)) {
+  auto* cmd = history->add_subcommand(name, help);
+  cmd->add_option("--store", flags->store, "store URL (default: $GPUSCALE_STORE): sqlite:///PATH or postgresql://...");
+  cmd->callback([&action, flags, fn] { action = [flags, fn] { return fn(*flags); }; });
+  return cmd;
+}
+
+}  // namespace
+
+std::string run_store_url(const std::string& flag) {
+  std::string url = flag;
+  if (const char* env = std::getenv("GPUSCALE_STORE"); url.empty() && env) url = env;
+  if (!url.empty()) parse_store_url(url);
+  return url;
+}
+
+int store_finished_run(const std::string& url, const std::string& path, int code) {
+  if (code != kExitOk && code != kExitInvalidResult) return code;  // a partial file: --resume completes it first
+  try {
+    const auto record = read_run_record(path);
+    const bool added = open_store(url, true)->add_run(record);
+    fmt::print(stderr, "gpuscale: {} {} as run {}\n", added ? "stored in" : "already in", parse_store_url(url).masked,
+               record.id.substr(0, 12));
+    return code;
+  } catch (const Error& e) {
+    fmt::print(stderr, "gpuscale: warning: the run finished but was not stored: {} (the result file {} is kept)\n",
+               e.what(), path);
+    return code == kExitOk ? kExitStoreFailed : code;
+  }
+}
+
+void add_history_command(CLI::App& app, Action& action) {
+  auto flags = std::make_shared<HistoryFlags>();
+  auto* h = app.add_subcommand("history", "keep result files in a database; trends and regressions over time");
+  h->require_subcommand(1);
+  auto* add = sub(h, "add", "verify result files and store them (a file already stored changes nothing)", action, flags, add_files);
+  add->add_option("files", flags->files, "result JSON files")->required();
+  auto* list = sub(h, "list", "list the stored runs", action, flags, list_runs);
+  auto* tr = sub(h, "trend", "a row's values over time, with the noise band", action, flags, trend);
+  auto* reg = sub(h, "regressions", "rows and hosts whose latest value is worse than their baseline", action, flags, regressions);
+  auto* ex = sub(h, "export", "write the stored runs and rows as JSON or CSV", action, flags, export_store);
+  for (auto* c : {list, tr, reg, ex}) c->add_option("--cluster", flags->cluster, "only this cluster's runs");
+  for (auto* c : {list, reg, ex}) c->add_option("--since", flags->since, "runs created at or after DATE (UTC)");
+  tr->add_option("--benchmark,-b", flags->benchmark, "benchmark key (stream.triad, all_reduce, ...)")->required();
+  reg->add_option("--benchmark,-b", flags->benchmark, "only this benchmark");
+  for (auto* c : {tr, reg}) {
+    c->add_option("--params", flags->params, "parameters that must match: KEY=VALUE[,KEY=VALUE...]");
+    c->add_option("--gpus", flags->gpus, "only this GPU count");
+    c->add_option("--baseline-runs", flags->baseline_runs, "runs whose median is the baseline (default 5)");
+    c->add_flag("--json", flags->json, "JSON instead of text");
+  }
+  tr->add_option("--node,--host", flags->node, "one host's values (the median of its ranks)");
+  tr->add_option("--gpu", flags->gpu, "one GPU's values, by its UUID");
+  reg->add_option("--threshold", flags->threshold, "worse by more than this fraction beyond the noise (default 0.1)");
+  ex->add_option("--format", flags->format, "json (default) or csv");
+  ex->add_option("-o,--output", flags->output, "file to write (default: stdout)");
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""The results history (docs/history.md) end to end, on SQLite and on a real PostgreSQL server
+(scripts/test-postgres, started and stopped by ctest fixtures; skipped with exit 77 only when not root
+or the server cannot be installed, like the Slurm tests).
+
+  runs:        the fixture: ten CPU runs on two test clusters (GPUSCALE_TEST_HOSTS: alpha = a1,a2,
+               beta = b1,b2; odd runs alpha, even runs beta), host b2 slowed 100x
+               (GPUSCALE_TEST_FAULT=slow-host:b2:20) from the sixth run on; every run adds itself to a
+               SQLite store with `run --store`.
+  sqlite, postgres: the ten files added (and added again: nothing changes); list, trend, export;
+               `history regressions --since <run 6>` names host b2, beta's stream.triad rows that
+               include b2, run 6 as where it changed, and nothing else; report --history draws it.
+  concurrency_sqlite: two processes add the ten files to one SQLite file at once;
+  concurrency_postgres: twenty writers at once (each transaction held 100 ms, GPUSCALE_TEST_FAULT=
+               store-slow, so they overlap): the store equals one written alone (nothing lost,
+               nothing twice).
+  killed_sqlite, killed_postgres: a writer killed inside its transaction (GPUSCALE_TEST_FAULT=
+               store-pause) leaves the store exactly as it was; the run is added afterwards.
+  bad_input:   malformed, unreachable and newer stores, an invalid file, a damaged SQLite file, a query
+               naming nothing, run --store failing after the run: one line each, exit 2 / 3 / 7, no
+               password printed.
+"""
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import e2e_common
+from e2e_common import fail
+
+ARGS = None
+SKIP = 77
+PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "--threads", "1", "--array-size", "16M", "--rank-stats"]
+SLOW = "b2"
+# The noise of four busy ranks on two cores is wide; the planted fault (20x: 95% below) is far beyond
+# the threshold, and a clean host would have to fall to half its own baseline's band to be named.
+THRESHOLD = "0.7"
+
+
+def work(*names):
+    return os.path.join(ARGS.workdir, *names)
+
+
+def env_with(extra=None):
+    env = dict(os.environ)
+    for k in ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS", "GPUSCALE_STORE"):
+        env.pop(k, None)
+    env.update(extra or {})
+    return env
+
+
+def gs(*args, env=None, check=None):
+    p = subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env_with(env), timeout=300)
+    if check is not None and p.returncode != check:
+        fail(f"gpuscale {' '.join(args)}: exit {p.returncode}, expected {check}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return p
+
+
+def manifest():
+    with open(work("runs", "manifest.json")) as f:
+        return json.load(f)
+
+
+def case_runs():
+    os.makedirs(work("runs"), exist_ok=True)
+    store = "sqlite://" + work("runs", "run-store.db")
+    for old in ("run-store.db", "run-store.db-wal", "run-store.db-shm"):
+        if os.path.exists(work("runs", old)):
+            os.remove(work("runs", old))
+    runs = []
+    for i in range(1, 11):
+        cluster = "alpha" if i % 2 else "beta"
+        hosts = "a1,a2" if i % 2 else "b1,b2"
+        env = {"GPUSCALE_TEST_HOSTS": hosts}
+        if cluster == "beta" and i >= 6:
+            env["GPUSCALE_TEST_FAULT"] = f"slow-host:{SLOW}:100"
+        out = e2e_common.out_path(work("runs"), f"run{i:02}.json")
+        cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run"] + PLAN + \
+              ["--cluster", cluster, "-q", "-o", out, "--store", store]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(env), timeout=300)
+        if p.returncode != 0 or "stored in" not in p.stderr:
+            fail(f"run {i}: exit {p.returncode}, expected 0 and the store line:\n{p.stderr[-3000:]}")
+        doc = e2e_common.load_valid(out, ARGS.schema, ARGS.gpuscale)
+        runs.append({"path": out, "cluster": cluster, "created_utc": doc["created_utc"]})
+        time.sleep(1.05)  # created_utc has whole seconds: each run its own
+    with open(work("runs", "manifest.json"), "w") as f:
+        json.dump({"runs": runs, "store": store}, f)
+    if gs("history", "list", "--store", store, check=0).stdout.count("\n") != 12:
+        fail("run --store: the run store does not list ten runs")
+    print("ok: ten runs on alpha and beta, each stored by run --store")
+
+
+# --- the stores --------------------------------------------------------------------------------
+
+def pg_dir():
+    return ARGS.pg_dir
+
+
+def pg_url(db):
+    """A fresh database `db` on the test server, or exit 77 when the server could not run here."""
+    if os.path.exists(os.path.join(pg_dir(), "skip")) or not os.path.exists(os.path.join(pg_dir(), "url")):
+        reason = open(os.path.join(pg_dir(), "skip")).read().strip() if os.path.exists(os.path.join(pg_dir(), "skip")) \
+            else "the test server is not running"
+        print(f"SKIP: {reason}")
+        sys.exit(SKIP)
+    psql = ["psql", "-h", pg_dir(), "-U", "gpuscale", "-d", "postgres", "-qtAc"]
+    subprocess.run(psql + [f"DROP DATABASE IF EXISTS {db}"], check=True, capture_output=True)
+    subprocess.run(psql + [f"CREATE DATABASE {db}"], check=True, capture_output=True)
+    return f"postgresql:///{db}?host={pg_dir()}&user=gpuscale"
+
+
+def sqlite_url(name):
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(work(name + suffix)):
+            os.remove(work(name + suffix))
+    return "sqlite://" + work(name)
+
+
+def export(url):
+    doc = json.loads(gs("history", "export", "--store", url, check=0).stdout)
+    return sorted(doc["runs"], key=lambda r: r["id"])
+
+
+# --- the scenario ------------------------------------------------------------------------------
+
+def scenario(url):
+    m = manifest()
+    paths = [r["path"] for r in m["runs"]]
+    p = gs("history", "add", "--store", url, *paths, check=0)
+    if p.stdout.count(": stored as run") != 10:
+        fail(f"history add: {p.stdout}")
+    before = export(url)
+    p = gs("history", "add", "--store", url, *reversed(paths), check=0)
+    if p.stdout.count(": already stored as run") != 10 or export(url) != before:
+        fail(f"adding the same files again changed something or was not recognised: {p.stdout}")
+    if sorted(r["id"] for r in export(m["store"])) != sorted(r["id"] for r in before):
+        fail("run --store stored other runs than history add of the same files")
+    ids = {}
+    for r in before:
+        ids[os.path.basename(r["source"])] = r["id"]
+    if len(ids) != 10 or any(len(r["rows"]) != 2 for r in before):
+        fail(f"export: {len(before)} runs, rows {[len(r['rows']) for r in before]}")
+    listed = gs("history", "list", "--store", url, "--cluster", "beta", check=0).stdout
+    if listed.count(" beta ") != 5 or " alpha " in listed:
+        fail(f"list --cluster beta:\n{listed}")
+    since = m["runs"][5]["created_utc"]
+    p = gs("history", "regressions", "--store", url, "--since", since, "--threshold", THRESHOLD, "--json", check=1)
+    regs = json.loads(p.stdout)
+    run6 = ids["run06.json"]
+    hosts = sorted({r["series"]["host"] for r in regs if r["series"]["host"]})
+    if hosts != [SLOW]:
+        fail(f"regressions name hosts {hosts}, expected {SLOW} alone: {json.dumps(regs)[:3000]}")
+    for r in regs:
+        s = r["series"]
+        # A row is b2's when its figure includes b2: at 1 GPU the median of the two groups is the lower
+        # one (b2's), at 2 GPUs the sum holds b2's share.
+        if s["cluster"] != "beta" or s["benchmark"] != "stream.triad" or s["host"] not in (None, SLOW):
+            fail(f"a regression outside host {SLOW} on beta: {s}")
+        if r["changed_in"]["run"] != run6:
+            fail(f"{s['label']}: changed in {r['changed_in']}, expected run 6 ({run6})")
+        if r["latest"]["run"] != ids["run10.json"]:
+            fail(f"{s['label']}: latest run {r['latest']['run']}, expected run 10")
+    if not any(r["series"]["host"] == SLOW and r["series"]["gpu_count"] == 1 for r in regs):
+        fail(f"host {SLOW}'s own 1-GPU row is not named: {json.dumps(regs)[:2000]}")
+    text = gs("history", "regressions", "--store", url, "--since", since, "--threshold", THRESHOLD, check=1).stdout
+    if f"host {SLOW}" not in text or any(f"host {h}" in text for h in ("a1", "a2", "b1")) or \
+            f"changed in run {run6[:12]}" not in text:
+        fail(f"regressions text:\n{text}")
+    # Nothing is worse before the fault: since run 5 on alpha alone, nothing.
+    gs("history", "regressions", "--store", url, "--cluster", "alpha", "--since", m["runs"][4]["created_utc"],
+       "--threshold", THRESHOLD, check=0)
+    trend = json.loads(gs("history", "trend", "--store", url, "-b", "stream.triad", "--node", SLOW, "--gpus", "1",
+                          "--cluster", "beta", "--json", check=0).stdout)
+    if len(trend) != 1 or len(trend[0]["points"]) != 5:
+        fail(f"trend --node {SLOW}: {json.dumps(trend)[:2000]}")
+    pts = trend[0]["points"]
+    clean, slow = [p["value"] for p in pts[:2]], [p["value"] for p in pts[2:]]
+    if max(slow) * 4 > min(clean) or pts[2]["run"] != run6:
+        fail(f"trend of {SLOW}: clean {clean}, slowed {slow}")
+    html = work(f"report-{url.split(':')[0]}.html")
+    gs("report", "--history", url, "--history-since", since, "--history-threshold", THRESHOLD, "--html", html,
+       "--force", check=0)
+    page = open(html).read()
+    charts = re.findall(r'<svg[^>]*data-chart="history"[^>]*>.*?</svg>', page, re.S)
+    if len(charts) != 2 or not all("baseline band" in c for c in charts):
+        fail(f"report --history: {len(charts)} history charts (alpha and beta expected), with their baseline bands")
+    bad = re.findall(r'<tr class="bad">(.*?)</tr>', page, re.S)
+    if len(bad) != 1 or run6[:12] not in bad[0] or f"host {SLOW}" not in bad[0] or re.search(r"host (a1|a2|b1)\b", page):
+        fail(f"report --history: what changed rows {bad}, expected run 6 with host {SLOW} alone")
+    csv = gs("history", "export", "--store", url, "--format", "csv", check=0).stdout
+    if csv.count("\n") != 21 or not csv.startswith("run,created_utc,cluster,benchmark"):
+        fail(f"export csv: {csv.count(chr(10))} lines")
+    print(f"ok: {url.split(':')[0]}: 10 runs once, regressions name {SLOW} and run 6 ({len(regs)} series), trend and export")
+
+
+def case_sqlite():
+    scenario(sqlite_url("scenario.db"))
+
+
+def case_postgres():
+    scenario(pg_url("gs_scenario"))
+
+
+def case_browser():
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        print("SKIP: chromium is not installed (scripts/install-deps --test installs it)")
+        sys.exit(SKIP)
+    url = sqlite_url("browser.db")
+    m = manifest()
+    gs("history", "add", "--store", url, *[r["path"] for r in m["runs"]], check=0)
+    html = work("history-report.html")
+    gs("report", "--history", url, "--history-since", m["runs"][5]["created_utc"], "--history-threshold", THRESHOLD,
+       "--html", html, "--force", check=0)
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", f"--user-data-dir={work('chromium-profile')}",
+           "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + html]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"chromium --dump-dom: exit {p.returncode}: {p.stderr[-2000:]}")
+    console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
+    if console:
+        fail(f"console messages while loading the history report: {console}")
+    svgs = re.findall(r'<svg[^>]*data-chart="history"', p.stdout)
+    polylines = len(re.findall(r"<polyline", p.stdout))
+    if len(svgs) != 2 or polylines < 6 or "What changed" not in p.stdout or "<script" in p.stdout:
+        fail(f"the rendered history report: {len(svgs)} history charts, {polylines} lines")
+    print(f"ok: Chromium renders the history report: {len(svgs)} trend charts, {polylines} lines, no console message")
+
+
+# --- concurrency and killed writers ------------------------------------------------------------
+
+def writers(url, n):
+    paths = [r["path"] for r in manifest()["runs"]]
+    procs = []
+    for i in range(n):
+        order = paths[:]
+        random.shuffle(order)
+        # store-slow: each writer holds every transaction 100 ms, so the writers certainly overlap.
+        procs.append(subprocess.Popen([ARGS.gpuscale, "history", "add", "--store", url] + order,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      env=env_with({"GPUSCALE_TEST_FAULT": "store-slow"})))
+    stored = 0
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        if p.returncode != 0:
+            fail(f"a concurrent writer: exit {p.returncode}: {err[-2000:]}")
+        stored += out.count(": stored as run")
+    got = export(url)
+    if stored != 10 or len(got) != 10 or len({r["id"] for r in got}) != 10:
+        fail(f"{n} writers: {stored} stores reported, {len(got)} runs in the store")
+    alone = sqlite_url("alone.db")
+    gs("history", "add", "--store", alone, *paths, check=0)
+    if export(alone) != got:
+        fail(f"{n} concurrent writers left a store that differs from one writer's")
+    print(f"ok: {n} writers at once: 10 runs, each once, identical to one writer's store")
+
+
+def case_concurrency_sqlite():
+    writers(sqlite_url("concurrent.db"), 2)
+
+
+def case_concurrency_postgres():
+    writers(pg_url("gs_concurrent"), 20)
+
+
+def killed(url):
+    paths = [r["path"] for r in manifest()["runs"]]
+    gs("history", "add", "--store", url, *paths[:5], check=0)
+    before = export(url)
+    p = subprocess.Popen([ARGS.gpuscale, "history", "add", "--store", url, paths[5]], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env_with({"GPUSCALE_TEST_FAULT": "store-pause"}))
+    line = p.stderr.readline()
+    if "paused inside the store transaction" not in line:
+        p.kill()
+        fail(f"the writer did not pause in its transaction: {line!r}")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    if export(url) != before:
+        fail("a writer killed inside its transaction changed the store")
+    if ": stored as run" not in gs("history", "add", "--store", url, paths[5], check=0).stdout or len(export(url)) != 6:
+        fail("the run whose writer was killed could not be stored afterwards")
+    print("ok: a writer killed mid-transaction left the store as it was; the run is stored afterwards")
+
+
+def case_killed_sqlite():
+    killed(sqlite_url("killed.db"))
+
+
+def case_killed_postgres():
+    killed(pg_url("gs_killed"))
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+def one_line(p, code, needle, secret=None):
+    lines = [l for l in (p.stdout + p.stderr).splitlines() if l.strip()]
+    if p.returncode != code or len(lines) != 1 or needle not in lines[0]:
+        fail(f"exit {p.returncode} (expected {code}), lines {lines}, expected one with {needle!r}")
+    if secret and secret in p.stdout + p.stderr:
+        fail(f"the password was printed: {lines}")
+    print(f"ok: exit {code}: {lines[0]}")
+
+
+def case_bad_input():
+    run1 = manifest()["runs"][0]["path"]
+    good = sqlite_url("good.db")
+    gs("history", "add", "--store", good, run1, check=0)
+    one_line(gs("history", "list", "--store", "mysql://db/h"), 2, "unknown scheme 'mysql'")
+    one_line(gs("history", "list", "--store", "postgresql://gs:hunter2@db:99999/h"), 2, "gs:***@db", "hunter2")
+    one_line(gs("history", "list", "--store", "postgresql://gs:hunter2@127.0.0.1:1/h"), 3, "cannot connect", "hunter2")
+    one_line(gs("history", "list", "--store", "sqlite://" + work("absent.db")), 3, "no such file")
+    one_line(gs("history", "list"), 2, "no store")
+    corrupt = work("corrupt.json")
+    with open(run1) as f, open(corrupt, "w") as g:
+        g.write(f.read().replace('"schema_version": 2', '"schema_version": "two"', 1))
+    fresh = sqlite_url("fresh.db")
+    one_line(gs("history", "add", "--store", fresh, run1, corrupt), 2, "corrupt.json")
+    if os.path.exists(work("fresh.db")):
+        fail("an invalid file among the files: the store was created anyway")
+    junk = work("junk.db")
+    with open(junk, "wb") as f:
+        f.write(os.urandom(8192))
+    one_line(gs("history", "list", "--store", "sqlite://" + junk), 2, "not a database")
+    one_line(gs("history", "trend", "--store", good, "-b", "no.such.benchmark"), 2, "no stored series")
+    one_line(gs("history", "list", "--store", good, "--cluster", "nosuch"), 2, "no stored run")
+    one_line(gs("history", "list", "--store", good, "--since", "last tuesday"), 2, "invalid --since")
+    newer = sqlite_url("newer.db")
+    gs("history", "add", "--store", newer, run1, check=0)
+    with sqlite3.connect(work("newer.db")) as db:
+        db.execute("UPDATE gpuscale_meta SET value = '42' WHERE key = 'schema_version'")
+    one_line(gs("history", "list", "--store", newer), 2, "schema version 42 is newer")
+    out = e2e_common.out_path(ARGS.workdir, "bad_store_run.json")
+    p = gs("run", *PLAN, "-q", "-o", out, "--store", "sqlite://" + work("no", "such", "dir", "h.db"))
+    if p.returncode != 7 or "not stored" not in p.stderr or not os.path.exists(out):
+        fail(f"run --store into an unreachable store: exit {p.returncode}, {p.stderr}")
+    print("ok: run --store that cannot store: exit 7, the result file kept")
+    out = e2e_common.out_path(ARGS.workdir, "secret_store_run.json")
+    p = gs("run", *PLAN, "-q", "-o", out, "--store", "postgresql://gs:hunter2@127.0.0.1:1/h")
+    with open(out) as f:
+        recorded = f.read()
+    if p.returncode != 7 or "hunter2" in p.stderr + recorded or "gs:***@127.0.0.1" not in recorded:
+        fail(f"run --store with a password: exit {p.returncode}, the password printed or recorded: {p.stderr}")
+    print("ok: run --store into an unreachable PostgreSQL: exit 7, its password neither printed nor recorded")
+    one_line(gs("run", *PLAN, "-q", "-o", out, "--store", "sqlite://"), 2, "invalid store URL")
+
+
+def parse():
+    global ARGS
+    ap = e2e_common.parser()
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--pg-dir", required=True)
+    ARGS = ap.parse_args()
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    return ARGS
+
+
+def main():
+    runs = {"FIXTURES_REQUIRED": "history_runs"}
+    pg = {"FIXTURES_REQUIRED": "history_runs;history_pg"}
+    cases = {
+        "runs": (case_runs, {"FIXTURES_SETUP": "history_runs", **e2e_common.CORES}),
+        "sqlite": (case_sqlite, runs), "postgres": (case_postgres, pg),
+        "concurrency_sqlite": (case_concurrency_sqlite, runs), "concurrency_postgres": (case_concurrency_postgres, pg),
+        "killed_sqlite": (case_killed_sqlite, runs), "killed_postgres": (case_killed_postgres, pg),
+        "bad_input": (case_bad_input, runs),
+        "browser": (case_browser, {**runs, "LABELS": "e2e;history;browser", "TIMEOUT": 180}),
+    }
+    e2e_common.run_case("e2e_history_", {"TIMEOUT": 300, "LABELS": "e2e;history", "SKIP_RETURN_CODE": SKIP}, cases, parse)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+// history/sql_store.cpp on SQLite: identity, transactions, queries, migrations and bad stores.
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "analysis/result_set.h"
+#include "core/error.h"
+#include "history/content_hash.h"
+#include "history/history_store.h"
+#include "history/sql_connection.h"
+#include "result_doc.h"
+
+namespace gpuscale::history {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("gpuscale-history-" + std::to_string(std::random_device{}()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string url(const char* name) const { return "sqlite://" + (path / name).string(); }
+};
+
+// A verified run: the minimal document with random values, on `cluster`, created at `created`.
+RunRecord random_run(const std::string& cluster, const std::string& created) {
+  static std::mt19937 rng(std::random_device{}());
+  auto doc = testing_doc::minimal_result_doc();
+  doc["cluster"]["name"] = cluster;
+  doc["created_utc"] = created;
+  auto r = testing_doc::sample_row();
+  std::uniform_real_distribution<double> v(50, 150);
+  for (auto& k : r.ranks) k.value = v(rng);
+  r.aggregate = *r.ranks[0].value + *r.ranks[1].value;
+  r.rank_stats = true;  // the file keeps each rank's repetition statistics (--rank-stats)
+  doc["results"] = nlohmann::json::array({nlohmann::json(r)});
+  const auto loaded = result_from_json("test", doc);
+  return make_run_record(loaded, sha256_hex(doc.dump()));
+}
+
+TEST(ContentHash, Sha256OfKnownText) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(SqliteStore, ARunIsStoredOnceByItsHash) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  EXPECT_EQ(store->schema_version(), kStoreSchemaVersion);
+  const auto run = random_run("c1", "2026-01-01T00:00:00Z");
+  EXPECT_TRUE(store->add_run(run));
+  EXPECT_FALSE(store->add_run(run));
+  const auto runs = store->list_runs({});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].id, run.id);
+  EXPECT_EQ(runs[0].rows, 1);
+  EXPECT_EQ(runs[0].cluster, "c1");
+  const auto rows = store->row_points({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*rows[0].value, *run.rows[0].value);  // round-trips exactly
+  EXPECT_EQ(rows[0].params, run.rows[0].params);
+  const auto ranks = store->rank_points({});
+  ASSERT_EQ(ranks.size(), 2u);
+  // Each rank's own band from its repetitions (100, 101, 102: 1/101 each way, 3 repetitions).
+  EXPECT_NEAR(ranks[0].noise_down, 1.0 / 101, 1e-12);
+  EXPECT_NEAR(ranks[0].noise_up, 1.0 / 101, 1e-12);
+  EXPECT_EQ(ranks[0].reps, 3);
+  // A second connection (another process would be the same) sees the same, unchanged.
+  auto again = open_store(dir.url("h.db"), false);
+  EXPECT_EQ(again->list_runs({}).size(), 1u);
+}
+
+TEST(SqliteStore, FiltersByClusterSinceBenchmarkAndHost) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  for (int i = 0; i < 6; ++i)
+    store->add_run(random_run(i % 2 ? "odd" : "even", "2026-01-0" + std::to_string(i + 1) + "T12:00:00Z"));
+  EXPECT_EQ(store->list_runs({"odd", ""}).size(), 3u);
+  EXPECT_EQ(store->list_runs({"", "2026-01-04"}).size(), 3u);
+  EXPECT_EQ(store->list_runs({"even", "2026-01-04"}).size(), 1u);
+  EXPECT_EQ(store->row_points({"stream.triad", "", "odd", "", ""}).size(), 3u);
+  EXPECT_TRUE(store->row_points({"all_reduce", "", "", "", ""}).empty());
+  EXPECT_EQ(store->rank_points({"", "", "", "node0", ""}).size(), 12u);
+  EXPECT_TRUE(store->rank_points({"", "", "", "node9", ""}).empty());
+  const auto rows = store->row_points({});
+  for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_LE(rows[i - 1].created_utc, rows[i].created_utc);
+}
+
+TEST(SqliteStore, AFailedWriteLeavesTheStoreAsItWas) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  const auto first = random_run("c1", "2026-01-01T00:00:00Z");
+  store->add_run(first);
+  auto broken = random_run("c1", "2026-01-02T00:00:00Z");
+  broken.ranks[1].row_index = 7;  // a rank of a row the run lacks: the foreign key fails mid-transaction
+  EXPECT_THROW(store->add_run(broken), Error);
+  EXPECT_EQ(store->list_runs({}).size(), 1u);
+  EXPECT_EQ(store->rank_points({}).size(), 2u);
+  broken.ranks[1].row_index = 0;  // the same run, now sound, is stored: nothing of the failed try remains
+  EXPECT_TRUE(store->add_run(broken));
+  EXPECT_EQ(store->list_runs({}).size(), 2u);
+}
+
+TEST(SqliteStore, VersionOneFilesAreStoredLikeVersionTwo) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  const auto v1 = testing_doc::minimal_v1_result_doc();
+  const auto run = make_run_record(result_from_json("v1", v1), sha256_hex(v1.dump()));
+  EXPECT_EQ(run.file_version, 1);
+  ASSERT_TRUE(store->add_run(run));
+  const auto rows = store->row_points({"stream.triad", "", "", "", ""});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*rows[0].value, *testing_doc::sample_row().aggregate);
+  EXPECT_EQ(store->rank_points({"", "", "", "node0", ""}).size(), 2u);
+}
+
+TEST(SqliteStore, OutliersAndHealthVerdictsKept) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  LoadedResult loaded = result_from_json("test", testing_doc::minimal_result_doc());
+  loaded.doc["analysis"] = {{"outliers", {{{"hosts", {"n3", "n4"}}, {"kind", "node_pair"}, {"below_median", 0.9}}}}};
+  loaded.doc["health"] = {{"gpus", {{{"rank", 1}, {"host", "n3"}, {"gpu", 0}, {"verdict", "FAIL"}, {"line", "n3 GPU 0: XID 79"}}}}};
+  const auto run = make_run_record(loaded, sha256_hex("outliers and health"));
+  ASSERT_TRUE(store->add_run(run));
+  const auto outliers = store->outliers(run.id);
+  ASSERT_EQ(outliers.size(), 1u);
+  EXPECT_EQ(outliers[0].hosts, "n3,n4");
+  EXPECT_EQ(nlohmann::json::parse(outliers[0].detail)["kind"], "node_pair");
+  const auto health = store->health(run.id);
+  ASSERT_EQ(health.size(), 1u);
+  EXPECT_EQ(health[0].host, "n3");
+  EXPECT_EQ(health[0].verdict, "FAIL");
+  EXPECT_EQ(health[0].rank, 1);
+  EXPECT_TRUE(store->outliers("no such run").empty());
+}
+
+TEST(SqliteStore, NewerSchemaRefusedWithItsVersion) {
+  TempDir dir;
+  open_store(dir.url("h.db"), true);
+  {
+    auto db = open_sqlite(parse_store_url(dir.url("h.db")), false);
+    db->exec("UPDATE gpuscale_meta SET value = '9' WHERE key = 'schema_version'");
+  }
+  try {
+    open_store(dir.url("h.db"), false);
+    FAIL() << "a store at schema version 9 was opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find("schema version 9 is newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SqliteStore, AnotherApplicationsDatabaseIsRefused) {
+  TempDir dir;
+  {
+    auto db = open_sqlite(parse_store_url(dir.url("other.db")), true);
+    db->exec("CREATE TABLE invoices (id INTEGER PRIMARY KEY)");
+  }
+  try {
+    open_store(dir.url("other.db"), true);
+    FAIL() << "another application's database was migrated";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find("not a gpuscale history"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SqliteStore, AReadOnlyStoreCanBeQueried) {
+  TempDir dir;
+  open_store(dir.url("h.db"), true)->add_run(random_run("c1", "2026-01-01T00:00:00Z"));
+  auto ro = "sqlite://" + (dir.path / "h.db").string();
+  fs::permissions(dir.path / "h.db", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  // (root reads and writes it anyway: the query must work either way, and add nothing)
+  EXPECT_EQ(open_store(ro, false)->list_runs({}).size(), 1u);
+}
+
+TEST(SqliteStore, MissingDamagedAndUnwritableStores) {
+  TempDir dir;
+  try {
+    open_store(dir.url("absent.db"), false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 3) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path / "absent.db"));  // a query creates nothing
+  std::ofstream(dir.path / "junk.db") << std::string(4096, 'x');
+  try {
+    open_store(dir.url("junk.db"), false);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a database"), std::string::npos) << e.what();
+  }
+  try {
+    open_store("sqlite://" + (dir.path / "no" / "such" / "h.db").string(), true);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 3) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gpuscale::history
