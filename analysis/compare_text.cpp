@@ -129,8 +129,8 @@ std::string format_comparison(const Comparison& c, const CompareView& view) {
                                       "on absolute values"
                                     : "same device models: rows are judged on absolute values",
                     width);
-  out += wrap_words(fmt::format("threshold {:.1f}%; B/A range: where the repetitions (min..max, a confidence interval of each "
-                                "median) let B/A lie; a regression when all of it is worse than the threshold, inconclusive "
+  out += wrap_words(fmt::format("threshold {:.1f}%; B/A range: where the repetitions (a confidence interval of each median) "
+                                "let B/A lie; a regression when all of it is worse than the threshold, inconclusive "
                                 "when it crosses the threshold (docs/analysis.md){}",
                                 c.threshold * 100, view.only_changes ? "; only changed rows shown (--only-changes)" : ""),
                     width);
