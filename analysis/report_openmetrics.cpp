@@ -17,6 +17,7 @@
 #include "analysis/escape.h"
 #include "analysis/report.h"
 #include "core/error.h"
+#include "core/utc_time.h"
 
 namespace gpuscale {
 namespace {
@@ -110,12 +111,6 @@ BaseUnit base_unit(const std::string& unit) {
   return {name.empty() ? "value" : name, 1};
 }
 
-std::optional<double> epoch_seconds(const std::string& utc) {
-  std::tm tm{};
-  if (!::strptime(utc.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return std::nullopt;
-  return static_cast<double>(::timegm(&tm));
-}
-
 }  // namespace
 
 std::string report_openmetrics(const std::vector<FileReport>& files) {
@@ -161,7 +156,7 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
         {{"cluster", f.run.cluster}, {"run", run}, {"backend", backend}, {"version", d["tool"]["version"].get<std::string>()},
          {"commit", d["tool"]["commit"].get<std::string>()}, {"device", models}},
         1);
-    if (auto t = epoch_seconds(d["created_utc"].get<std::string>())) add(fam[run_timestamp], {{"cluster", f.run.cluster}, {"run", run}}, *t);
+    if (auto t = utc_epoch_seconds(d["created_utc"].get<std::string>())) add(fam[run_timestamp], {{"cluster", f.run.cluster}, {"run", run}}, *t);
     add(fam[run_valid], {{"cluster", f.run.cluster}, {"run", run}}, d["summary"]["valid"].get<bool>() ? 1 : 0);
     // Which device a rank measured on: a GPU's index on a GPU backend; a CPU rank is its rank.
     auto device = [&](Labels l, int rank, const std::string& host, int index) {

@@ -88,15 +88,6 @@ ClusterName cluster_name(const std::string& flag, const std::map<std::string, st
   return {host, "hostname"};
 }
 
-std::string utc_timestamp(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string path_component(std::string_view text, std::string_view fallback) {
   std::string safe;
   for (char ch : text) {

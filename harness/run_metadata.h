@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/utc_time.h"  // utc_timestamp, for the callers of this header
 #include "harness/plan.h"
 #include "kernels/device.h"
 #include "peaks/peaks.h"
@@ -41,8 +42,6 @@ struct ClusterName {
 ClusterName cluster_name(const std::string& flag, const std::map<std::string, std::string>& env,
                          const std::string& host);
 
-// 2026-11-29T18:00:00Z
-std::string utc_timestamp(std::chrono::system_clock::time_point t);
 // `text` reduced to a safe file-name part: every character outside [A-Za-z0-9._-] becomes '_', and a
 // leading '.' (or nothing) gets `fallback` before it, so no part is empty, hidden, "." or "..".
 std::string path_component(std::string_view text, std::string_view fallback);

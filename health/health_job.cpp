@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "gpuscale_version.h"
+#include "core/utc_time.h"
 #include "health/consistency.h"
 
 namespace gpuscale::health {
@@ -20,15 +21,6 @@ int rank_of(int code) {  // higher is worse
     case 2: return 3;  // FAIL
     default: return 4;  // could not check (5), or anything unexpected
   }
-}
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string verdict_of(int code) {
@@ -110,7 +102,7 @@ JobHealth combine_node_reports(const std::vector<nlohmann::json>& nodes, const T
   job.doc = {{"schema", "gpuscale.health"},
              {"schema_version", 1},
              {"tool", {{"name", "gpuscale"}, {"version", GPUSCALE_VERSION}, {"commit", GPUSCALE_GIT_COMMIT}}},
-             {"created_utc", utc_now()},
+             {"created_utc", utc_timestamp(std::chrono::system_clock::now())},
              {"exit_code", job.exit_code},
              {"verdict", verdict_of(job.exit_code)},
              {"nodes", nodes},

@@ -10,6 +10,7 @@
 #include "analysis/escape.h"
 #include "analysis/svg_chart.h"
 #include "core/error.h"
+#include "core/utc_time.h"
 #include "history/history_text.h"
 
 namespace gpuscale::history {
@@ -20,11 +21,7 @@ constexpr std::size_t kMaxCharts = 60;  // a large store: the first charts, and 
 std::string h(const std::string& s) { return html_escape(s); }
 
 // Seconds since the epoch of "YYYY-MM-DDTHH:MM:SSZ" (0 when it is not one).
-double epoch_of(const std::string& utc) {
-  std::tm tm{};
-  if (!strptime(utc.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return 0;
-  return static_cast<double>(timegm(&tm));
-}
+double epoch_of(const std::string& utc) { return utc_epoch_seconds(utc).value_or(0); }
 
 std::string date_text(double epoch) {
   const std::time_t t = static_cast<std::time_t>(epoch);

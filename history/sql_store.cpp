@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/utc_time.h"
 #include "history/history_store.h"
 #include "history/schema_migrations.h"
 #include "history/sql_connection.h"
@@ -23,15 +24,6 @@ SqlValue real(std::optional<double> v) { return v ? SqlValue(fmt::format("{}", *
 std::string str(const SqlValue& v) { return v.value_or(""); }
 int to_int(const SqlValue& v) { return v ? std::stoi(*v) : 0; }
 std::optional<double> to_real(const SqlValue& v) { return v ? std::optional<double>(std::stod(*v)) : std::nullopt; }
-
-std::string now_utc() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string join(const std::vector<std::string>& v) {
   nlohmann::json j = v;
@@ -156,7 +148,7 @@ class SqlStore final : public HistoryStore {
         {text(run.id), text(run.created_utc), run.finished_utc.empty() ? std::nullopt : text(run.finished_utc),
          text(run.cluster), text(run.backend), text(run.tool_version), text(run.slurm_job_id),
          number(run.file_version), text(join(run.hosts)), text(run.software), text(run.environment), text(run.source),
-         text(now_utc())});
+         text(utc_timestamp(std::chrono::system_clock::now()))});
     if (inserted.empty()) {
       tx.rollback();
       return false;

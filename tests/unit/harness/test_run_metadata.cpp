@@ -154,14 +154,6 @@ TEST(Metadata, ClusterNamePrecedence) {
   EXPECT_EQ(c.source, "hostname");
 }
 
-TEST(Metadata, UtcTimestamps) {
-  EXPECT_EQ(utc_timestamp(system_clock::time_point{}), "1970-01-01T00:00:00Z");
-  EXPECT_EQ(utc_timestamp(sys_days{year{2026} / November / 29} + hours{18}), "2026-11-29T18:00:00Z");
-  EXPECT_EQ(utc_timestamp(system_clock::time_point{seconds{951868799}}), "2000-02-29T23:59:59Z");
-  // Sub-second parts are dropped, not rounded.
-  EXPECT_EQ(utc_timestamp(sys_days{year{2024} / January / 1} + milliseconds{999}), "2024-01-01T00:00:00Z");
-}
-
 TEST(Metadata, DefaultResultPath) {
   const auto t = sys_days{year{2026} / November / 29} + hours{18} + minutes{5} + seconds{9};
   EXPECT_EQ(default_result_path("alps", t, ""), "results/alps-20261129T180509Z.json");

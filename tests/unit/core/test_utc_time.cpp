@@ -1,0 +1,33 @@
+// core/utc_time: the one form every file and store writes times in, and its reader.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+
+#include "core/utc_time.h"
+
+namespace gpuscale {
+namespace {
+
+using namespace std::chrono;
+
+TEST(UtcTime, TimestampsAndTheirReader) {
+  EXPECT_EQ(utc_timestamp(system_clock::time_point{}), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(utc_timestamp(sys_days{year{2026} / November / 29} + hours{18}), "2026-11-29T18:00:00Z");
+  EXPECT_EQ(utc_timestamp(system_clock::time_point{seconds{951868799}}), "2000-02-29T23:59:59Z");
+  // Sub-second parts are dropped, not rounded.
+  EXPECT_EQ(utc_timestamp(sys_days{year{2024} / January / 1} + milliseconds{999}), "2024-01-01T00:00:00Z");
+  // Read back to the second, for random times from 1970 to 2100.
+  std::mt19937_64 rng(std::random_device{}());
+  for (int i = 0; i < 200; ++i) {
+    const auto s = std::uniform_int_distribution<long long>(0, 4102444800LL)(rng);
+    const auto text = utc_timestamp(system_clock::time_point{seconds{s}});
+    ASSERT_TRUE(utc_epoch_seconds(text).has_value()) << text;
+    EXPECT_EQ(*utc_epoch_seconds(text), static_cast<double>(s)) << text;
+  }
+  for (const char* bad : {"", "2026-11-29", "2026-11-29T18:00:00", "2026-11-29T18:00:00Zjunk", "yesterday"})
+    EXPECT_FALSE(utc_epoch_seconds(bad).has_value()) << bad;
+}
+
+}  // namespace
+}  // namespace gpuscale
