@@ -56,7 +56,7 @@ OutlierFloor outlier_floor(const std::vector<OutlierSample>& samples, const Outl
   // Figures near DBL_MAX can scale the MAD past the largest double: then no value is below the floor,
   // which stays finite (0) so that what is shown of it ("... below the median") is a number.
   if (!std::isfinite(margin)) margin = f.median;
-  f.floor = f.median - margin;
+  f.floor = std::max(0.0, f.median - margin);  // figures are not negative: a floor below 0 holds none
   return f;
 }
 

@@ -49,8 +49,15 @@ class SqliteConnection final : public SqlConnection {
     }
     sqlite3_busy_timeout(db_, kBusyTimeoutMs);
     // WAL: readers do not block the writer; foreign keys: deleting a run deletes its rows (retention).
-    exec("PRAGMA journal_mode=WAL");
-    exec("PRAGMA foreign_keys=ON");
+    // A file that is not a database fails here, where no destructor runs: close it before throwing.
+    try {
+      exec("PRAGMA journal_mode=WAL");
+      exec("PRAGMA foreign_keys=ON");
+    } catch (...) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw;
+    }
   }
   ~SqliteConnection() override { sqlite3_close(db_); }
 
