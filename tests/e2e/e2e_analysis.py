@@ -539,13 +539,22 @@ def case_back_to_back():
         expect_code(p, 0, f"back-to-back run {i}")
         runs.append(path)
     a, b = runs
+    # Whether two real runs agree depends on the machine's load between them (a loaded CI machine can
+    # halve a STREAM row from one run to the next), so no exit code is asserted for the pair: compare
+    # must give exactly the regressions the noise rule (written again in Python) finds in the two files.
+    # That back-to-back runs compare clean on a quiet machine is a measurement (docs/measurements.md,
+    # "Comparison noise"), not a test.
     p = gs("compare", a, b)
-    expect_code(p, 0, "compare of two back-to-back --reps 10 runs")
+    pair = expected_regressions(load(a), load(b))
+    expect_code(p, 1 if pair else 0, f"compare of two back-to-back --reps 10 runs ({len(pair)} row(s) the rule flags)")
     expect_width(p, 80, "compare")
-    if any("REGRESSION" in l for l in p.stdout.splitlines()):
-        fail(f"a regression between back-to-back runs: {p.stdout}")
-    if not re.search(r"\n\d+ matched: 0 regression, \d+ improvement, \d+ same, \d+ inconclusive", p.stdout):
+    shown = [l for l in table_lines(p.stdout) if l.rstrip().endswith("REGRESSION") or "REGRESSION (" in l]
+    if len(shown) != len(pair):
+        fail(f"{len(shown)} regression(s) shown between back-to-back runs, the noise rule gives {len(pair)}: {p.stdout}")
+    if not re.search(r"\n\d+ matched: %d regression, \d+ improvement, \d+ same, \d+ inconclusive" % len(pair), p.stdout):
         fail(f"no summary line of the verdicts: {p.stdout}")
+    if pair:
+        print(f"note: {len(pair)} row(s) moved beyond their noise between the two runs (machine load changed)")
     # Rows without a value (a collective at 1 GPU) are not compared and never regress.
     doc_b = load(b)
     # Every value of the second run 20% worse, spreads kept: the rule (written again in Python) names
