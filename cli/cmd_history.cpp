@@ -74,11 +74,14 @@ int list_runs(const HistoryFlags& f) {
 }
 
 // The series a trend or a regression query names: rows, or one host's / GPU's values in them.
-std::vector<Series> query_series(HistoryStore& store, const HistoryFlags& f, bool hosts_too) {
-  RowQuery q{f.benchmark, "", f.cluster, f.node, f.gpu};
+// hosts_from: with hosts_too, every host's series from the runs at or after it (regression_horizon).
+std::vector<Series> query_series(HistoryStore& store, const HistoryFlags& f, bool hosts_too,
+                                 const std::string& hosts_from = "") {
+  RowQuery q{f.benchmark, "", f.cluster, f.node, f.gpu, ""};
   std::vector<Series> all;
   if (f.node.empty() && f.gpu.empty()) all = row_series(store.row_points(q));
   if (hosts_too || !f.node.empty() || !f.gpu.empty()) {
+    if (hosts_too) q.since = hosts_from;
     auto ranks = rank_series(store.rank_points(q), !f.gpu.empty());
     all.insert(all.end(), std::make_move_iterator(ranks.begin()), std::make_move_iterator(ranks.end()));
   }
@@ -107,9 +110,10 @@ int regressions(const HistoryFlags& f) {
   if (!(f.threshold >= 0 && f.threshold < 1)) throw Error(fmt::format("invalid --threshold {}: a fraction in [0, 1)", f.threshold));
   if (f.baseline_runs == 0) throw Error("invalid --baseline-runs 0: at least 1");
   auto store = open_store(store_url(f), false);
-  const auto series = query_series(*store, f, true);
+  const RegressionRules rules{f.since, f.baseline_runs, f.threshold};
+  const auto series = query_series(*store, f, true, regression_horizon(store->list_runs({f.cluster, ""}), rules));
   if (series.empty()) throw Error(fmt::format("no stored series matches (cluster '{}', benchmark '{}')", f.cluster, f.benchmark));
-  const auto regs = find_regressions(series, {f.since, f.baseline_runs, f.threshold});
+  const auto regs = find_regressions(series, rules);
   if (f.json) fmt::print("{}\n", regressions_json(regs).dump(2));
   else fmt::print("{}", regressions_text(regs, series.size()));
   return regs.empty() ? kExitOk : kExitInvalidResult;  // 1: something got worse (as compare's regressions)
@@ -121,9 +125,7 @@ int export_store(const HistoryFlags& f) {
   auto store = open_store(store_url(f), false);
   const auto runs = store->list_runs({f.cluster, f.since});
   if (runs.empty()) throw Error(fmt::format("no stored run matches (cluster '{}', since '{}')", f.cluster, f.since));
-  std::vector<RowPoint> rows;
-  for (auto& p : store->row_points({"", "", f.cluster, "", ""}))
-    if (f.since.empty() || p.created_utc >= f.since) rows.push_back(std::move(p));
+  const auto rows = store->row_points({"", "", f.cluster, "", "", f.since});
   write_out(f.output, f.format == "json" ? export_json(runs, rows).dump(2) + "\n" : export_csv(rows));
   return kExitOk;
 }

@@ -102,7 +102,9 @@ HistoryReport history_report(HistoryStore& store, const RegressionRules& rules) 
   if (runs.empty()) throw Error("report --history: the store holds no runs");
   const auto rows = row_series(store.row_points({}));
   auto all = rows;
-  auto hosts = rank_series(store.rank_points({}), false);
+  RowQuery recent;
+  recent.since = regression_horizon(runs, rules);  // the hosts' values the rule can use, not the store's age
+  auto hosts = rank_series(store.rank_points(recent), false);
   all.insert(all.end(), hosts.begin(), hosts.end());
   const auto regs = find_regressions(all, rules);
   HistoryReport r;

@@ -56,6 +56,7 @@ struct RowQuery {
   std::string cluster;    // empty: every cluster
   std::string host;       // rank_points only; empty: every host
   std::string gpu;        // rank_points only; empty: every GPU
+  std::string since;      // empty: every run; else runs created at or after it (regression_horizon)
 };
 
 class HistoryStore {

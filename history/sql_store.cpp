@@ -100,6 +100,10 @@ std::string row_where(const RowQuery& q, std::vector<SqlValue>& params, bool ran
   add("r.benchmark", q.benchmark);
   add("r.params", q.params);
   add("u.cluster", q.cluster);
+  if (!q.since.empty()) {
+    params.push_back(q.since);
+    w += fmt::format(" AND u.created_utc >= ${}", params.size());
+  }
   if (ranks) {
     add("k.host", q.host);
     add("k.gpu", q.gpu);

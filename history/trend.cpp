@@ -168,6 +168,28 @@ std::vector<Regression> find_regressions(const std::vector<Series>& series, cons
   return out;
 }
 
+std::string regression_horizon(const std::vector<RunSummary>& runs, const RegressionRules& rules) {
+  std::map<std::string, std::vector<const RunSummary*>> by_cluster;
+  for (const auto& r : runs) by_cluster[r.cluster].push_back(&r);
+  std::optional<std::string> oldest;
+  for (const auto& [_, list] : by_cluster) {
+    std::size_t window = list.size() - 1;
+    if (!rules.since.empty()) {
+      window = list.size();
+      for (std::size_t i = 0; i < list.size(); ++i)
+        if (list[i]->created_utc >= rules.since) {
+          window = i;
+          break;
+        }
+      if (window == list.size()) continue;  // nothing since: no series of this cluster is judged
+    }
+    if (window < rules.baseline_runs) return "";
+    const std::string& first = list[window - rules.baseline_runs]->created_utc;
+    if (!oldest || first < *oldest) oldest = first;
+  }
+  return oldest.value_or(rules.since);  // no cluster has a run since: nothing is judged
+}
+
 bool params_match(const std::string& params_json, const std::string& filter) {
   if (filter.empty()) return true;
   const auto params = nlohmann::json::parse(params_json, nullptr, false);

@@ -75,6 +75,14 @@ struct Regression {
 };
 std::vector<Regression> find_regressions(const std::vector<Series>& series, const RegressionRules& rules);
 
+// The oldest run the rule needs: in each cluster, the K-th of its runs before its window (its runs at
+// or after `since`, or its latest run), the oldest of these over the clusters ("" when a cluster has
+// fewer runs: every run). `runs` in time order (HistoryStore::list_runs). The rank values are read from
+// there on only, so `history regressions` and `report --history` hold (K + the window's runs) x ranks x
+// rows values whatever the store's age. A series that skipped some of those K runs is judged against
+// the values it has among them (docs/history.md).
+std::string regression_horizon(const std::vector<RunSummary>& runs, const RegressionRules& rules);
+
 // "key=value,key=value" against a row's canonical params text: every key present with that value
 // (strings compared as text, numbers by their JSON text). Empty filter: true. Throws gpuscale::Error
 // on a filter item without '='.

@@ -83,10 +83,18 @@ TEST(SqliteStore, FiltersByClusterSinceBenchmarkAndHost) {
   EXPECT_EQ(store->list_runs({"odd", ""}).size(), 3u);
   EXPECT_EQ(store->list_runs({"", "2026-01-04"}).size(), 3u);
   EXPECT_EQ(store->list_runs({"even", "2026-01-04"}).size(), 1u);
-  EXPECT_EQ(store->row_points({"stream.triad", "", "odd", "", ""}).size(), 3u);
-  EXPECT_TRUE(store->row_points({"all_reduce", "", "", "", ""}).empty());
-  EXPECT_EQ(store->rank_points({"", "", "", "node0", ""}).size(), 12u);
-  EXPECT_TRUE(store->rank_points({"", "", "", "node9", ""}).empty());
+  EXPECT_EQ(store->row_points({"stream.triad", "", "odd", "", "", ""}).size(), 3u);
+  EXPECT_TRUE(store->row_points({"all_reduce", "", "", "", "", ""}).empty());
+  EXPECT_EQ(store->rank_points({"", "", "", "node0", "", ""}).size(), 12u);
+  EXPECT_TRUE(store->rank_points({"", "", "", "node9", "", ""}).empty());
+  RowQuery recent;
+  recent.since = "2026-01-05";  // runs 5 and 6: 2 ranks each
+  EXPECT_EQ(store->rank_points(recent).size(), 4u);
+  recent.cluster = "even";  // run 5 alone
+  EXPECT_EQ(store->rank_points(recent).size(), 2u);
+  recent = {};
+  recent.since = "2026-01-04";
+  EXPECT_EQ(store->row_points(recent).size(), 3u);
   const auto rows = store->row_points({});
   for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_LE(rows[i - 1].created_utc, rows[i].created_utc);
 }
@@ -113,10 +121,10 @@ TEST(SqliteStore, VersionOneFilesAreStoredLikeVersionTwo) {
   const auto run = make_run_record(result_from_json("v1", v1), sha256_hex(v1.dump()));
   EXPECT_EQ(run.file_version, 1);
   ASSERT_TRUE(store->add_run(run));
-  const auto rows = store->row_points({"stream.triad", "", "", "", ""});
+  const auto rows = store->row_points({"stream.triad", "", "", "", "", ""});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(*rows[0].value, *testing_doc::sample_row().aggregate);
-  EXPECT_EQ(store->rank_points({"", "", "", "node0", ""}).size(), 2u);
+  EXPECT_EQ(store->rank_points({"", "", "", "node0", "", ""}).size(), 2u);
 }
 
 TEST(SqliteStore, OutliersAndHealthVerdictsKept) {

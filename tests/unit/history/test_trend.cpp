@@ -119,6 +119,72 @@ TEST(Trend, HostSeriesAreTheMedianOfTheHostsRanksInIndependentRowsOnly) {
   EXPECT_DOUBLE_EQ(series[1].points[1].value, 70);  // run 1: median of 60 and 80
 }
 
+RunSummary run_on(const std::string& cluster, int day) {
+  RunSummary r;
+  r.id = fmt::format("{}-{:02}", cluster, day);
+  r.created_utc = fmt::format("2026-01-{:02}T00:00:00Z", day);
+  r.cluster = cluster;
+  return r;
+}
+
+TEST(Trend, RegressionHorizonIsTheKthRunBeforeEachClustersWindow) {
+  std::vector<RunSummary> runs;  // c1 every day 1-10, c2 on days 3-6: in time order
+  for (int day = 1; day <= 10; ++day) {
+    runs.push_back(run_on("c1", day));
+    if (day >= 3 && day <= 6) runs.push_back(run_on("c2", day));
+  }
+  // Since day 8: c1's window starts at its 8th run, 3 before it is day 5; c2 has nothing since.
+  EXPECT_EQ(regression_horizon(runs, {"2026-01-08", 3, 0.1}), "2026-01-05T00:00:00Z");
+  // The latest runs: c1's day 10 (3 before: day 7), c2's day 6 (3 before: day 3); the older wins.
+  EXPECT_EQ(regression_horizon(runs, {"", 3, 0.1}), "2026-01-03T00:00:00Z");
+  EXPECT_EQ(regression_horizon(runs, {"", 4, 0.1}), "");  // c2 has only 3 runs before its latest
+  EXPECT_EQ(regression_horizon(runs, {"2026-02-01", 3, 0.1}), "2026-02-01");  // nothing since anywhere
+  EXPECT_EQ(regression_horizon({}, {"", 5, 0.1}), "");
+}
+
+TEST(Trend, HostSeriesFromTheHorizonOnAreJudgedAsFromTheWholeStore) {
+  // Twenty runs of 4 ranks on 2 hosts, random values; n1 slowed from run 15 on. The rule over the
+  // rank values from the horizon on names exactly what it names over all of them.
+  std::uniform_real_distribution<double> level(10, 1000), jitter(-0.03, 0.03);
+  const double base = level(rng());
+  std::vector<RankPoint> all;
+  std::vector<RunSummary> runs;
+  for (int run = 0; run < 20; ++run) {
+    RunSummary r;
+    r.id = fmt::format("run{:02}", run);
+    r.created_utc = row(run, 0).created_utc;
+    r.cluster = "c1";
+    runs.push_back(r);
+    for (int rank = 0; rank < 4; ++rank) {
+      const bool slow = rank >= 2 && run >= 15;
+      all.push_back({row(run, 0), rank < 2 ? "n0" : "n1", "-", rank, base * (slow ? 0.4 : 1) * (1 + jitter(rng())), true,
+                     0.02, 0.02, 5});
+    }
+  }
+  const std::vector<std::pair<std::string, std::size_t>> cases = {
+      {"", 5}, {runs[15].created_utc, 5}, {runs[15].created_utc, 3}, {runs[12].created_utc, 5}};
+  for (const auto& [since, runs_k] : cases) {
+    const RegressionRules rules{since, runs_k, 0.1};
+    const std::string horizon = regression_horizon(runs, rules);
+    ASSERT_FALSE(horizon.empty());
+    std::vector<RankPoint> recent;
+    for (const auto& k : all)
+      if (k.row.created_utc >= horizon) recent.push_back(k);
+    EXPECT_LT(recent.size(), all.size());
+    const auto whole = rank_series(all, false), bounded = rank_series(recent, false);
+    const auto a = find_regressions(whole, rules), b = find_regressions(bounded, rules);
+    // Without --since the latest run is judged against runs 14-18, mostly slow already: nothing.
+    ASSERT_EQ(a.size(), since.empty() ? 0u : 1u) << "since " << since;
+    ASSERT_EQ(b.size(), a.size()) << "since " << since;
+    if (a.empty()) continue;
+    EXPECT_EQ(b[0].series->key.host, "n1");
+    EXPECT_EQ(b[0].changed->run_id, "run15");
+    EXPECT_EQ(b[0].changed->run_id, a[0].changed->run_id);
+    EXPECT_DOUBLE_EQ(b[0].baseline.median, a[0].baseline.median);
+    EXPECT_DOUBLE_EQ(b[0].change.ratio, a[0].change.ratio);
+  }
+}
+
 TEST(Trend, SoftwareChangesNameEachVersion) {
   EXPECT_EQ(software_changes({{"driver", "1"}, {"nccl", "2"}}, {{"driver", "1"}, {"nccl", "3"}, {"cuda_runtime", "13.0"}}),
             (std::vector<std::string>{"cuda_runtime - -> 13.0", "nccl 2 -> 3"}));
