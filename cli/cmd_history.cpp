@@ -1,4 +1,4 @@
-// gpuscale history add|list|trend|regressions|export: result files kept in a database (docs/history.md).
+// gpuscale history add|list|trend|regressions|export|prune: result files kept in a database (docs/history.md).
 // The store is --store URL or GPUSCALE_STORE: sqlite:///path/history.db or postgresql://user@host/db.
 #include <cstdlib>
 #include <fstream>
@@ -19,12 +19,12 @@ namespace {
 using namespace history;
 
 struct HistoryFlags {
-  std::string store, cluster, since, benchmark, params, node, gpu, format = "json", output;
+  std::string store, cluster, since, before, benchmark, params, node, gpu, format = "json", output;
   std::vector<std::string> files;
   int gpus = 0;
   std::size_t baseline_runs = 5;
   double threshold = 0.1;
-  bool json = false;
+  bool json = false, dry_run = false;
 };
 
 std::string store_url(const HistoryFlags& f) {
@@ -33,12 +33,13 @@ std::string store_url(const HistoryFlags& f) {
   throw Error("no store: give --store URL or set GPUSCALE_STORE (e.g. sqlite:///var/lib/gpuscale/history.db)");
 }
 
-// --since: a date or a UTC time as result files write them; compared as text with created_utc.
-void check_since(const std::string& since) {
+// --since, --before: a date or a UTC time as result files write them; compared as text with created_utc.
+void check_date(const char* flag, const std::string& value) {
   static const std::regex date(R"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?Z?)?)");
-  if (!since.empty() && !std::regex_match(since, date))
-    throw Error(fmt::format("invalid --since '{}': use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", since));
+  if (!value.empty() && !std::regex_match(value, date))
+    throw Error(fmt::format("invalid {} '{}': use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", flag, value));
 }
+void check_since(const std::string& since) { check_date("--since", since); }
 
 void write_out(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
@@ -130,6 +131,31 @@ int export_store(const HistoryFlags& f) {
   return kExitOk;
 }
 
+// Retention (docs/history.md, "Size and retention"): exit 0 when nothing is that old, so a nightly
+// `prune --before $(date -d '-1 year' +%F)` does not fail.
+int prune(const HistoryFlags& f) {
+  if (f.before.empty()) throw Error("history prune needs --before DATE: the runs created before it are deleted");
+  check_date("--before", f.before);
+  auto store = open_store(store_url(f), false);
+  std::vector<RunSummary> old;
+  std::size_t kept = 0;
+  for (auto& r : store->list_runs({f.cluster, ""})) {
+    if (r.created_utc < f.before) old.push_back(std::move(r));
+    else ++kept;
+  }
+  const std::string which = f.cluster.empty() ? "" : fmt::format(" of cluster {}", term_text(f.cluster));
+  if (f.dry_run) {
+    fmt::print("would delete {} run{}{} created before {} ({} kept){}\n", old.size(), old.size() == 1 ? "" : "s", which,
+               f.before, kept, old.empty() ? "" : ":");
+    if (!old.empty()) fmt::print("{}", runs_text(old));
+    return kExitOk;
+  }
+  const std::size_t gone = store->delete_runs({f.cluster, f.before});
+  fmt::print("deleted {} run{}{} created before {} with their rows and rank values ({} kept)\n", gone,
+             gone == 1 ? "" : "s", which, f.before, kept);
+  return kExitOk;
+}
+
 CLI::App* sub(CLI::App* history, const char* name, const char* help, Action& action,
               const std::shared_ptr<HistoryFlags>& flags, int (*fn)(const HistoryFlags&)) {
   auto* cmd = history->add_subcommand(name, help);
@@ -172,6 +198,10 @@ void add_history_command(CLI::App& app, Action& action) {
   auto* tr = sub(h, "trend", "a row's values over time, with the noise band", action, flags, trend);
   auto* reg = sub(h, "regressions", "rows and hosts whose latest value is worse than their baseline", action, flags, regressions);
   auto* ex = sub(h, "export", "write the stored runs and rows as JSON or CSV", action, flags, export_store);
+  auto* pr = sub(h, "prune", "delete the runs created before a date (retention)", action, flags, prune);
+  pr->add_option("--before", flags->before, "delete the runs created before DATE (UTC)")->required();
+  pr->add_option("--cluster", flags->cluster, "only this cluster's runs");
+  pr->add_flag("--dry-run", flags->dry_run, "list the runs that would be deleted; delete nothing");
   for (auto* c : {list, tr, reg, ex}) c->add_option("--cluster", flags->cluster, "only this cluster's runs");
   for (auto* c : {list, reg, ex}) c->add_option("--since", flags->since, "runs created at or after DATE (UTC)");
   tr->add_option("--benchmark,-b", flags->benchmark, "benchmark key (stream.triad, all_reduce, ...)")->required();

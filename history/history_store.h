@@ -23,6 +23,12 @@ struct RunSummary {
   int rows = 0;
 };
 
+// history prune: the runs created before `before` (ISO 8601 text order), of one cluster or all.
+struct PruneFilter {
+  std::string cluster;  // empty: every cluster
+  std::string before;   // required
+};
+
 struct RunFilter {
   std::string cluster;  // empty: every cluster
   std::string since;    // empty: every run; else runs created at or after it (ISO 8601 text order)
@@ -70,6 +76,9 @@ class HistoryStore {
   virtual std::vector<RankPoint> rank_points(const RowQuery& query) = 0;
   virtual std::vector<OutlierRecord> outliers(const std::string& run_id) = 0;
   virtual std::vector<HealthRecord> health(const std::string& run_id) = 0;
+  // Deletes the runs the filter names with their rows, rank values, outliers and health verdicts, in
+  // one transaction; returns how many runs went.
+  virtual std::size_t delete_runs(const PruneFilter& filter) = 0;
 };
 
 // Opens (and migrates) the store at `url`. create: make the SQLite file when it does not exist (add,

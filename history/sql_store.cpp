@@ -234,6 +234,23 @@ class SqlStore final : public HistoryStore {
     return out;
   }
 
+  std::size_t delete_runs(const PruneFilter& f) override {
+    if (f.before.empty()) throw Error("history prune: no date to delete runs before");
+    SqlConnection& db = *db_;
+    db.begin_write();
+    Transaction tx(db);
+    std::vector<SqlValue> params{text(f.before)};
+    std::string sql = "DELETE FROM runs WHERE created_utc < $1";
+    if (!f.cluster.empty()) {
+      params.push_back(text(f.cluster));
+      sql += " AND cluster = $2";
+    }
+    // Rows, rank values, outliers and health verdicts go with their run (ON DELETE CASCADE).
+    const auto gone = db.exec(sql + " RETURNING id", params);
+    tx.commit();
+    return gone.size();
+  }
+
   std::vector<OutlierRecord> outliers(const std::string& run_id) override {
     std::vector<OutlierRecord> out;
     for (const auto& s : db_->exec("SELECT hosts, detail FROM outliers WHERE run_id = $1 ORDER BY idx", {run_id}))

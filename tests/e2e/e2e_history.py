@@ -7,7 +7,8 @@ or the server cannot be installed, like the Slurm tests).
                beta = b1,b2; odd runs alpha, even runs beta), host b2 slowed 10^6 x
                (GPUSCALE_TEST_FAULT=slow-host:b2:1000000) from the sixth run on; every run adds itself to a
                SQLite store with `run --store`.
-  sqlite, postgres: the ten files added (and added again: nothing changes); list, trend, export;
+  sqlite, postgres: the ten files added (and added again: nothing changes); list, trend, export,
+               prune (beta's runs before run 6 go, nothing else changes);
                `history regressions --since <run 6>` names host b2, beta's stream.triad rows that
                include b2, run 6 as where it changed, and nothing else; report --history draws it.
   concurrency_sqlite: two processes add the ten files to one SQLite file at once;
@@ -204,7 +205,24 @@ def scenario(url):
     csv = gs("history", "export", "--store", url, "--format", "csv", check=0).stdout
     if csv.count("\n") != 21 or not csv.startswith("run,created_utc,cluster,benchmark"):
         fail(f"export csv: {csv.count(chr(10))} lines")
-    print(f"ok: {url.split(':')[0]}: 10 runs once, regressions name {SLOW} and run 6 ({len(regs)} series), trend and export")
+    prune(url, m, ids)
+    print(f"ok: {url.split(':')[0]}: 10 runs once, regressions name {SLOW} and run 6 ({len(regs)} series), trend, export, prune")
+
+
+def prune(url, m, ids):
+    """Retention: beta's runs before run 6 (runs 2 and 4) go, with their rows; nothing else changes."""
+    before = m["runs"][5]["created_utc"]
+    kept = [r for r in export(url) if r["cluster"] != "beta" or r["created_utc"] >= before]
+    p = gs("history", "prune", "--store", url, "--before", before, "--cluster", "beta", "--dry-run", check=0)
+    if not p.stdout.startswith("would delete 2 runs of cluster beta") or ids["run02.json"][:12] not in p.stdout or \
+            ids["run04.json"][:12] not in p.stdout or len(export(url)) != 10:
+        fail(f"prune --dry-run: {p.stdout}")
+    p = gs("history", "prune", "--store", url, "--before", before, "--cluster", "beta", check=0)
+    if not p.stdout.startswith("deleted 2 runs of cluster beta") or export(url) != kept:
+        fail(f"prune --before run 6 --cluster beta: {p.stdout}, {len(export(url))} runs left")
+    p = gs("history", "prune", "--store", url, "--before", "2000-01-01", check=0)
+    if not p.stdout.startswith("deleted 0 runs") or len(export(url)) != 8:
+        fail(f"prune of nothing: {p.stdout}")
 
 
 def case_sqlite():
@@ -407,6 +425,8 @@ def case_bad_input():
     one_line(gs("history", "trend", "--store", good, "-b", "no.such.benchmark"), 2, "no stored series")
     one_line(gs("history", "list", "--store", good, "--cluster", "nosuch"), 2, "no stored run")
     one_line(gs("history", "list", "--store", good, "--since", "last tuesday"), 2, "invalid --since")
+    one_line(gs("history", "prune", "--store", good, "--before", "last tuesday"), 2, "invalid --before")
+    one_line(gs("history", "prune", "--store", good), 2, "--before")
     newer = sqlite_url("newer.db")
     gs("history", "add", "--store", newer, run1, check=0)
     with sqlite3.connect(work("newer.db")) as db:

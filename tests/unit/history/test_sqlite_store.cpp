@@ -99,6 +99,24 @@ TEST(SqliteStore, FiltersByClusterSinceBenchmarkAndHost) {
   for (std::size_t i = 1; i < rows.size(); ++i) EXPECT_LE(rows[i - 1].created_utc, rows[i].created_utc);
 }
 
+TEST(SqliteStore, PruneDeletesOldRunsWithEverythingOfThem) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  for (int i = 0; i < 6; ++i)  // even on days 1, 3, 5; odd on days 2, 4, 6
+    store->add_run(random_run(i % 2 ? "odd" : "even", "2026-01-0" + std::to_string(i + 1) + "T12:00:00Z"));
+  const auto odd_ranks = store->rank_points({"", "", "odd", "", "", ""}).size();
+  EXPECT_EQ(store->delete_runs({"odd", "2026-01-04"}), 1u);  // day 2; day 4 is not before 2026-01-04
+  EXPECT_EQ(store->list_runs({"odd", ""}).size(), 2u);
+  EXPECT_EQ(store->list_runs({"even", ""}).size(), 3u);
+  EXPECT_EQ(store->rank_points({"", "", "odd", "", "", ""}).size(), odd_ranks - 2);  // its 2 rank values went too
+  EXPECT_EQ(store->delete_runs({"", "2026-01-01"}), 0u);
+  EXPECT_EQ(store->delete_runs({"", "2027-01-01"}), 5u);
+  EXPECT_TRUE(store->list_runs({}).empty());
+  EXPECT_TRUE(store->rank_points({}).empty());
+  EXPECT_TRUE(store->row_points({}).empty());
+  EXPECT_THROW(store->delete_runs({"", ""}), Error);  // never "every run" by omission
+}
+
 TEST(SqliteStore, AFailedWriteLeavesTheStoreAsItWas) {
   TempDir dir;
   auto store = open_store(dir.url("h.db"), true);
