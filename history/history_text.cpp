@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/number_text.h"
 
 namespace gpuscale::history {
 namespace {
@@ -55,10 +56,11 @@ std::string trend_text(const std::vector<Series>& series, std::size_t k) {
       const auto& p = s.points[i];
       const auto base = baseline_before(s, i, k);
       const std::string band = p.band.known()
-                                   ? fmt::format("[{:.4g}, {:.4g}]", p.value * (1 - p.band.down), p.value * (1 + p.band.up))
+                                   ? fmt::format("[{}, {}]", figure_text(p.value * (1 - p.band.down)), figure_text(p.value * (1 + p.band.up)))
                                    : "unknown";
-      std::string line = fmt::format("  {:<20}  {:<12}  {:>12.4g}  {:>25}  {:>12}  {}", t(p.created_utc), short_id(p.run_id),
-                                     p.value, band, base ? fmt::format("{:.4g}", base->median) : "-", t(join(p.changes, "; ")));
+      std::string line = fmt::format("  {:<20}  {:<12}  {:>12}  {:>25}  {:>12}  {}", t(p.created_utc), short_id(p.run_id),
+                                     figure_text(p.value), band, base ? figure_text(base->median) : "-",
+                                     t(join(p.changes, "; ")));
       while (line.back() == ' ') line.pop_back();
       out += line + "\n";
     }
@@ -86,8 +88,9 @@ std::string regressions_text(const std::vector<Regression>& regs, std::size_t se
   std::string out;
   for (const auto& r : regs) {
     const auto& k = r.series->key;
-    out += fmt::format("REGRESSION {} (cluster {}): {:.4g} {} against a baseline of {:.4g} (median of {} run{}): {} [{}, {}]\n",
-                       t(series_label(k)), t(k.cluster), r.latest->value, t(r.series->unit), r.baseline.median, r.baseline.runs,
+    out += fmt::format("REGRESSION {} (cluster {}): {} {} against a baseline of {} (median of {} run{}): {} [{}, {}]\n",
+                       t(series_label(k)), t(k.cluster), figure_text(r.latest->value), t(r.series->unit),
+                       figure_text(r.baseline.median), r.baseline.runs,
                        r.baseline.runs == 1 ? "" : "s", percent(r.change.ratio), percent(r.change.lo),
                        std::isfinite(r.change.hi) ? percent(r.change.hi) : "inf");
     out += fmt::format("  changed in run {} ({}){}\n", short_id(r.changed->run_id), t(r.changed->created_utc),
