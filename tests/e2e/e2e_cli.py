@@ -187,11 +187,7 @@ def case_openmetrics():
 
 def parse():
     global ARGS
-    ap = e2e_common.parser()
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--source", required=True)
-    ARGS = ap.parse_args()
-    os.makedirs(ARGS.workdir, exist_ok=True)
+    ARGS = e2e_common.parse_args("--mpiexec", "--source")
     return ARGS
 
 

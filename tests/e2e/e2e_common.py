@@ -28,6 +28,16 @@ def parser():
     return ap
 
 
+def parse_args(*required):
+    """The common options (parser()) and the script's own required ones, parsed; the workdir made."""
+    ap = parser()
+    for name in required:
+        ap.add_argument(name, required=True)
+    args = ap.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    return args
+
+
 # The ctest property of the cases that run gpuscale for real: they take the 2 cores one at a time, so
 # their timings and timeouts stay sane.
 CORES = {"RESOURCE_LOCK": "cpu_cores"}

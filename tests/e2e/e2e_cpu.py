@@ -457,9 +457,7 @@ def case_rounding():
 
 def parse():
     global ARGS
-    ap = e2e_common.parser()
-    ap.add_argument("--mpiexec", required=True)
-    ARGS = ap.parse_args()
+    ARGS = e2e_common.parse_args("--mpiexec")
     if shutil.which(ARGS.mpiexec) is None and not os.path.exists(ARGS.mpiexec):
         fail(f"mpiexec {ARGS.mpiexec} not found")
     return ARGS

@@ -401,10 +401,9 @@ def case_slurm_healthcheck():
 
 def parse():
     global ARGS
-    ap = e2e_common.parser()  # --gpuscale, --schema (the result schema), --workdir, --case
-    for a in ("--mpiexec", "--fake-lib", "--fake-missing-lib", "--scenarios", "--health-schema", "--source"):
-        ap.add_argument(a, required=True)
-    ARGS = ap.parse_args()
+    # With parser()'s --gpuscale, --schema (the result schema), --workdir, --case.
+    ARGS = e2e_common.parse_args("--mpiexec", "--fake-lib", "--fake-missing-lib", "--scenarios", "--health-schema",
+                                 "--source")
     return ARGS
 
 

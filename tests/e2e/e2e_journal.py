@@ -198,10 +198,7 @@ def case_foreign():
 
 def parse():
     global ARGS
-    ap = e2e_common.parser()
-    ap.add_argument("--mpiexec", required=True)
-    ARGS = ap.parse_args()
-    os.makedirs(ARGS.workdir, exist_ok=True)
+    ARGS = e2e_common.parse_args("--mpiexec")
     return ARGS
 
 

@@ -97,11 +97,7 @@ def case_bytes():
 
 def parse():
     global ARGS
-    ap = e2e_common.parser()
-    ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--synth", required=True)
-    ARGS = ap.parse_args()
-    os.makedirs(ARGS.workdir, exist_ok=True)
+    ARGS = e2e_common.parse_args("--mpiexec", "--synth")
     return ARGS
 
 

@@ -138,10 +138,7 @@ def second_signal_attempt():
 
 def parse():
     global ARGS
-    ap = e2e_common.parser()
-    ap.add_argument("--mpiexec", required=True)
-    ARGS = ap.parse_args()
-    os.makedirs(ARGS.workdir, exist_ok=True)
+    ARGS = e2e_common.parse_args("--mpiexec")
     return ARGS
 
 
