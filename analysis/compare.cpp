@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "analysis/row_text.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
@@ -35,8 +36,9 @@ void judge(ComparedRow& c, Better dir, double threshold) {
     return;
   }
   // A row without a value (a collective at 1 GPU has its time but no bandwidth) is not compared.
-  std::optional<double> va = a.aggregate, vb = b.aggregate;
-  if (c.on_fraction_of_peak) va = a.fraction_of_peak, vb = b.fraction_of_peak;
+  // The judged row field (results/row_fields.h): the figure, or across device models its fraction of peak.
+  const RowField& basis = c.on_fraction_of_peak ? fields::fraction_of_peak : fields::aggregate;
+  const std::optional<double> va = number_field(a, basis), vb = number_field(b, basis);
   if (!va || !(*va > 0) || !vb || !(*vb > 0)) {
     c.verdict = Verdict::not_comparable;
     c.note = !va || !(*va > 0) ? "no value in A" : "no value in B";

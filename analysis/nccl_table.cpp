@@ -6,6 +6,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/row_text.h"
+#include "results/row_fields.h"
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
 
@@ -44,24 +45,24 @@ std::string line_key(const nlohmann::json& p) {
 
 bool in_place(const ResultRow& r) { return r.params.value("placement", std::string()) == "in-place"; }
 
-std::string integer_metric(const ResultRow& r, const char* key) {
-  const auto v = number_metric(r.metrics, key);
+std::string integer_metric(const ResultRow& r, const RowField& f) {
+  const auto v = number_field(r, f);
   return v ? fmt::format("{:.0f}", *v) : "-";
 }
 
-std::string bandwidth(const ResultRow& r, const char* key) {
+std::string bandwidth(const ResultRow& r, const RowField& f) {
   if (r.status != RowStatus::ok) return value_text(r);  // INVALID, FAILED, skipped: never a figure
-  const auto v = number_metric(r.metrics, key);
+  const auto v = number_field(r, f);
   return v ? fmt::format("{:.2f}", *v) : "n/a";
 }
 
 // time, algbw, busbw, #wrong of one placement, in nccl-tests' widths.
 std::string placement_cells(const ResultRow* r) {
   if (r == nullptr) return fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", "-", "-", "-", "-");
-  const auto t = number_metric(r->metrics, "time_us");
-  const auto wrong = number_metric(r->metrics, "wrong");
-  return fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", t ? nccl_time_text(*t) : "-", bandwidth(*r, "algbw"),
-                     bandwidth(*r, "busbw"), wrong ? fmt::format("{:g}", *wrong) : "-");
+  const auto t = number_field(*r, fields::time_us);
+  const auto wrong = number_field(*r, fields::wrong);
+  return fmt::format("  {:>7}  {:>6}  {:>6}  {:>5}", t ? nccl_time_text(*t) : "-", bandwidth(*r, fields::algbw),
+                     bandwidth(*r, fields::busbw), wrong ? fmt::format("{:g}", *wrong) : "-");
 }
 
 std::string line_text(const NcclLine& l) {
@@ -112,9 +113,9 @@ std::optional<NcclPoint> nccl_point(const ResultRow& r) {
   const auto& spec = collective_spec(*coll);
   const auto& p = r.params;
   NcclPoint out;
-  out.size = integer_metric(r, "size_bytes");
+  out.size = integer_metric(r, fields::size_bytes);
   if (out.size == "-") out.size = std::to_string(*size_param(p));
-  out.count = integer_metric(r, "count");
+  out.count = integer_metric(r, fields::count);
   out.type = nccl_type_name(p.contains("dtype") ? text_of(p["dtype"]) : "-");
   out.redop = spec.reduces && p.contains("op") ? text_of(p["op"]) : "none";
   out.root = spec.rooted ? (p.contains("root") ? text_of(p["root"]) : "0") : "-1";
@@ -127,7 +128,7 @@ NcclAverage nccl_average(const NcclTable& t) {
   for (const auto& l : t.lines)
     for (const ResultRow* r : {l.out_of_place, l.in_place}) {
       if (r == nullptr || r->status != RowStatus::ok) continue;
-      if (const auto bw = number_metric(r->metrics, "busbw")) {
+      if (const auto bw = number_field(*r, fields::busbw)) {
         sum += *bw;
         ++a.rows;
       }
@@ -180,7 +181,7 @@ std::string nccl_table_text(const NcclTable& t, const DeviceWord& device) {
   for (const auto& l : t.lines) {
     out += line_text(l) + "\n";
     for (const ResultRow* r : {l.out_of_place, l.in_place})
-      if (r != nullptr) wrong += number_metric(r->metrics, "wrong").value_or(0);
+      if (r != nullptr) wrong += number_field(*r, fields::wrong).value_or(0);
   }
   out += fmt::format("# Out of bounds values : {:g} {}\n", wrong, wrong > 0 ? "FAILED" : "OK");
   const auto avg = nccl_average(t);

@@ -11,6 +11,7 @@
 #include "analysis/escape.h"
 #include "analysis/number_text.h"
 #include "analysis/row_text.h"
+#include "results/row_fields.h"
 #include "collectives/collective_table.h"
 #include "core/stats.h"
 #include "core/units.h"
@@ -27,9 +28,9 @@ double rms_rel(const std::vector<std::pair<double, double>>& model_vs_measured) 
 
 // Bytes of one operation: algbw x time when recorded (exactly nccl-tests' algbw bytes), else the size.
 std::optional<double> op_bytes(const ResultRow& r) {
-  const auto t = number_metric(r.metrics, "time_us");
-  if (auto a = number_metric(r.metrics, "algbw"); a && t && *a > 0) return *a * *t * 1e3;
-  return number_metric(r.metrics, "size_bytes");
+  const auto t = number_field(r, fields::time_us);
+  if (auto a = number_field(r, fields::algbw); a && t && *a > 0) return *a * *t * 1e3;
+  return number_field(r, fields::size_bytes);
 }
 
 // dp-step: the all_reduce time of one step's gradients in buckets, from the all_reduce fit.
@@ -151,7 +152,7 @@ Projection project(const LoadedResult& run) {
     if (r.scope != "collective" || r.status != RowStatus::ok || r.gpu_count < 2 || !parse_collective(r.benchmark) ||
         !modelled_transport(r))
       continue;
-    const auto t = number_metric(r.metrics, "time_us");
+    const auto t = number_field(r, fields::time_us);
     const auto bytes = op_bytes(r);
     if (!t || !bytes) continue;
     const auto key = std::make_pair(r.benchmark, r.topology);
@@ -219,7 +220,7 @@ Projection project(const LoadedResult& run) {
     const ResultRow* largest = nullptr;
     std::vector<const ResultRow*> rows;
     for (const ResultRow* r : dp[label]) {
-      if (r->status != RowStatus::ok || !number_metric(r->metrics, "step_time_us") || !(*number_metric(r->metrics, "step_time_us") > 0))
+      if (r->status != RowStatus::ok || !number_field(*r, fields::step_time_us) || !(*number_field(*r, fields::step_time_us) > 0))
         continue;
       rows.push_back(r);
       if (r->gpu_count == 1) one = r;
@@ -233,13 +234,13 @@ Projection project(const LoadedResult& run) {
       fail("needs a valid dp-step row at 1 GPU (step_time_us) as the reference of efficiency");
       continue;
     }
-    const double step1 = *number_metric(one->metrics, "step_time_us");
-    d.compute_us = number_metric(one->metrics, "compute_time_us").value_or(step1 - number_metric(one->metrics, "exposed_comm_us").value_or(0));
-    d.gradient_bytes = number_metric(largest->metrics, "gradient_bytes").value_or(0);
+    const double step1 = *number_field(*one, fields::step_time_us);
+    d.compute_us = number_field(*one, fields::compute_time_us).value_or(step1 - number_field(*one, fields::exposed_comm_us).value_or(0));
+    d.gradient_bytes = number_field(*largest, fields::gradient_bytes).value_or(0);
     if (largest->params.contains("bucket_bytes") && largest->params["bucket_bytes"].is_number())
       d.bucket_bytes = largest->params["bucket_bytes"].get<double>();
     for (const ResultRow* r : rows) {
-      const double st = *number_metric(r->metrics, "step_time_us");
+      const double st = *number_field(*r, fields::step_time_us);
       d.measured.push_back({r->gpu_count, st, step1 / st});
     }
     const AlphaBetaFit* fit = largest->gpu_count >= 2 ? find_fit("all_reduce", largest->topology) : nullptr;
@@ -274,7 +275,7 @@ Projection project(const LoadedResult& run) {
     double fully_hidden = 0;
     bool any_exposed_metric = false;
     for (const ResultRow* r : rows) {
-      const auto exposed = number_metric(r->metrics, "exposed_comm_us");
+      const auto exposed = number_field(*r, fields::exposed_comm_us);
       if (r->gpu_count < 2 || !exposed) continue;
       any_exposed_metric = true;
       const double comm = bucketed_allreduce_us(fit_at(r->topology), r->gpu_count, d.gradient_bytes, d.bucket_bytes);
@@ -292,7 +293,7 @@ Projection project(const LoadedResult& run) {
     std::vector<std::pair<double, double>> errs;
     for (const ResultRow* r : rows)
       if (r->gpu_count >= 2)
-        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_metric(r->metrics, "step_time_us"));
+        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_field(*r, fields::step_time_us));
     d.rms_rel_error = rms_rel(errs);
     if (auto why = projection_refusal(counts.size(), d.rms_rel_error)) {
       fail(fmt::format("refused, the step model: {}", *why));

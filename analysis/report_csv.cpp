@@ -10,6 +10,7 @@
 #include "analysis/noise.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
+#include "results/row_fields.h"
 #include "core/stats.h"
 
 namespace gpuscale {
@@ -17,13 +18,26 @@ namespace {
 
 std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : ""; }
 
+// A row field's cell (results/row_fields.h): figures to 6 significant digits, text quoted as RFC 4180 says.
+std::string field_cell(const ResultRow& r, const RowField& f) {
+  if (f.type == FieldType::number) return num(number_field(r, f));
+  const auto v = field_json(r, f);
+  if (v.is_null()) return "";
+  if (v.is_string()) return csv_field(v.get<std::string>());
+  return v.is_number_integer() ? v.dump() : csv_field(v.dump());
+}
+
 }  // namespace
 
+// Columns: the file, its cluster and the row's point; every row field with a CSV column, in the table's
+// order; then what the report derives (the requested size, the ranks' spread, noise, stragglers, and
+// nccl-tests' columns).
 std::string report_csv(const std::vector<FileReport>& files) {
-  std::string out =
-      "file,cluster,benchmark,scope,point,params,gpu_count,nodes,topology,unit,status,value,scaling_efficiency,"
-      "expected_peak,fraction_of_peak,size_bytes,time_us,algbw,busbw,ranks,rank_min,rank_median,rank_max,noise_down,"
-      "noise_up,stragglers,size,count,type,redop,root,placement,wrong\r\n";
+  std::string out = "file,cluster,point";
+  for (const auto& f : row_fields())
+    if (!f.csv.empty()) out += fmt::format(",{}", f.csv);
+  out += ",size_bytes,ranks,rank_min,rank_median,rank_max,noise_down,noise_up,stragglers,size,count,type,redop,root,"
+         "placement,wrong\r\n";
   for (const auto& f : files) {
     for (const auto& r : f.run.rows) {
       std::vector<double> values;
@@ -46,15 +60,12 @@ std::string report_csv(const std::vector<FileReport>& files) {
       if (const auto p = nccl_point(r))
         nccl = fmt::format("{},{},{},{},{},{},{}", csv_field(p->size), csv_field(p->count), csv_field(p->type),
                            csv_field(p->redop), csv_field(p->root), csv_field(r.params.value("placement", std::string())),
-                           num(number_metric(r.metrics, "wrong")));
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{}\r\n",
-                         csv_field(f.run.path), csv_field(f.run.cluster), csv_field(r.benchmark), csv_field(r.scope),
-                         csv_field(params_label(r.params, false)), csv_field(r.params.dump()), r.gpu_count, r.nodes,
-                         csv_field(r.topology), csv_field(r.unit), row_status_name(r.status), num(r.aggregate),
-                         num(r.scaling_efficiency), num(r.expected_peak), num(r.fraction_of_peak), size,
-                         num(number_metric(r.metrics, "time_us")), num(number_metric(r.metrics, "algbw")),
-                         num(number_metric(r.metrics, "busbw")), r.ranks.size(), num(lo), num(med), num(hi), band.down, band.up,
-                         stragglers, nccl);
+                           num(number_field(r, fields::wrong)));
+      out += fmt::format("{},{},{}", csv_field(f.run.path), csv_field(f.run.cluster), csv_field(params_label(r.params, false)));
+      for (const auto& field : row_fields())
+        if (!field.csv.empty()) out += "," + field_cell(r, field);
+      out += fmt::format(",{},{},{},{},{},{:.6g},{:.6g},{},{}\r\n", size, r.ranks.size(), num(lo), num(med), num(hi),
+                         band.down, band.up, stragglers, nccl);
     }
   }
   return out;

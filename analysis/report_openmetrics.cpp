@@ -18,6 +18,7 @@
 #include "analysis/report.h"
 #include "core/error.h"
 #include "core/utc_time.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
@@ -115,15 +116,17 @@ BaseUnit base_unit(const std::string& unit) {
 
 std::string report_openmetrics(const std::vector<FileReport>& files) {
   // In output order; the throughput families (one per base unit) are made as their units appear.
-  enum Fixed { run_info, run_timestamp, run_valid, efficiency, peak, valid, straggler };
+  enum Fixed { run_info, run_timestamp, run_valid, valid, straggler };
   std::vector<Family> fam{
       {"gpuscale_run_info", "A gpuscale run: cluster, run id, backend, tool version and commit, device model (value 1)", {}, {}},
       {"gpuscale_run_timestamp_seconds", "Start of the run (Unix time)", {}, {}},
       {"gpuscale_run_valid", "1 when every measurement of the run was valid, else 0", {}, {}},
-      {"gpuscale_scaling_efficiency_ratio", "Scaling efficiency of the point (fraction; docs/results.md)", {}, {}},
-      {"gpuscale_fraction_of_peak_ratio", "Throughput as a fraction of the expected peak", {}, {}},
       {"gpuscale_valid", "1 when the point's measurement was verified correct, 0 when invalid or failed", {}, {}},
       {"gpuscale_straggler_deficit_ratio", "A straggler rank's shortfall below the median of its point (fraction)", {}, {}}};
+  // A gauge per row field with an OpenMetrics family (results/row_fields.h), in the table's order.
+  std::vector<std::pair<const RowField*, Family>> field_families;
+  for (const auto& f : row_fields())
+    if (!f.openmetrics.empty()) field_families.push_back({&f, Family{std::string(f.openmetrics), std::string(f.meaning), {}, {}}});
   std::map<std::string, Family> aggregate, per_rank;  // by family name
   std::size_t input = 0;  // index of the file being added, into `files`
   auto add = [&](Family& fm, const Labels& l, double v) {
@@ -171,8 +174,8 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
       if (r.aggregate)
         add(unit_family(aggregate, "gpuscale_", "Aggregate throughput of a (benchmark, params, gpu_count) point", u), l,
             *r.aggregate * u.factor);
-      if (r.scaling_efficiency) add(fam[efficiency], l, *r.scaling_efficiency);
-      if (r.fraction_of_peak) add(fam[peak], l, *r.fraction_of_peak);
+      for (auto& [field, fm] : field_families)
+        if (const auto v = number_field(r, *field)) add(fm, l, *v);
       add(fam[valid], l, r.status == RowStatus::ok ? 1 : 0);
       if (r.scope == "independent")
         for (const auto& rv : r.ranks)
@@ -192,7 +195,8 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
   };
   for (int i : {run_info, run_timestamp, run_valid}) write(fam[i]);
   for (auto& [name, fm] : aggregate) write(fm);
-  for (int i : {efficiency, peak, valid}) write(fam[i]);
+  for (auto& [field, fm] : field_families) write(fm);
+  write(fam[valid]);
   for (auto& [name, fm] : per_rank) write(fm);
   write(fam[straggler]);
   return out + "# EOF\n";

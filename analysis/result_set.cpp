@@ -12,26 +12,27 @@
 #include "results/result_io.h"
 #include "results/result_schema.h"
 #include "results/result_stream.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
 
-// Row metrics analysis computes with: when present they must be non-negative finite numbers (the schema
-// allows any object there; a negative time or size would turn into a nonsense fit). algbw and busbw
-// may be null: a collective at one rank moves nothing between ranks.
-constexpr const char* kNumericMetrics[] = {"time_us", "size_bytes", "algbw", "busbw", "bus_factor",
-                                           "step_time_us", "exposed_comm_us", "compute_time_us", "gradient_bytes"};
-
+// The metric fields the row-field table marks non-negative (results/row_fields.h), at `place` (the row's
+// metrics or a rank's): when present they must be non-negative finite numbers (the schema checks only
+// their type; a negative time or size would turn into a nonsense fit), or null where the field allows it
+// (a collective at one rank has no bandwidth).
 // `where` makes the row's path only for a message: a file of 4,096 ranks x 1,000 rows checks millions.
 template <typename Where>
-void check_metrics(const std::string& label, const nlohmann::json& metrics, const Where& where) {
-  for (const char* key : kNumericMetrics) {
-    if (!metrics.contains(key)) continue;
-    const auto& v = metrics.at(key);
-    // A collective at one rank has no bandwidth: null there (harness/benchmarks/collectives.cpp).
-    if (v.is_null() && (std::string_view(key) == "algbw" || std::string_view(key) == "busbw")) continue;
+void check_metrics(const std::string& label, const nlohmann::json& metrics, FieldPlace place, const Where& where) {
+  if (!metrics.is_object() || metrics.empty()) return;
+  for (const auto& f : row_fields()) {
+    if (f.place != place || !f.non_negative) continue;
+    const auto it = metrics.find(std::string(f.name));
+    if (it == metrics.end()) continue;
+    const auto& v = *it;
+    if (v.is_null() && f.nullable) continue;
     if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>()))
-      throw Error(fmt::format("{}: {}/metrics/{} must be a non-negative number, not {}", label, where(), key,
+      throw Error(fmt::format("{}: {}/metrics/{} must be a non-negative number, not {}", label, where(), f.name,
                               terminal_quote(v.dump(), 40)));
   }
 }
@@ -57,10 +58,10 @@ void check_figure(const std::string& label, const std::optional<double>& v, cons
 RowReach check_row(const std::string& label, const ResultRow& row, std::size_t i) {
   const std::string name = terminal_safe(label);
   const std::string where = fmt::format("/results/{}", i);
-  check_metrics(name, row.metrics, [&] { return where; });
+  check_metrics(name, row.metrics, FieldPlace::row_metric, [&] { return where; });
   check_figure(name, row.aggregate, [&] { return where + "/aggregate"; });
   for (const auto& r : row.ranks) {
-    check_metrics(name, r.metrics, [&] { return fmt::format("{}/ranks (rank {})", where, r.rank); });
+    check_metrics(name, r.metrics, FieldPlace::rank_metric, [&] { return fmt::format("{}/ranks (rank {})", where, r.rank); });
     check_figure(name, r.value, [&] { return fmt::format("{}/ranks (rank {}) value", where, r.rank); });
   }
   std::vector<int> ranks;

@@ -8,6 +8,7 @@
 #include "analysis/nccl_table.h"
 #include "analysis/number_text.h"
 #include "core/units.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 
@@ -38,11 +39,6 @@ std::optional<std::uint64_t> size_param(const nlohmann::json& params) {
   const auto& v = params["size_bytes"];
   if (!v.is_number_integer() || v.get<long long>() < 0) return std::nullopt;
   return v.get<std::uint64_t>();
-}
-
-std::optional<double> number_metric(const nlohmann::json& m, const char* key) {
-  if (!m.is_object() || !m.contains(key) || !m[key].is_number()) return std::nullopt;
-  return m[key].get<double>();
 }
 
 std::string point_at(const ResultRow& r) { return fmt::format("{} @ {} GPU(s)", params_label(r.params, false), r.gpu_count); }
@@ -119,21 +115,40 @@ HeadlineTable headline_table(const BenchmarkGroup& g, const DeviceWord& device) 
     for (const ResultRow* r : s.table_rows())
       if (r->status == RowStatus::ok && r->aggregate) shown.push_back(*r->aggregate);
   const int decimals = column_decimals(shown);
+  // The columns: the point, then every row field with a table column (results/row_fields.h). The GPU
+  // count is headed by the device word, a sized series' value is its busbw.
+  std::vector<const RowField*> cols;
+  for (const auto& f : row_fields())
+    if (!f.column.empty() && (scaling || &f != &fields::scaling_efficiency)) cols.push_back(&f);
   auto& t = h.table;
-  t.columns = {{"point", false}, {device.many, true}, {sized ? "busbw" : "value", true}};
-  if (scaling) t.columns.push_back({"scaling", true});
-  t.columns.push_back({"% peak", true});
-  t.columns.push_back({"valid", false});
+  t.columns = {{"point", false}};
+  for (const RowField* f : cols) {
+    std::string heading(f->column);
+    if (f == &fields::gpu_count) heading = device.many;
+    if (f == &fields::aggregate && sized) heading = "busbw";
+    t.columns.push_back({heading, f->shown != Shown::text});
+  }
+  auto cell = [&](const ResultRow& r, const RowField& f) -> std::string {
+    if (&f == &fields::aggregate) {
+      if (r.status != RowStatus::ok) return value_text(r);  // INVALID, FAILED, skipped: never a figure
+      return r.aggregate ? fixed_text(*r.aggregate, decimals) : "n/a";
+    }
+    if (&f == &fields::status) return valid_text(r);
+    const auto v = field_json(r, f);
+    switch (f.shown) {
+      case Shown::count: return v.is_number() ? v.dump() : "-";
+      case Shown::percent: return percent_text(number_field(r, f));
+      case Shown::text: return v.is_string() ? v.get<std::string>() : "-";
+      case Shown::figure: return v.is_number() ? figure_text(v.get<double>()) : "-";
+    }
+    return "-";
+  };
   for (const auto& s : g.series) {
     const std::string label = s.sized ? s.label + " " + format_size(s.largest_size) : s.label;
     bool first = true;
     for (const ResultRow* r : s.table_rows()) {
-      std::string value = value_text(*r);  // INVALID, FAILED, skipped: never a figure
-      if (r->status == RowStatus::ok) value = r->aggregate ? fixed_text(*r->aggregate, decimals) : "n/a";
-      std::vector<std::string> cells = {first ? label : "", std::to_string(r->gpu_count), value};
-      if (scaling) cells.push_back(percent_text(r->scaling_efficiency));
-      cells.push_back(percent_text(r->fraction_of_peak));
-      cells.push_back(valid_text(*r));
+      std::vector<std::string> cells = {first ? label : ""};
+      for (const RowField* f : cols) cells.push_back(cell(*r, *f));
       t.rows.push_back(std::move(cells));
       h.labels.push_back(label);
       first = false;

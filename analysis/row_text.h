@@ -17,8 +17,6 @@ namespace gpuscale {
 std::string params_label(const nlohmann::json& params, bool drop_size);
 // The collective message size of a parameter point (params.size_bytes), when it has one.
 std::optional<std::uint64_t> size_param(const nlohmann::json& params);
-// A numeric figure of a metrics object (row or rank), nullopt when absent or not a number.
-std::optional<double> number_metric(const nlohmann::json& metrics, const char* key);
 // "fp64 64M @ 4 GPU(s)": a row's point and GPU count, as messages and test cases name it.
 std::string point_at(const ResultRow& r);
 // "12.3%" or "-".

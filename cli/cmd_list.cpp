@@ -1,19 +1,58 @@
-// gpuscale list: every benchmark, its parameters, unit and backends.
+// gpuscale list: every benchmark, its parameters, unit and backends; --fields: every field of a result row.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.h"
 #include "cli/commands.h"
 #include "harness/registry.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
+namespace {
+
+// The row-field table (results/row_fields.h) as a user reads it: where each field is, its type and unit,
+// which outputs show it, what it means.
+int print_row_fields(bool as_json) {
+  static constexpr const char* kPlace[] = {"row", "metrics", "ranks.metrics"};
+  static constexpr const char* kType[] = {"number", "integer", "text", "boolean", "object", "array", "structure"};
+  static constexpr const char* kJudged[] = {"", "by unit", "higher", "lower"};
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& f : row_fields()) {
+    nlohmann::json shown = nlohmann::json::object();
+    if (!f.column.empty()) shown["table"] = f.column;
+    if (!f.csv.empty()) shown["csv"] = f.csv;
+    if (!f.openmetrics.empty()) shown["openmetrics"] = f.openmetrics;
+    if (!f.history.empty()) shown["history"] = f.history;
+    out.push_back({{"name", f.name}, {"place", kPlace[static_cast<int>(f.place)]}, {"type", kType[static_cast<int>(f.type)]},
+                   {"unit", f.unit}, {"required", f.required}, {"nullable", f.nullable},
+                   {"compare", kJudged[static_cast<int>(f.judged)]}, {"outputs", shown}, {"meaning", f.meaning}});
+  }
+  if (as_json) {
+    fmt::print("{}\n", nlohmann::json{{"row_fields", out}}.dump(2));
+    return 0;
+  }
+  fmt::print("Fields of a result row (docs/results.md); outputs: t table, c CSV, o OpenMetrics, h history\n\n");
+  for (const auto& f : out) {
+    const auto& o = f["outputs"];
+    const std::string outputs = fmt::format("{}{}{}{}", o.contains("table") ? "t" : "-", o.contains("csv") ? "c" : "-",
+                                            o.contains("openmetrics") ? "o" : "-", o.contains("history") ? "h" : "-");
+    fmt::print("  {:<14} {:<20} {:<9} {:<5} {}  {}\n", f["place"].get<std::string>(), f["name"].get<std::string>(),
+               f["type"].get<std::string>(), f["unit"].get<std::string>(), outputs, f["meaning"].get<std::string>());
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_list_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("list", "list the benchmarks, their parameters, units and backends");
   auto json = std::make_shared<bool>(false);
+  auto fields = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print JSON instead of text");
-  cmd->callback([&action, json] {
-    action = [json]() -> int {
+  cmd->add_flag("--fields", *fields, "list the fields of a result row instead: place, type, unit, outputs, meaning");
+  cmd->callback([&action, json, fields] {
+    action = [json, fields]() -> int {
+      if (*fields) return print_row_fields(*json);
       const auto compiled = compiled_backends();
       if (*json) {
         nlohmann::json out = nlohmann::json::array();

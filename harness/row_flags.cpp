@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
@@ -44,8 +45,8 @@ std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx) {
                                                  footprint_text(ctx), kCacheFootprintFactor, cache_text(ctx))});
   if (row.fraction_of_peak && *row.fraction_of_peak > limit) {
     std::string why;
-    if (row.metrics.is_object() && row.metrics.contains("busbw_note") && row.metrics["busbw_note"].is_string())
-      why = row.metrics["busbw_note"].get<std::string>();  // NVLS: the switch reduced, the links carried less
+    if (const auto note = field_json(row, fields::busbw_note); note.is_string())
+      why = note.get<std::string>();  // NVLS: the switch reduced, the links carried less
     else if (bandwidth && cache_held)
       why = fmt::format("{} fits under {:g}x the {}: it ran from cache, the peak is memory's", footprint_text(ctx),
                         kCacheFootprintFactor, cache_text(ctx));

@@ -2,6 +2,7 @@
 // The results history behind one small interface (docs/history.md): SQLite (one file, the default) or
 // PostgreSQL (a server many jobs write to at once), chosen by the store URL (store_url.h). Writing a
 // run is one transaction; a run is stored once, by its content hash.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 namespace gpuscale::history {
 
 // The newest schema this gpuscale knows; a store at a newer version is refused, its version named.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 // gpuscale run --store: the run finished and its file is kept, but the store refused it (docs/history.md).
 inline constexpr int kExitStoreFailed = 7;
 
@@ -39,9 +40,11 @@ struct RowPoint {
   std::string run_id, created_utc, cluster, software;
   std::string benchmark, scope, params, unit, status;
   int gpu_count = 1;
+  int row_index = 0;  // its position in the run's file
   std::optional<double> value;
   double noise_down = 0, noise_up = 0;
   int reps = 0;
+  std::map<std::string, double> fields;  // the row fields the history stores (results/row_fields.h), by name
 };
 
 // One rank's value in a row of a run, with the rank's own band (reps 0: the file kept none; the

@@ -8,6 +8,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/number_text.h"
+#include "results/row_fields.h"
 
 namespace gpuscale::history {
 namespace {
@@ -124,7 +125,7 @@ nlohmann::json export_json(const std::vector<RunSummary>& runs, const std::vecto
                                 {"params", nlohmann::json::parse(p.params, nullptr, false)}, {"gpu_count", p.gpu_count},
                                 {"unit", p.unit}, {"value", p.value ? nlohmann::json(*p.value) : nlohmann::json(nullptr)},
                                 {"noise", {{"down", p.noise_down}, {"up", p.noise_up}, {"reps", p.reps}}},
-                                {"status", p.status}});
+                                {"status", p.status}, {"fields", p.fields}});
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : runs)
     list.push_back({{"id", r.id}, {"created_utc", r.created_utc}, {"cluster", r.cluster}, {"backend", r.backend},
@@ -135,11 +136,23 @@ nlohmann::json export_json(const std::vector<RunSummary>& runs, const std::vecto
 }
 
 std::string export_csv(const std::vector<RowPoint>& rows) {
-  std::string out = "run,created_utc,cluster,benchmark,params,gpu_count,unit,value,noise_down,noise_up,reps,status\n";
-  for (const auto& p : rows)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", p.run_id, p.created_utc, csv_field(p.cluster),
+  // A column per stored row field (results/row_fields.h), after the row's own.
+  std::vector<std::string> stored;
+  for (const auto& f : row_fields())
+    if (!f.history.empty() && &f != &fields::aggregate) stored.emplace_back(f.history);
+  std::string out = "run,created_utc,cluster,benchmark,params,gpu_count,unit,value,noise_down,noise_up,reps,status";
+  for (const auto& name : stored) out += "," + name;
+  out += "\n";
+  for (const auto& p : rows) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", p.run_id, p.created_utc, csv_field(p.cluster),
                        csv_field(p.benchmark), csv_field(p.params), p.gpu_count, csv_field(p.unit),
                        p.value ? fmt::format("{}", *p.value) : "", p.noise_down, p.noise_up, p.reps, csv_field(p.status));
+    for (const auto& name : stored) {
+      const auto it = p.fields.find(name);
+      out += it == p.fields.end() ? "," : fmt::format(",{}", it->second);
+    }
+    out += "\n";
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 // A verified result file as the history stores it (run_record.h).
 #include "history/run_record.h"
+#include "results/row_fields.h"
 
 #include <algorithm>
 #include <fstream>
@@ -63,6 +64,9 @@ RunRecord make_run_record(const LoadedResult& loaded, const std::string& id) {
     rr.noise_up = band.up;
     rr.reps = static_cast<int>(band.reps);
     rr.status = std::string(row_status_name(row.status));
+    for (const auto& f : row_fields())
+      if (!f.history.empty() && &f != &fields::aggregate)  // the figure has its own column (value)
+        if (const auto v = number_field(row, f)) rr.fields[std::string(f.history)] = *v;
     r.rows.push_back(std::move(rr));
     for (const RankValue& v : row.ranks) {
       RankRecord k{static_cast<int>(i), v.rank, v.device_index, v.host,

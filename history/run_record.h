@@ -22,6 +22,9 @@ struct RowRecord {
   double noise_down = 0, noise_up = 0;  // the row's noise band (analysis/noise.h), relative
   int reps = 0;                         // repetitions behind the band (0: unknown)
   std::string status;                   // ok, invalid, failed, skipped
+  // Every other row field the table marks for the history (results/row_fields.h: scaling efficiency,
+  // fraction of peak, times), by its history name; a field the row lacks is absent.
+  std::map<std::string, double> fields;
 };
 
 struct RankRecord {

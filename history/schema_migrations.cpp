@@ -29,6 +29,11 @@ const std::vector<std::vector<std::string>>& migrations() {
        "CREATE INDEX rows_series ON run_rows (benchmark, params, gpu_count)",
        "CREATE INDEX rank_values_host ON rank_values (host)",
        "CREATE INDEX rank_values_gpu ON rank_values (gpu)"},
+      // 2: the other row fields the row-field table marks for the history (results/row_fields.h), one
+      // line per row and field, so that a new field needs no new migration.
+      {"CREATE TABLE row_fields (run_id TEXT NOT NULL, row_index INTEGER NOT NULL, field TEXT NOT NULL,"
+       " value DOUBLE PRECISION NOT NULL, PRIMARY KEY (run_id, row_index, field),"
+       " FOREIGN KEY (run_id, row_index) REFERENCES run_rows(run_id, row_index) ON DELETE CASCADE)"},
   };
   return list;
 }

@@ -1,5 +1,6 @@
 // HistoryStore over a SqlConnection: the statements, written once for SQLite and PostgreSQL
 // (history_store.h). Migrations run on open; a run is written in one transaction.
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -113,7 +114,7 @@ std::string row_where(const RowQuery& q, std::vector<SqlValue>& params, bool ran
 
 constexpr const char* kRowColumns =
     "u.id, u.created_utc, u.cluster, u.software, r.benchmark, r.params, r.unit, r.status, r.gpu_count, r.value,"
-    " r.noise_down, r.noise_up, r.reps, r.scope";
+    " r.noise_down, r.noise_up, r.reps, r.scope, r.row_index";
 
 RowPoint row_point(const SqlRow& s) {
   RowPoint p;
@@ -131,6 +132,7 @@ RowPoint row_point(const SqlRow& s) {
   p.noise_up = to_real(s[11]).value_or(0);
   p.reps = to_int(s[12]);
   p.scope = str(s[13]);
+  p.row_index = to_int(s[14]);
   return p;
 }
 
@@ -164,6 +166,10 @@ class SqlStore final : public HistoryStore {
                       text(r.unit), real(r.value), real(r.noise_down), real(r.noise_up), number(r.reps), text(r.status)});
     insert_batched(db, "INSERT INTO run_rows (run_id, row_index, benchmark, scope, params, gpu_count, unit, value,"
                        " noise_down, noise_up, reps, status) VALUES ", 12, rows);
+    rows.clear();
+    for (const auto& r : run.rows)
+      for (const auto& [field, value] : r.fields) rows.push_back({text(run.id), number(r.index), text(field), real(value)});
+    insert_batched(db, "INSERT INTO row_fields (run_id, row_index, field, value) VALUES ", 4, rows);
     rows.clear();
     for (const auto& k : run.ranks)
       rows.push_back({text(run.id), number(k.row_index), number(k.rank), text(k.host), number(k.device), text(k.gpu),
@@ -217,6 +223,16 @@ class SqlStore final : public HistoryStore {
                                         kRowColumns, row_where(q, params, false));
     std::vector<RowPoint> out;
     for (const auto& s : db_->exec(sql, params)) out.push_back(row_point(s));
+    // Each row's stored fields (the row-field table's history entries), by the same filter.
+    std::map<std::pair<std::string, int>, RowPoint*> at;
+    for (auto& p : out) at[{p.run_id, p.row_index}] = &p;
+    params.clear();
+    const std::string fields_sql = fmt::format(
+        "SELECT f.run_id, f.row_index, f.field, f.value FROM row_fields f JOIN run_rows r ON r.run_id = f.run_id"
+        " AND r.row_index = f.row_index JOIN runs u ON u.id = f.run_id{}", row_where(q, params, false));
+    for (const auto& s : db_->exec(fields_sql, params))
+      if (const auto it = at.find({str(s[0]), to_int(s[1])}); it != at.end() && to_real(s[3]))
+        it->second->fields[str(s[2])] = *to_real(s[3]);
     return out;
   }
 
@@ -229,8 +245,8 @@ class SqlStore final : public HistoryStore {
         kRowColumns, row_where(q, params, true));
     std::vector<RankPoint> out;
     for (const auto& s : db_->exec(sql, params))
-      out.push_back({row_point(s), str(s[14]), str(s[15]), to_int(s[16]), to_real(s[17]), to_int(s[18]) != 0,
-                     to_real(s[19]).value_or(0), to_real(s[20]).value_or(0), to_int(s[21])});
+      out.push_back({row_point(s), str(s[15]), str(s[16]), to_int(s[17]), to_real(s[18]), to_int(s[19]) != 0,
+                     to_real(s[20]).value_or(0), to_real(s[21]).value_or(0), to_int(s[22])});
     return out;
   }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "results/json_int.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
@@ -94,30 +95,11 @@ namespace detail {
 
 // Every field but ranks, groups and spread: the same in both versions.
 void read_common_row_fields(const nlohmann::json& j, ResultRow& r) {
-  j.at("benchmark").get_to(r.benchmark);
-  j.at("scope").get_to(r.scope);
-  r.params = j.at("params");
-  r.gpu_count = json_int(j.at("gpu_count"), "gpu_count");
-  r.nodes = json_int(j.at("nodes"), "nodes");
-  j.at("topology").get_to(r.topology);
-  j.at("unit").get_to(r.unit);
-  auto status = parse_row_status(j.at("status").get<std::string>());
-  if (!status) throw nlohmann::json::other_error::create(501, "unknown row status", &j);
-  r.status = *status;
-  r.aggregate = get_opt<double>(j, "aggregate");
-  r.scaling_efficiency = get_opt<double>(j, "scaling_efficiency");
-  j.at("efficiency_basis").get_to(r.efficiency_basis);
-  r.expected_peak = get_opt<double>(j, "expected_peak");
-  r.fraction_of_peak = get_opt<double>(j, "fraction_of_peak");
-  j.at("peak_source").get_to(r.peak_source);
-  r.metrics = j.value("metrics", nlohmann::json::object());
-  j.at("errors").get_to(r.errors);
+  read_row_fields(j, r);  // the scalar members, by the row-field table (results/row_fields.h)
   if (j.contains("flags") && j.at("flags").is_array())
     for (const auto& f : j.at("flags")) r.flags.push_back({f.at("kind").get<std::string>(), f.value("reason", std::string())});
   if (j.contains("idle_ranks")) j.at("idle_ranks").get_to(r.idle_ranks);
   if (j.contains("matrices") && j.at("matrices").is_array()) r.matrices = j.at("matrices");
-  r.attempt = get_opt<int>(j, "attempt");
-  r.input = get_opt<int>(j, "input");
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 #include "core/stats.h"
 #include "results/json_int.h"
 #include "results/result_file.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
@@ -46,8 +47,6 @@ json column(json entries) {
     return entries.front();
   return entries;
 }
-
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 // Index of `host` in `hosts`, appended when new (first-appearance order).
 int host_index(std::vector<std::string>& hosts, const std::string& host) {
@@ -294,22 +293,8 @@ void read_groups(const json& c, ResultRow& r, const std::vector<std::string>& ho
 void to_json(json& j, const ResultRow& r) {
   std::vector<std::string> hosts;
   json ranks = rank_columns(r, hosts);
-  j = {{"benchmark", r.benchmark},
-       {"scope", r.scope},
-       {"params", r.params},
-       {"gpu_count", r.gpu_count},
-       {"nodes", r.nodes},
-       {"topology", r.topology},
-       {"unit", r.unit},
-       {"status", row_status_name(r.status)},
-       {"aggregate", opt(r.aggregate)},
-       {"scaling_efficiency", opt(r.scaling_efficiency)},
-       {"efficiency_basis", r.efficiency_basis},
-       {"expected_peak", opt(r.expected_peak)},
-       {"fraction_of_peak", opt(r.fraction_of_peak)},
-       {"peak_source", r.peak_source},
-       {"metrics", r.metrics},
-       {"errors", r.errors}};
+  j = json::object();
+  write_row_fields(j, r);  // the scalar members, by the row-field table (results/row_fields.h)
   if (!r.groups.empty()) {
     j["groups"] = group_columns(r, hosts);  // may add hosts no rank of the row is on
     j["group_summary"] = group_summary(r);
@@ -326,8 +311,6 @@ void to_json(json& j, const ResultRow& r) {
   }
   if (!r.idle_ranks.empty()) j["idle_ranks"] = r.idle_ranks;
   if (r.matrices.is_array()) j["matrices"] = r.matrices;
-  if (r.attempt) j["attempt"] = *r.attempt;
-  if (r.input) j["input"] = *r.input;
 }
 
 ResultRow result_row_from_v2(const json& j) {

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "results/result_file.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 
@@ -37,17 +38,32 @@ struct Schemas {
   std::unique_ptr<valijson::Schema> document, row;
 };
 
+// The schema file with the types of the metric fields of the row-field table (results/row_fields.h)
+// filled in: the file names only the metrics whose shape it spells out itself (telemetry, ...); an entry
+// it has is kept.
+nlohmann::json with_metric_fields(nlohmann::json doc) {
+  auto& defs = doc.at("definitions");
+  auto& row = defs.at("row").at("properties").at("metrics")["properties"];
+  auto& rank = defs.at("rank_columns").at("properties").at("metrics")["properties"];
+  for (const auto& f : row_fields()) {
+    if (f.place == FieldPlace::row) continue;
+    auto& props = f.place == FieldPlace::row_metric ? row : rank;
+    const std::string key(f.name);
+    if (const auto s = metric_schema(f); !s.is_null() && !props.contains(key)) props[key] = s;
+  }
+  return doc;
+}
+
 // The whole document's schema, and its row definition as a schema of its own (the definitions kept,
 // so that its references resolve).
-Schemas make_schemas(const char* text) {
-  const auto doc = nlohmann::json::parse(text);
+Schemas make_schemas(const nlohmann::json& doc) {
   const nlohmann::json row = {{"$ref", "#/definitions/row"}, {"definitions", doc.at("definitions")}};
   return {parse_schema(doc), parse_schema(row)};
 }
 
 const Schemas& schemas(int version) {
-  static const Schemas v1 = make_schemas(kResultSchemaV1);
-  static const Schemas v2 = make_schemas(kResultSchemaV2);
+  static const Schemas v1 = make_schemas(nlohmann::json::parse(kResultSchemaV1));
+  static const Schemas v2 = make_schemas(with_metric_fields(nlohmann::json::parse(kResultSchemaV2)));
   return known(version) == 1 ? v1 : v2;
 }
 

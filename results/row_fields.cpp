@@ -1,0 +1,261 @@
+// The row-field table (row_fields.h). One entry per field; an entry's designated initialisers say only
+// what differs from the defaults (a number, in no table, not judged, not stored). Whole numbers that
+// files have written as either JSON type (sizes, counts) are numbers here.
+#include "results/row_fields.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "results/json_int.h"
+#include "results/result_file.h"
+
+namespace gpuscale {
+namespace {
+
+using nlohmann::json;
+using P = FieldPlace;
+using T = FieldType;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+std::optional<double> opt_number(const json& v) {
+  if (v.is_null()) return std::nullopt;
+  return v.get<double>();
+}
+std::optional<int> opt_int(const json& v, const char* what) {
+  if (v.is_null()) return std::nullopt;
+  return json_int(v, what);
+}
+
+// The row's members, by name: get writes the member's JSON, set reads it (the schema checked the type).
+#define GS_TEXT(member) \
+  [](const ResultRow& r) { return json(r.member); }, .set = [](ResultRow& r, const json& v) { v.get_to(r.member); }
+#define GS_INT(member)                                 \
+  [](const ResultRow& r) { return json(r.member); }, \
+      .set = [](ResultRow& r, const json& v) { r.member = json_int(v, #member); }
+#define GS_NUMBER(member) \
+  [](const ResultRow& r) { return opt(r.member); }, .set = [](ResultRow& r, const json& v) { r.member = opt_number(v); }
+#define GS_OPT_INT(member)                                                                          \
+  [](const ResultRow& r) { return r.member ? json(*r.member) : json(nullptr); }, .set = [](ResultRow& r, const json& v) { \
+    r.member = opt_int(v, #member);                                                                 \
+  }
+
+constexpr std::array kFields = {
+    // --- The row's identity and context.
+    RowField{.name = "benchmark", .type = T::text, .meaning = "registry key of the benchmark, e.g. stream.triad",
+             .required = true, .csv = "benchmark", .get = GS_TEXT(benchmark)},
+    RowField{.name = "scope", .type = T::text, .meaning = "independent (each rank alone) or collective",
+             .required = true, .csv = "scope", .get = GS_TEXT(scope)},
+    RowField{.name = "params", .type = T::object, .meaning = "the parameter point (dtype, sizes, op, ...)",
+             .required = true, .csv = "params",
+             .get = [](const ResultRow& r) { return r.params; }, .set = [](ResultRow& r, const json& v) { r.params = v; }},
+    RowField{.name = "gpu_count", .type = T::integer, .meaning = "ranks (GPUs) of each group that measured the point",
+             .required = true, .column = "GPUs", .shown = Shown::count, .csv = "gpu_count", .get = GS_INT(gpu_count)},
+    RowField{.name = "nodes", .type = T::integer, .meaning = "nodes the gpu_count ranks span", .required = true,
+             .csv = "nodes", .get = GS_INT(nodes)},
+    RowField{.name = "topology", .type = T::text, .meaning = "single, intra-node or inter-node", .required = true,
+             .csv = "topology", .get = GS_TEXT(topology)},
+    RowField{.name = "unit", .type = T::text, .meaning = "unit of the row's figures (GB/s, TFLOP/s, samples/s)",
+             .required = true, .csv = "unit", .get = GS_TEXT(unit)},
+    RowField{.name = "status", .type = T::text, .meaning = "ok, invalid (a wrong result), failed or skipped",
+             .required = true, .column = "valid", .shown = Shown::text, .csv = "status",
+             .get = [](const ResultRow& r) { return json(row_status_name(r.status)); },
+             .set =
+                 [](ResultRow& r, const json& v) {
+                   const auto s = parse_row_status(v.get<std::string>());
+                   if (!s) throw json::other_error::create(501, "unknown row status", &v);
+                   r.status = *s;
+                 }},
+    // --- The row's figures.
+    RowField{.name = "aggregate", .unit = "row",
+             .meaning = "the point's figure: sum over the group's ranks, or the collective's busbw",
+             .required = true, .nullable = true, .non_negative = true, .judged = Judged::by_unit, .column = "value",
+             .csv = "value", .history = "value", .get = GS_NUMBER(aggregate)},
+    RowField{.name = "scaling_efficiency", .meaning = "Scaling efficiency of the point (fraction; docs/results.md)",
+             .required = true, .nullable = true, .non_negative = true, .column = "scaling", .shown = Shown::percent,
+             .csv = "scaling_efficiency", .openmetrics = "gpuscale_scaling_efficiency_ratio",
+             .history = "scaling_efficiency", .get = GS_NUMBER(scaling_efficiency)},
+    RowField{.name = "efficiency_basis", .type = T::text, .meaning = "how the efficiency was computed, or why it is null",
+             .required = true, .get = GS_TEXT(efficiency_basis)},
+    RowField{.name = "expected_peak", .unit = "row", .meaning = "the expected peak per device or link",
+             .required = true, .nullable = true, .non_negative = true, .csv = "expected_peak",
+             .get = GS_NUMBER(expected_peak)},
+    RowField{.name = "fraction_of_peak", .meaning = "Throughput as a fraction of the expected peak",
+             .required = true, .nullable = true, .non_negative = true, .judged = Judged::by_unit, .column = "% peak",
+             .shown = Shown::percent, .csv = "fraction_of_peak", .openmetrics = "gpuscale_fraction_of_peak_ratio",
+             .history = "fraction_of_peak", .get = GS_NUMBER(fraction_of_peak)},
+    RowField{.name = "peak_source", .type = T::text, .meaning = "where the peak came from, or why it is unknown",
+             .required = true, .get = GS_TEXT(peak_source)},
+    RowField{.name = "metrics", .type = T::object, .meaning = "row-level figures a benchmark adds (the metric fields below)",
+             .required = true, .get = [](const ResultRow& r) { return r.metrics.is_object() ? r.metrics : json::object(); },
+             .set = [](ResultRow& r, const json& v) { r.metrics = v; }},
+    RowField{.name = "errors", .type = T::array, .meaning = "why the row is not ok, one line each", .required = true,
+             .get = [](const ResultRow& r) { return json(r.errors); },
+             .set = [](ResultRow& r, const json& v) { v.get_to(r.errors); }},
+    RowField{.name = "attempt", .type = T::integer, .meaning = "the run attempt that measured it (run --resume)",
+             .nullable = true, .get = GS_OPT_INT(attempt)},
+    RowField{.name = "input", .type = T::integer, .meaning = "merge: index into merged_from of its file",
+             .nullable = true, .get = GS_OPT_INT(input)},
+    // --- The row's structure, laid out by the row writer (results/result_row_v2.cpp).
+    RowField{.name = "ranks", .type = T::structure, .meaning = "each rank's value, validity and metrics, as columns",
+             .required = true},
+    RowField{.name = "spread", .type = T::structure, .meaning = "the repetition spread: compare's noise band"},
+    RowField{.name = "groups", .type = T::structure, .meaning = "every group of the tiled count (docs/fleet.md)"},
+    RowField{.name = "group_summary", .type = T::structure, .meaning = "count, min, median, max, spread of the groups"},
+    RowField{.name = "flags", .type = T::structure, .meaning = "why the figure is not what it seems (above_peak, ...)"},
+    RowField{.name = "idle_ranks", .type = T::structure, .meaning = "ranks that measured nothing at this count"},
+    RowField{.name = "matrices", .type = T::structure, .meaning = "the fleet benchmarks' pair matrices"},
+    // --- Row metrics: what the benchmarks add, read by analysis.
+    RowField{.name = "size_bytes", .place = P::row_metric, .unit = "B",
+             .meaning = "collectives: bytes per rank's buffer as measured (nccl-tests' size)", .non_negative = true},
+    RowField{.name = "count", .place = P::row_metric,
+             .meaning = "collectives: elements per buffer (nccl-tests' count)", .non_negative = true},
+    RowField{.name = "time_us", .place = P::row_metric, .unit = "us",
+             .meaning = "collectives: time of one operation (the group's reduction of the ranks' times)",
+             .non_negative = true, .csv = "time_us", .history = "time_us"},
+    RowField{.name = "algbw", .place = P::row_metric, .unit = "GB/s",
+             .meaning = "collectives: size over time; null at one rank, where nothing crosses a link",
+             .nullable = true, .non_negative = true, .csv = "algbw"},
+    RowField{.name = "busbw", .place = P::row_metric, .unit = "GB/s",
+             .meaning = "collectives: algbw times the bus factor; null at one rank", .nullable = true,
+             .non_negative = true, .csv = "busbw"},
+    RowField{.name = "bus_factor", .place = P::row_metric, .meaning = "collectives: busbw over algbw at this count",
+             .non_negative = true},
+    RowField{.name = "busbw_note", .place = P::row_metric, .type = T::text,
+             .meaning = "collectives: why busbw is not what the links carried (NVLS)"},
+    RowField{.name = "wrong", .place = P::row_metric, .meaning = "values the check found wrong (all ranks)",
+             .non_negative = true},
+    RowField{.name = "step_time_us", .place = P::row_metric, .unit = "us", .meaning = "dp-step: time of one step",
+             .non_negative = true, .history = "step_time_us"},
+    RowField{.name = "exposed_comm_us", .place = P::row_metric, .unit = "us",
+             .meaning = "dp-step: communication time not hidden behind compute", .non_negative = true},
+    RowField{.name = "compute_time_us", .place = P::row_metric, .unit = "us",
+             .meaning = "dp-step: compute time of one step", .non_negative = true},
+    RowField{.name = "gradient_bytes", .place = P::row_metric, .unit = "B",
+             .meaning = "dp-step: gradient bytes all-reduced per step", .non_negative = true},
+    RowField{.name = "best_aggregate_gb_s", .place = P::row_metric, .unit = "GB/s",
+             .meaning = "stream: sum of the ranks' best repetitions", .non_negative = true},
+    RowField{.name = "once_counted_gbps", .place = P::row_metric, .unit = "GB/s",
+             .meaning = "copy.d2d: the group's figure with each byte counted once (nvbandwidth's)",
+             .non_negative = true},
+    // --- Rank metrics (columns of the rank table).
+    RowField{.name = "best_gb_s", .place = P::rank_metric, .unit = "GB/s",
+             .meaning = "stream: the rank's best repetition", .non_negative = true},
+    RowField{.name = "best_time_us", .place = P::rank_metric, .unit = "us",
+             .meaning = "stream: the time of the rank's best repetition", .non_negative = true},
+    RowField{.name = "time_us", .place = P::rank_metric, .unit = "us",
+             .meaning = "collectives: the rank's own time of one operation", .non_negative = true},
+    RowField{.name = "wrong", .place = P::rank_metric, .meaning = "values the rank's check found wrong",
+             .non_negative = true},
+    RowField{.name = "step_time_us", .place = P::rank_metric, .unit = "us",
+             .meaning = "dp-step: the rank's own step time", .non_negative = true},
+};
+#undef GS_TEXT
+#undef GS_INT
+#undef GS_NUMBER
+#undef GS_OPT_INT
+
+const RowField& named(std::string_view name, FieldPlace place) {
+  const RowField* f = find_row_field(name, place);
+  if (!f) throw Error(fmt::format("internal: no row field {}", name));
+  return *f;
+}
+
+}  // namespace
+
+std::span<const RowField> row_fields() { return kFields; }
+
+const RowField* find_row_field(std::string_view name, FieldPlace place) {
+  for (const auto& f : kFields)
+    if (f.name == name && f.place == place) return &f;
+  return nullptr;
+}
+
+namespace fields {
+const RowField& gpu_count = named("gpu_count", P::row);
+const RowField& status = named("status", P::row);
+const RowField& aggregate = named("aggregate", P::row);
+const RowField& scaling_efficiency = named("scaling_efficiency", P::row);
+const RowField& fraction_of_peak = named("fraction_of_peak", P::row);
+const RowField& expected_peak = named("expected_peak", P::row);
+const RowField& size_bytes = named("size_bytes", P::row_metric);
+const RowField& count = named("count", P::row_metric);
+const RowField& time_us = named("time_us", P::row_metric);
+const RowField& algbw = named("algbw", P::row_metric);
+const RowField& busbw = named("busbw", P::row_metric);
+const RowField& bus_factor = named("bus_factor", P::row_metric);
+const RowField& busbw_note = named("busbw_note", P::row_metric);
+const RowField& wrong = named("wrong", P::row_metric);
+const RowField& step_time_us = named("step_time_us", P::row_metric);
+const RowField& exposed_comm_us = named("exposed_comm_us", P::row_metric);
+const RowField& compute_time_us = named("compute_time_us", P::row_metric);
+const RowField& gradient_bytes = named("gradient_bytes", P::row_metric);
+}  // namespace fields
+
+json field_json(const ResultRow& row, const RowField& f) {
+  if (f.place == P::row) return f.get ? f.get(row) : json(nullptr);
+  if (f.place == P::row_metric && row.metrics.is_object()) {
+    const auto it = row.metrics.find(std::string(f.name));
+    if (it != row.metrics.end()) return *it;
+  }
+  return nullptr;
+}
+
+std::optional<double> number_in(const json& metrics, const RowField& f) {
+  if (!metrics.is_object()) return std::nullopt;
+  const auto it = metrics.find(std::string(f.name));
+  if (it == metrics.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::optional<double> number_field(const ResultRow& row, const RowField& f) {
+  if (f.place == P::row_metric) return number_in(row.metrics, f);
+  const json v = field_json(row, f);
+  if (!v.is_number()) return std::nullopt;
+  return v.get<double>();
+}
+
+void write_row_fields(json& j, const ResultRow& row) {
+  for (const auto& f : kFields) {
+    if (f.place != P::row || !f.get) continue;
+    json v = f.get(row);
+    if (v.is_null() && !f.required) continue;  // an optional member is written only when set
+    j[std::string(f.name)] = std::move(v);
+  }
+}
+
+void read_row_fields(const json& j, ResultRow& row) {
+  for (const auto& f : kFields) {
+    if (f.place != P::row || !f.set) continue;
+    const std::string key(f.name);
+    if (f.required) {
+      f.set(row, j.at(key));
+    } else if (const auto it = j.find(key); it != j.end()) {
+      f.set(row, *it);
+    }
+  }
+}
+
+json metric_schema(const RowField& f) {
+  json one;
+  switch (f.type) {
+    case T::number: one = {{"type", "number"}}; break;
+    case T::integer: one = {{"type", "integer"}}; break;
+    case T::text: one = {{"type", "string"}}; break;
+    case T::boolean: one = {{"type", "boolean"}}; break;
+    default: return nullptr;
+  }
+  // No "minimum" for non_negative: the loader's check names the field and the value in one plain line
+  // (analysis/result_set.cpp), where the schema's message would only point at it.
+  if (f.nullable) one = {{"oneOf", json::array({one, {{"type", "null"}}})}};
+  if (f.place != P::rank_metric) return one;
+  // A rank metric is a column: one value for every rank, or an array with null where a rank has none.
+  const json entry = {{"oneOf", json::array({one, {{"type", "null"}}})}};
+  const json column = {{"type", "array"}, {"items", entry}};
+  return {{"oneOf", json::array({one, column})}};
+}
+
+}  // namespace gpuscale
