@@ -60,15 +60,6 @@ constexpr std::array kFields = {
              .csv = "topology", .get = GS_TEXT(topology)},
     RowField{.name = "unit", .type = T::text, .meaning = "unit of the row's figures (GB/s, TFLOP/s, samples/s)",
              .required = true, .csv = "unit", .get = GS_TEXT(unit)},
-    RowField{.name = "status", .type = T::text, .meaning = "ok, invalid (a wrong result), failed or skipped",
-             .required = true, .column = "valid", .shown = Shown::text, .csv = "status",
-             .get = [](const ResultRow& r) { return json(row_status_name(r.status)); },
-             .set =
-                 [](ResultRow& r, const json& v) {
-                   const auto s = parse_row_status(v.get<std::string>());
-                   if (!s) throw json::other_error::create(501, "unknown row status", &v);
-                   r.status = *s;
-                 }},
     // --- The row's figures.
     RowField{.name = "aggregate", .unit = "row",
              .meaning = "the point's figure: sum over the group's ranks, or the collective's busbw",
@@ -87,6 +78,16 @@ constexpr std::array kFields = {
              .required = true, .nullable = true, .non_negative = true, .judged = Judged::by_unit, .column = "% peak",
              .shown = Shown::percent, .csv = "fraction_of_peak", .openmetrics = "gpuscale_fraction_of_peak_ratio",
              .history = "fraction_of_peak", .get = GS_NUMBER(fraction_of_peak)},
+    // After the figures: the tables show validity last.
+    RowField{.name = "status", .type = T::text, .meaning = "ok, invalid (a wrong result), failed or skipped",
+             .required = true, .column = "valid", .shown = Shown::text, .csv = "status",
+             .get = [](const ResultRow& r) { return json(row_status_name(r.status)); },
+             .set =
+                 [](ResultRow& r, const json& v) {
+                   const auto s = parse_row_status(v.get<std::string>());
+                   if (!s) throw json::other_error::create(501, "unknown row status", &v);
+                   r.status = *s;
+                 }},
     RowField{.name = "peak_source", .type = T::text, .meaning = "where the peak came from, or why it is unknown",
              .required = true, .get = GS_TEXT(peak_source)},
     RowField{.name = "metrics", .type = T::object, .meaning = "row-level figures a benchmark adds (the metric fields below)",
