@@ -71,7 +71,7 @@ std::string report_text(const FileReport& r, std::size_t width) {
   TextStyle style;
   style.width = width;
   style.device = device_word(r.run.doc.value("backend", std::string()));
-  std::string out = fmt::format("== {} ==\n", term_text(r.run.path)) + fit_lines(format_verdict(r.verdict), width);
+  std::string out = fit_lines(fmt::format("== {} ==\n", term_text(r.run.path)) + format_verdict(r.verdict), width);
   // Then scaling (the tables), then the detail: health and stragglers as the run's summary prints
   // them, the fleet, the projection, the environment.
   out += format_summary(r.run.rows, style);
