@@ -2,6 +2,8 @@
 // gpuscale report: what one result file says, in each output format. A FileReport is computed once
 // per input (stragglers at the chosen threshold, the projection) and rendered as terminal text,
 // Markdown, CSV, Prometheus text (node_exporter's textfile collector) or one self-contained HTML page.
+// Text, Markdown and HTML open with the verdict (and the fleet's heatmaps in HTML), then scaling, then
+// the detail (docs/analysis.md).
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "analysis/result_set.h"
 #include "analysis/stragglers.h"
 #include "analysis/text_table.h"
+#include "analysis/verdict.h"
 
 namespace gpuscale {
 
@@ -24,6 +27,7 @@ struct FileReport {
   std::vector<Straggler> stragglers;
   Projection projection;
   FleetView fleet;  // groups, pair matrices and outliers (empty for files without fleet data)
+  RunVerdict verdict;  // what every format opens with (analysis/verdict.h)
 };
 
 FileReport make_file_report(LoadedResult run, double straggler_threshold);

@@ -1,8 +1,10 @@
 // The report as one self-contained HTML page: inline CSS and SVG only, no script, no external
 // resource (a Content-Security-Policy forbids loading any), so it opens offline and can be attached
-// to a ticket. Charts (svg_chart.h): scaling efficiency vs GPU count and % of peak per benchmark,
+// to a ticket. It opens with the verdict and the fleet's heatmaps, then scaling, then the detail; a
+// chart with no data is not drawn (one line says why). Charts (svg_chart.h): scaling efficiency vs GPU count and % of peak per benchmark,
 // busbw vs message size per GPU count, per-GPU bars with the median line, and the projection.
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -69,8 +71,37 @@ std::string tables_section(const std::vector<BenchmarkGroup>& groups) {
   return out + "</div>\n";
 }
 
+std::string absent_line(const std::string& title, const std::string& why) {
+  return "<p class=\"absent\">" + h(title) + ": not drawn, " + h(why) + "</p>\n";
+}
+
+// The charts under one heading. A chart with nothing to draw (svg_chart.h) is left out and one line
+// says why; a heading with neither charts nor such lines is left out too.
+struct ChartGroup {
+  std::string charts, absent;
+  void add(const LineChart& c, const std::string& why) {
+    if (has_lines(c)) charts += render_line_chart(c);
+    else absent += absent_line(c.title, why);
+  }
+  void add(const BarChart& c, const std::string& why) {
+    if (has_bars(c)) charts += render_bar_chart(c);
+    else absent += absent_line(c.title, why);
+  }
+  std::string html(const std::string& heading) const {
+    if (charts.empty() && absent.empty()) return "";
+    return "<h3>" + heading + "</h3>\n" + absent + (charts.empty() ? "" : "<div class=\"charts\">\n" + charts + "</div>\n");
+  }
+};
+
+std::size_t gpu_counts(const BenchmarkGroup& g) {
+  std::set<int> counts;
+  for (const auto& s : g.series)
+    for (const ResultRow* r : s.rows) counts.insert(r->gpu_count);
+  return counts.size();
+}
+
 std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup>& groups) {
-  std::string scaling, busbw, pergpu, peak;
+  ChartGroup scaling, busbw, pergpu, peak;
   for (const auto& g : groups) {
     // Scaling efficiency vs GPU count, one line per series (collectives: the largest size).
     LineChart sc{"scaling", g.benchmark + ": scaling efficiency", "GPUs", "scaling efficiency", "", {{"benchmark", g.benchmark}},
@@ -83,7 +114,8 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
     }
     if (parse_collective(g.benchmark)) sc.note = "collectives: busbw / link peak at the largest size";
     if (g.benchmark == "dp-step") sc.note = "weak scaling: throughput / (GPUs x throughput at 1 GPU)";
-    scaling += render_line_chart(sc);
+    scaling.add(sc, gpu_counts(g) < 2 ? "the run measured one GPU count"
+                                      : "no point has a scaling efficiency at two or more GPU counts");
 
     // % of peak at the largest GPU count, one bar per series.
     BarChart pk;
@@ -102,7 +134,7 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
         }
     }
     pk.note = "n/a: no expected peak known for that point (never guessed); invalid/failed: no value";
-    peak += render_bar_chart(pk);
+    peak.add(pk, "no point has a % of peak (no expected peak known, or no valid value)");
 
     for (const auto& s : g.series) {
       // busbw vs message size, one line per GPU count (2 and up: one rank crosses no link).
@@ -117,7 +149,7 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
             cs.points.emplace_back(r->params["size_bytes"].get<double>(), *r->aggregate);
           }
         for (auto& [n, cs] : by_n) bw.series.push_back(std::move(cs));
-        busbw += render_line_chart(bw);
+        busbw.add(bw, "no GPU count of 2 or more measured two or more message sizes");
       }
       // Per-GPU bars at the largest GPU count with the median line; stragglers in red.
       const int n = largest_count(s);
@@ -141,14 +173,27 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
         if (!vals.empty()) b.reference = median_of(vals);
         b.note = g.scope == "collective" ? "collective: per-rank figure from each rank's own time (stragglers are not named from these)"
                                          : fmt::format("red: more than {:.0f}% below the median", f.straggler_threshold * 100);
-        pergpu += render_bar_chart(b);
+        pergpu.add(b, "no rank has a figure");
       }
     }
   }
-  return "<h3>Scaling efficiency vs GPU count</h3>\n<div class=\"charts\">\n" + scaling +
-         "</div>\n<h3>busbw vs message size</h3>\n<div class=\"charts\">\n" + busbw +
-         "</div>\n<h3>Per GPU (largest GPU count; median line)</h3>\n<div class=\"charts\">\n" + pergpu +
-         "</div>\n<h3>% of peak</h3>\n<div class=\"charts\">\n" + peak + "</div>\n";
+  return scaling.html("Scaling efficiency vs GPU count") + busbw.html("busbw vs message size") +
+         pergpu.html("Per GPU (largest GPU count; median line)") + peak.html("% of peak");
+}
+
+// The verdict (analysis/verdict.h), first on the page.
+std::string verdict_section(const RunVerdict& v) {
+  const auto word = std::string(verdict_word(v.level));
+  std::string out = fmt::format("<div class=\"verdict\" data-verdict=\"{}\">\n<h3>Verdict: <span class=\"{}\">{}</span></h3>\n<ul>\n",
+                                word, v.level == VerdictLevel::pass ? "pass" : v.level == VerdictLevel::warn ? "warn" : "fail", word);
+  for (const auto& r : v.reasons) out += "<li>" + h(r) + "</li>\n";
+  out += "<li>outliers: " + h(v.outliers) + "</li>\n";
+  if (v.drain_known) {
+    std::string hosts;
+    for (const auto& x : v.drain) hosts += (hosts.empty() ? "" : ", ") + h(x);
+    out += "<li>drain list: " + (hosts.empty() ? std::string("empty") : "<strong>" + hosts + "</strong>") + "</li>\n";
+  }
+  return out + "<li>GPU health: " + h(v.health) + "</li>\n</ul>\n</div>\n";
 }
 
 std::string stragglers_section(const FileReport& f) {
@@ -236,7 +281,8 @@ table.results td:nth-child(n+2){text-align:right}caption{font-weight:bold;text-a
 tr.bad td{background:#fdd}.charts,.tables{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 svg.chart{border:1px solid #ddd}.ct{font-size:13px;font-weight:bold}.tick{font-size:10px;fill:#444}
 .al{font-size:11px;fill:#222}.lg{font-size:10px}.note{font-size:10px;fill:#666}
-.grid{stroke:#eee}.axis{stroke:#888}h3.projection{color:#8a4b00}code{font-size:12px})";
+.grid{stroke:#eee}.axis{stroke:#888}h3.projection{color:#8a4b00}code{font-size:12px}
+.pass{color:#1a7f37}.warn{color:#9a6700}.fail{color:#cf222e}p.absent{color:#666;margin:.2em 0})";
 
 }  // namespace
 
@@ -250,8 +296,9 @@ std::string report_html(const std::vector<FileReport>& files) {
   for (const auto& f : files) {
     const auto groups = group_rows(f.run.rows);
     out += fmt::format("<section class=\"run\"><h2>{} &mdash; {}</h2>\n", h(f.run.cluster), h(f.run.path));
-    out += env_section(f.run) + charts_section(f, groups) + stragglers_section(f) + fleet_html(f) + projection_section(f) +
-           tables_section(groups) + "</section>\n";
+    // The verdict and the fleet (its heatmaps) first, then scaling, then the detail.
+    out += verdict_section(f.verdict) + fleet_html(f) + charts_section(f, groups) + stragglers_section(f) +
+           projection_section(f) + tables_section(groups) + env_section(f.run) + "</section>\n";
   }
   return out + "</body></html>\n";
 }

@@ -1,5 +1,5 @@
-// The report as Markdown (for tickets): environment, per-benchmark tables, problems, stragglers and the
-// projection. Every string from the result file goes through markdown_escape.
+// The report as Markdown (for tickets): the verdict, per-benchmark tables and problems, stragglers, the
+// fleet, the projection and the environment. Every string from the result file goes through markdown_escape.
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
@@ -49,6 +49,18 @@ void tables(std::string& out, const std::vector<ResultRow>& rows, const DeviceWo
     }
 }
 
+void verdict(std::string& out, const RunVerdict& v) {
+  out += fmt::format("\n### Verdict: {}\n\n", verdict_word(v.level));
+  for (const auto& r : v.reasons) out += "- " + md(r) + "\n";
+  out += "- outliers: " + md(v.outliers) + "\n";
+  if (v.drain_known) {
+    std::string hosts;
+    for (const auto& h : v.drain) hosts += (hosts.empty() ? "" : ", ") + md(h);
+    out += "- drain list: " + (hosts.empty() ? std::string("empty") : hosts) + "\n";
+  }
+  out += "- GPU health: " + md(v.health) + "\n";
+}
+
 void projection(std::string& out, const Projection& p) {
   out += "\n### Projection (a model fitted to this run, not a measurement)\n\n";
   if (p.fits.empty()) out += "No collective rows at 2 or more GPUs: nothing to fit.\n";
@@ -92,8 +104,8 @@ void projection(std::string& out, const Projection& p) {
 std::string report_markdown(const std::vector<FileReport>& files) {
   std::string out = "# gpuscale report\n";
   for (const auto& f : files) {
-    out += fmt::format("\n## {}\n\n| | |\n|---|---|\n", md(f.run.path));
-    for (const auto& [k, v] : environment_summary(f.run)) out += fmt::format("| {} | {} |\n", k, md(v));
+    out += fmt::format("\n## {}\n", md(f.run.path));
+    verdict(out, f.verdict);
     const auto device = device_word(f.run.doc.value("backend", std::string()));
     tables(out, f.run.rows, device);
     out += fmt::format("\n### Stragglers (more than {:.0f}% below the median of the ranks)\n\n", f.straggler_threshold * 100);
@@ -108,6 +120,8 @@ std::string report_markdown(const std::vector<FileReport>& files) {
     }
     out += fleet_markdown(f);
     projection(out, f.projection);
+    out += "\n### Environment\n\n| | |\n|---|---|\n";
+    for (const auto& [k, v] : environment_summary(f.run)) out += fmt::format("| {} | {} |\n", k, md(v));
   }
   return out;
 }

@@ -30,6 +30,7 @@ FileReport make_file_report(LoadedResult run, double straggler_threshold) {
   r.stragglers = find_stragglers(r.run.doc, r.run.rows, straggler_threshold);
   r.projection = project(r.run);
   r.fleet = fleet_view(r.run);
+  r.verdict = run_verdict(r.run.doc, r.run.rows, r.stragglers.size());
   return r;
 }
 
@@ -70,14 +71,17 @@ std::string report_text(const FileReport& r, std::size_t width) {
   TextStyle style;
   style.width = width;
   style.device = device_word(r.run.doc.value("backend", std::string()));
-  std::string env = fmt::format("== {} ==\n", term_text(r.run.path));
-  for (const auto& [k, v] : environment_summary(r.run)) env += fmt::format("  {:<16} {}\n", k, term_text(v));
-  std::string out = fit_lines(env, width, 19);  // continuation lines under the values
+  std::string out = fit_lines(fmt::format("== {} ==\n", term_text(r.run.path)) + format_verdict(r.verdict), width);
+  // Then scaling (the tables), then the detail: health and stragglers as the run's summary prints
+  // them, the fleet, the projection, the environment.
   out += format_summary(r.run.rows, style);
   out += fit_lines(format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows), width);
   out += format_stragglers(r.stragglers, r.straggler_threshold, style);
   out += fit_lines(fleet_text(r), width);
   out += fit_lines(format_projection(r.projection), width);
+  std::string env = "\nenvironment\n";
+  for (const auto& [k, v] : environment_summary(r.run)) env += fmt::format("  {:<16} {}\n", k, term_text(v));
+  out += fit_lines(env, width, 19);  // continuation lines under the values
   return out;
 }
 

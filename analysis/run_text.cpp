@@ -9,6 +9,7 @@
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
+#include "analysis/verdict.h"
 
 namespace gpuscale {
 
@@ -22,8 +23,6 @@ std::string run_summary_text(const nlohmann::json& doc, const std::vector<Result
                                    analysis["straggler_threshold"].is_number()
                                ? analysis["straggler_threshold"].get<double>()
                                : kDefaultStragglerThreshold;
-  std::string out = format_summary(rows, style);
-  out += fit_lines(format_health(doc.contains("health") ? doc["health"] : nlohmann::json(), rows), width);
   // The rule of the file's own list (analysis_section), on the ranks' figures as the file holds them
   // (rounded when written), so the summary prints what `gpuscale report` prints for the file. One row
   // at a time: only rows that name a straggler are kept.
@@ -40,6 +39,10 @@ std::string run_summary_text(const nlohmann::json& doc, const std::vector<Result
     for (auto& s : found) s.row = &written.back();
     stragglers.insert(stragglers.end(), found.begin(), found.end());
   }
+  // The verdict first, then scaling (the tables), then the detail: as `gpuscale report` prints them.
+  std::string out = fit_lines(format_verdict(run_verdict(doc, rows, stragglers.size())), width);
+  out += format_summary(rows, style);
+  out += fit_lines(format_health(doc.contains("health") ? doc["health"] : nlohmann::json(), rows), width);
   out += format_stragglers(stragglers, threshold, style);
   if (analysis.is_object()) out += fit_lines(format_fleet_outliers(analysis), width);
   out += fmt::format("\nresults: {}\n", term_text(results_path));  // a path is never broken: scripts grep it

@@ -1,6 +1,6 @@
 #pragma once
-// The end-of-run summary `gpuscale run` prints (rank 0, when the result file is written): the tables
-// and nccl-tests tables of the rows, the invalid or failed measurements, GPU health, the stragglers
+// The end-of-run summary `gpuscale run` prints (rank 0, when the result file is written): the verdict
+// (analysis/verdict.h), then the tables and nccl-tests tables of the rows, then the invalid or failed measurements, GPU health, the stragglers
 // and the fleet's outliers that the file's "analysis" section lists, and where the file is. The same
 // sections, in the same words, as `gpuscale report` prints for that file, every line within `width`
 // (0: no limit) apart from the nccl-tests tables.

@@ -69,6 +69,19 @@ std::string chart_label(const std::string& s, std::size_t n) {
   return s.substr(0, cut) + "~";
 }
 
+bool has_lines(const LineChart& c) {
+  for (const auto& s : c.series) {
+    std::size_t n = 0;
+    for (const auto& p : s.points) n += !c.log2_x || p.first > 0;
+    if (n >= 2) return true;
+  }
+  return false;
+}
+
+bool has_bars(const BarChart& c) {
+  return std::any_of(c.values.begin(), c.values.end(), [](const std::optional<double>& v) { return v.has_value(); });
+}
+
 std::string render_line_chart(const LineChart& c) {
   std::string out = open_svg(c.kind, c.title, c.data);
   double xmin = INFINITY, xmax = -INFINITY, ymax = 0;

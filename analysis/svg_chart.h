@@ -37,6 +37,11 @@ struct BarChart {
   std::string reference_label;
 };
 
+// Whether a chart has anything to draw: a line chart a series of two or more points (one point draws
+// no line), a bar chart one bar. A report draws no chart without, and says in one line why.
+bool has_lines(const LineChart& c);
+bool has_bars(const BarChart& c);
+
 std::string render_line_chart(const LineChart& c);
 // At most n bytes of s, cut at a UTF-8 character boundary, "~" marking the cut (labels that must fit).
 std::string chart_label(const std::string& s, std::size_t n);

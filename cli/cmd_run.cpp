@@ -135,10 +135,12 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
     if (e.section != section || e.shared) continue;  // shared: health::add_telemetry_flags adds it
     auto& v = flags.values[i];
     v.text = e.initial;
+    // The groups come from the registry, which the table does not link (harness/run_option_table.cpp).
+    const auto help = e.key == "benchmarks" ? fmt::format("{} ({})", e.help, registry().groups_text()) : e.help;
     if (e.is_switch)
-      cmd->add_flag(e.names, v.on, e.help);
+      cmd->add_flag(e.names, v.on, help);
     else
-      cmd->add_option(e.names, v.text, e.help);
+      cmd->add_option(e.names, v.text, help);
   }
 }
 

@@ -24,18 +24,32 @@ const Benchmark* Registry::find(const std::string& key) const {
   return nullptr;
 }
 
+std::vector<std::string> Registry::groups() const {
+  std::vector<std::string> out;
+  for (const auto& b : benchmarks_)
+    if (std::find(out.begin(), out.end(), b->group()) == out.end()) out.push_back(b->group());
+  return out;
+}
+
+std::string Registry::groups_text() const {
+  std::string all, opt_in;
+  for (const auto& g : groups()) {
+    const bool opt = std::all_of(benchmarks_.begin(), benchmarks_.end(), [&](const auto& b) { return b->group() != g || b->info().opt_in; });
+    std::string& list = opt ? opt_in : all;
+    list += (list.empty() ? "" : ", ") + g;
+  }
+  return opt_in.empty() ? all : all + "; " + opt_in + " only when named";
+}
+
 void Registry::check_names(const std::vector<std::string>& names) const {
   for (const auto& name : names) {
     if (name == "all") continue;
     bool known = false;
     for (const auto& b : benchmarks_) known |= b->key() == name || b->group() == name;
     if (known) continue;
-    std::string keys, groups;
-    for (const auto& b : benchmarks_) {
-      keys += (keys.empty() ? "" : ", ") + b->key();
-      if (groups.find(b->group()) == std::string::npos) groups += (groups.empty() ? "" : ", ") + b->group();
-    }
-    throw Error(fmt::format("unknown benchmark '{}' (known: {}; groups: {})", name, keys, groups));
+    std::string keys;
+    for (const auto& b : benchmarks_) keys += (keys.empty() ? "" : ", ") + b->key();
+    throw Error(fmt::format("unknown benchmark '{}' (known: {}; groups: {})", name, keys, groups_text()));
   }
 }
 

@@ -14,6 +14,12 @@ class Registry {
   void add(std::unique_ptr<Benchmark> b);
   const std::vector<std::unique_ptr<Benchmark>>& all() const { return benchmarks_; }
   const Benchmark* find(const std::string& key) const;
+  // The groups (BenchmarkInfo::group), in registry order: the one list `run --help`, the unknown-name
+  // message and README name (tests/e2e/e2e_quickstart.py holds README to it).
+  std::vector<std::string> groups() const;
+  // "stream, gemm, copy, collective, training; fleet only when named": groups() with the opt-in ones
+  // (every benchmark of the group opt_in) set apart.
+  std::string groups_text() const;
   // Throws gpuscale::Error for a name that is neither a key nor a group (checked before anything starts).
   void check_names(const std::vector<std::string>& names) const;
   // Resolves --benchmarks (keys or group names) to benchmarks available on `backend`/`device`, in

@@ -150,7 +150,8 @@ std::vector<RunOption> make_table() {
          o.quick = j.get<bool>();
        }});
   add({.names = "--benchmarks", .key = "benchmarks",
-       .help = "comma list of benchmark keys or groups (stream, gemm, collective)",
+       // cli/cmd_run.cpp appends the registry's groups (Registry::groups_text), the one list of them.
+       .help = "comma list of benchmark keys or groups",
        // The names are checked against the registry by the command (cli/cmd_run.cpp), not here: resume
        // and its fuzzer read this table without linking the benchmarks.
        .parse = [](O& o, const std::string& s, const std::string& what) { o.benchmarks = split_list(s, what); },

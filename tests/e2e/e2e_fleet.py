@@ -11,6 +11,9 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
   fleet_modes:     --tiling sequential and first on 4 ranks of 2 hosts: recorded in the file, groups per
                    count as the mode says, idle ranks named; a one-node fleet run says there are no pairs
                    and measures the rest.
+  fleet_only_html: a fleet-only run (--benchmarks fleet, 4 ranks on 2 hosts): its HTML report opens with
+                   the verdict (the rule of docs/analysis.md, derived here from the JSON) and the
+                   heatmaps, and draws no empty chart (each one not drawn says why in one line).
   fleet_bad_input: --outlier outside (0, 1), --pairs-rounds 0, --tiling bogus, GPUSCALE_TEST_HOSTS with the
                    wrong number of names, a bad slow-host item: one line each, exit 2.
 """
@@ -197,6 +200,51 @@ def case_modes():
     print("ok: sequential and first tiling as recorded; a one-node fleet run skips the pairs, saying why")
 
 
+def expected_verdict(doc):
+    """The verdict of docs/analysis.md ("The verdict"), from the file: FAIL, WARN or PASS."""
+    a, health = doc.get("analysis") or {}, doc.get("health") or {}
+    counts = health.get("counts") or {}
+    if any(r["status"] in ("invalid", "failed") for r in doc["results"]) or a.get("outliers") or counts.get("FAIL"):
+        return "FAIL"
+    if counts.get("WARN") or a.get("stragglers") or doc["summary"].get("complete") is False:
+        return "WARN"
+    return "PASS"
+
+
+def case_fleet_only_html():
+    out = work("fleet-only.json")
+    p = mpirun(4, ["--backend", "cpu", "--quick", "--benchmarks", "fleet", "--threads", "1", "-o", out],
+               {"GPUSCALE_TEST_HOSTS": "a,a,b,b"}, timeout=240)
+    if p.returncode != 0:
+        fail(f"fleet-only run: exit {p.returncode}: {p.stderr[-2000:]}")
+    doc = load_valid(out)
+    if {r["benchmark"] for r in doc["results"]} != {"pairs", "gpu_pairs"}:
+        fail(f"a fleet-only run measured {sorted({r['benchmark'] for r in doc['results']})}")
+    want = expected_verdict(doc)
+    summary = p.stdout[p.stdout.find("\nverdict: ") + 1:]
+    if not summary.startswith(f"verdict: {want}") or summary.find("\npairs ") < 0:
+        fail(f"the run summary does not open with the verdict {want}, then the tables: {p.stdout[-3000:]}")
+    html = work("fleet-only.html")
+    r = gs("report", out, "--html", html)
+    if r.returncode != 0:
+        fail(f"report --html: exit {r.returncode}: {r.stderr}")
+    with open(html) as f:
+        page = f.read()
+    verdict = page.find(f'<div class="verdict" data-verdict="{want}">')
+    charts = re.findall(r"<svg[^>]*>.*?</svg>", page, re.S)
+    if verdict < 0 or not charts or verdict > page.find("<svg") or verdict > page.find("<h3>Environment</h3>"):
+        fail(f"the page does not open with the verdict {want}: at {verdict}, first chart at {page.find('<svg')}")
+    if 'data-chart="heatmap"' not in charts[0]:
+        fail(f"the first chart is not a heatmap: {charts[0][:200]}")
+    for c in charts:
+        empty = ">no data</text>" in c or ('data-chart="heatmap"' not in c and "<polyline" not in c and 'class="bar' not in c)
+        if empty:
+            fail(f"an empty chart is drawn: {c[:300]}")
+    if "scaling efficiency: not drawn, the run measured one GPU count</p>" not in page:
+        fail("the page does not say why the scaling-efficiency charts are absent")
+    print(f"ok: verdict {want} first, {len(charts)} charts, the first a heatmap, none empty")
+
+
 def case_bad_input():
     base = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "-o", work("bad.json")]
     for args, env, needle in [
@@ -227,7 +275,7 @@ def main():
     # RUN_SERIAL: nothing else of the suite runs beside them, so its load is not their noise.
     timed = {"RUN_SERIAL": "TRUE", "TIMEOUT": 600, "LABELS": "e2e;fleet"}
     cases = {"clean": (case_clean, timed), "slow_host": (case_slow_host, timed),
-             "modes": (case_modes, cores), "bad_input": (case_bad_input, {})}
+             "modes": (case_modes, cores), "only_html": (case_fleet_only_html, cores), "bad_input": (case_bad_input, {})}
     e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
 
 

@@ -130,6 +130,60 @@ TEST(ReportFleet, HtmlHeatmapsAndPerNodeBarsMarkTheSuspect) {
   EXPECT_NE(html.find("<tr class=\"bad\"><td>node</td><td>" + slow + "</td>"), std::string::npos);
 }
 
+// The charts (<svg>...</svg>) of a page, in order.
+std::vector<std::string> svgs(const std::string& html) {
+  std::vector<std::string> out;
+  for (auto p = html.find("<svg"); p != std::string::npos; p = html.find("<svg", p + 4))
+    out.push_back(html.substr(p, html.find("</svg>", p) - p));
+  return out;
+}
+
+// Done-when of issue 23: a fleet-only run's HTML report (only the pair benchmarks: measured once, at
+// the whole job) opens with the verdict and the heatmaps, and draws no empty chart.
+TEST(ReportFleet, FleetOnlyHtmlOpensWithTheVerdictAndTheHeatmapsAndNoEmptyChart) {
+  std::mt19937_64 gen(23);
+  FleetSpec s;
+  s.nodes = 6;
+  s.slow = 2;
+  std::vector<std::string> hosts;
+  auto doc = testing::fleet_doc(s, gen, &hosts);
+  json rows = json::array();
+  for (const auto& r : doc["results"])
+    if (r["benchmark"] != "stream.triad") rows.push_back(r);
+  ASSERT_EQ(rows.size(), 2u);  // pairs.sendrecv and gpu_pairs.sendrecv
+  doc["results"] = rows;
+  json outliers = json::array();
+  for (const auto& o : doc["analysis"]["outliers"])
+    if (o["benchmark"] != "stream.triad") outliers.push_back(o);
+  ASSERT_FALSE(outliers.empty());  // the slow host's node outlier
+  doc["analysis"]["outliers"] = outliers;
+  std::vector<FileReport> files;
+  files.push_back(report_of(doc));
+  const auto html = report_html(files);
+
+  // The verdict comes first: FAIL (an outlier), naming the host to drain.
+  const auto verdict = html.find("<div class=\"verdict\" data-verdict=\"FAIL\">");
+  ASSERT_NE(verdict, std::string::npos);
+  const auto charts = svgs(html);
+  ASSERT_FALSE(charts.empty());
+  EXPECT_LT(verdict, html.find("<svg"));
+  EXPECT_LT(verdict, html.find("<h3>Environment</h3>"));
+  EXPECT_NE(html.find("<li>drain list: <strong>" + hosts[2] + "</strong></li>", verdict), std::string::npos);
+  // Then the heatmaps: every chart before the first other one is a heatmap, and there are some.
+  EXPECT_NE(charts.front().find("data-chart=\"heatmap\""), std::string::npos);
+  // No chart without data: a line chart has a line, a bar chart a bar, a heatmap cells.
+  for (const auto& c : charts) {
+    EXPECT_EQ(c.find(">no data</text>"), std::string::npos) << c.substr(0, 200);
+    if (c.find("data-chart=\"heatmap\"") != std::string::npos) continue;
+    EXPECT_TRUE(c.find("<polyline") != std::string::npos || c.find("class=\"bar") != std::string::npos) << c.substr(0, 200);
+  }
+  // The charts not drawn say why, in one line each: one GPU count, so no scaling efficiency.
+  EXPECT_EQ(count(html, "data-chart=\"scaling\""), 0u);
+  EXPECT_NE(html.find("<p class=\"absent\">pairs.sendrecv: scaling efficiency: not drawn, the run measured one GPU count</p>"),
+            std::string::npos);
+  EXPECT_EQ(count(html, "class=\"absent\""), count(html, ": not drawn, "));
+}
+
 TEST(ReportFleet, StringsFromTheFileAreEscaped) {
   std::mt19937_64 gen(5);
   FleetSpec s;
