@@ -27,16 +27,22 @@ def validate(doc, schema_path):
     """Checks `doc` against the schema at `schema_path` (jsonschema), its references to the shared
     definitions resolved from the file beside it (never fetched)."""
     import jsonschema  # here, so that a --cmake run needs no jsonschema (configure time)
-    from referencing import Registry, Resource
     with open(schema_path) as f:
         schema = json.load(f)
-    registry = Registry()
+    store = {}
     defs = os.path.join(os.path.dirname(schema_path), DEFS_SCHEMA)
     if os.path.exists(defs):
         with open(defs) as f:
             d = json.load(f)
-        registry = registry.with_resource(d["$id"], Resource.from_contents(d))
-    jsonschema.validators.validator_for(schema)(schema, registry=registry).validate(doc)
+        store[d["$id"]] = d
+    cls = jsonschema.validators.validator_for(schema)
+    try:  # jsonschema 4.18 and later resolve through a registry
+        from referencing import Registry, Resource
+    except ImportError:  # older ones through a RefResolver with a store
+        cls(schema, resolver=jsonschema.RefResolver.from_schema(schema, store=store)).validate(doc)
+        return
+    registry = Registry().with_resources((uri, Resource.from_contents(s)) for uri, s in store.items())
+    cls(schema, registry=registry).validate(doc)
 
 
 def _column(col, n, what):
