@@ -12,6 +12,7 @@
 #include "results/result_io.h"
 #include "results/result_schema.h"
 #include "results/result_stream.h"
+#include "results/result_upgrade.h"
 #include "results/row_fields.h"
 
 namespace gpuscale {
@@ -95,7 +96,6 @@ LoadedResult finish(const std::string& label, nlohmann::json header, std::vector
   for (std::size_t i = 0; i < reach.size(); ++i) check_reach(label, reach[i], i, world_of(header));
   LoadedResult out;
   out.path = label;
-  out.version = header.at("schema_version").get<int>();
   out.rows = std::move(rows);
   out.cluster = header.at("cluster").at("name").get<std::string>();
   for (const auto& r : header.at("ranks")) {
@@ -119,25 +119,24 @@ LoadedResult result_from_json(const std::string& label, nlohmann::json doc) {
     throw Error(fmt::format("{}: does not match the result schema: {}", label, problems));
   std::vector<ResultRow> rows;
   std::vector<RowReach> reach;
+  ResultRowUpgrader upgrader;  // either version's rows, as the streamed readers take them
   auto& results = doc.at("results");
   rows.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {
     // The document schema leaves rows to the row schema (results/result_schema.h), as the streamed
     // readers apply it: integers beyond their range are refused here, never wrapped by the conversion.
-    const int version = doc.at("schema_version").get<int>();
-    if (auto problems = validate_result_row(results[i], version, i); !problems.empty())
-      throw Error(fmt::format("{}: does not match the result schema: {}", label, problems));
-    try {
-      rows.push_back(results[i].get<ResultRow>());
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("{}: /results/{}: {}", label, i, e.what()));
-    } catch (const Error& e) {
-      throw Error(fmt::format("{}: /results/{}/{}", label, i, e.what()));
-    }
+    ResultRow row;
+    if (auto problem = upgrader.read(results[i], i, row); !problem.empty())
+      throw Error(fmt::format("{}: {}", label, problem));
+    rows.push_back(std::move(row));
     reach.push_back(check_row(label, rows.back(), i));
     results[i] = nullptr;  // converted: its JSON is not needed any more
   }
-  return finish(label, std::move(doc), std::move(rows), reach);
+  const int version = doc.at("schema_version").get<int>();  // valid: one of the versions read
+  if (auto problem = upgrader.check_file_version(version); !problem.empty()) throw Error(fmt::format("{}: {}", label, problem));
+  auto loaded = finish(label, upgrade_result_header(std::move(doc)), std::move(rows), reach);
+  loaded.version = version;
+  return loaded;
 }
 
 LoadedResult load_result(const std::string& path, RowDetail detail, const std::function<void(ResultRow&)>& whole_row) {
@@ -152,7 +151,9 @@ LoadedResult load_result(const std::string& path, RowDetail detail, const std::f
     }
     rows.push_back(std::move(row));
   });
-  return finish(path, std::move(read.header), std::move(rows), reach);
+  auto loaded = finish(path, std::move(read.header), std::move(rows), reach);
+  loaded.version = read.version;
+  return loaded;
 }
 
 LoadedResult load_result_text(const std::string& label, const std::string& text) {
@@ -162,7 +163,9 @@ LoadedResult load_result_text(const std::string& label, const std::string& text)
     reach.push_back(check_row(label, row, i));
     rows.push_back(std::move(row));
   });
-  return finish(label, std::move(read.header), std::move(rows), reach);
+  auto loaded = finish(label, std::move(read.header), std::move(rows), reach);
+  loaded.version = read.version;
+  return loaded;
 }
 
 const nlohmann::json* rank_identity(const nlohmann::json& doc, int rank, const std::string& host) {

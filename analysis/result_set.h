@@ -15,8 +15,8 @@ namespace gpuscale {
 
 struct LoadedResult {
   std::string path;   // as given on the command line (or a label for in-memory documents)
-  nlohmann::json doc;            // the document without its rows: "results" is []
-  int version = 0;               // the file's schema_version (1 or 2)
+  nlohmann::json doc;            // the document without its rows ("results" is []), as version 2
+  int version = 0;               // the file's own schema_version (1 or 2; results/result_upgrade.h)
   std::vector<ResultRow> rows;
   std::string cluster;                     // cluster.name
   std::vector<std::string> device_models;  // distinct ranks[].device.name, in rank order

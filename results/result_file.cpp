@@ -87,10 +87,6 @@ std::optional<RowSpread> spread_of_ranks(const std::vector<RankValue>& ranks) {
   return b;
 }
 
-int result_row_version(const nlohmann::json& j) {
-  return j.is_object() && j.contains("ranks") && j.at("ranks").is_array() ? 1 : 2;
-}
-
 namespace detail {
 
 // Every field but ranks, groups and spread: the same in both versions.
@@ -104,19 +100,7 @@ void read_common_row_fields(const nlohmann::json& j, ResultRow& r) {
 
 }  // namespace detail
 
-ResultRow result_row_from_v1(const nlohmann::json& j) {
-  ResultRow r;
-  detail::read_common_row_fields(j, r);
-  j.at("ranks").get_to(r.ranks);
-  if (j.contains("groups")) j.at("groups").get_to(r.groups);
-  r.spread = spread_of_ranks(r.ranks);
-  r.rank_stats = true;  // a version-1 row always carried them; merge keeps what its inputs had
-  return r;
-}
-
-void from_json(const nlohmann::json& j, ResultRow& r) {
-  r = result_row_version(j) == 1 ? result_row_from_v1(j) : result_row_from_v2(j);
-}
+void from_json(const nlohmann::json& j, ResultRow& r) { r = result_row_from_v2(j); }
 
 std::string row_key(const ResultRow& r) {
   // nlohmann::json objects are key-sorted, so dump() is canonical.

@@ -1,9 +1,9 @@
 #pragma once
-// The result file (schema version 2; version 1 is still read): one JSON document per run.
+// The result file (schema version 2; version 1 is still read, results/result_upgrade.h): one JSON document per run.
 // docs/results.md describes every field; results/schema/result-v<N>.schema.json is the JSON Schema of
 // version N. Rows are keyed by (benchmark, params, gpu_count), which is how report/compare/check match
-// them. A version-2 row stores its ranks as columns (results/result_row_v2.h); to_json writes that,
-// from_json reads either version's row.
+// them. A version-2 row stores its ranks as columns (results/result_row_v2.cpp); to_json writes that,
+// from_json reads it. A version-1 row is read only through results/result_upgrade.h.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -103,19 +103,16 @@ void to_json(nlohmann::json& j, const RankValue& v);
 void from_json(const nlohmann::json& j, RankValue& v);
 void to_json(nlohmann::json& j, const RowGroup& g);
 void from_json(const nlohmann::json& j, RowGroup& g);
-// Writes the version-2 row; reads a row of either version (a version-1 row has "ranks" as an array).
+// Writes and reads the version-2 row (from_json is result_row_from_v2).
 void to_json(nlohmann::json& j, const ResultRow& r);
 void from_json(const nlohmann::json& j, ResultRow& r);
-// The readers of each version's row, for a row already validated against that version's row schema.
-// Throw nlohmann::json::exception or gpuscale::Error (naming the field) on a row they cannot take.
-ResultRow result_row_from_v1(const nlohmann::json& j);
+// The reader of the version-2 row, for a row already validated against its row schema. Throws
+// nlohmann::json::exception or gpuscale::Error (naming the field) on a row it cannot take.
 ResultRow result_row_from_v2(const nlohmann::json& j);
 namespace detail {
-// Every row field but ranks, groups and spread (they are the same in both versions).
+// Every row field but ranks, groups and spread (the same in both versions: the upgrader reads them too).
 void read_common_row_fields(const nlohmann::json& j, ResultRow& r);
 }  // namespace detail
-// The version of a row by its shape: 1 when "ranks" is an array, else 2.
-int result_row_version(const nlohmann::json& j);
 
 // Stable identity of a row for matching across files: benchmark, canonical params, gpu_count.
 std::string row_key(const ResultRow& r);

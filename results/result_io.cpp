@@ -18,6 +18,7 @@
 #include "core/term_text.h"
 #include "results/result_file.h"
 #include "results/result_schema.h"
+#include "results/result_upgrade.h"
 
 namespace gpuscale {
 
@@ -26,12 +27,12 @@ namespace fs = std::filesystem;
 namespace {
 
 
-// The checks after parsing that make a document a result of a version read.
+// The checks after parsing that make a document a result of a version read; it comes out version 2.
 nlohmann::json check_result_doc(nlohmann::json doc, const std::string& name) {
   (void)result_schema_version(doc, name);
   if (auto problems = validate_result_json(doc); !problems.empty())
     throw Error(fmt::format("{}: does not match the result schema: {}", name, problems));
-  return doc;
+  return upgrade_result_document(std::move(doc), name);
 }
 
 }  // namespace

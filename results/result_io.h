@@ -47,7 +47,8 @@ nlohmann::json parse_json_stream(std::istream& in, const std::string& name, cons
 // The largest result file the whole-document readers below take (the document is held as a DOM).
 inline constexpr std::uintmax_t kMaxResultBytes = 256ULL << 20;
 
-// Reads, parses and validates a whole result file (rows as JSON). Throws gpuscale::Error("<file>: <problem>").
+// Reads, parses and validates a whole result file (rows as JSON; a version-1 file comes out version 2,
+// results/result_upgrade.h). Throws gpuscale::Error("<file>: <problem>").
 nlohmann::json read_result_file(const std::filesystem::path& path);
 // The same checks on text already in memory (what travels over MPI, fuzz inputs).
 nlohmann::json parse_result_text(const std::string& text, const std::string& name);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,12 +20,21 @@ namespace gpuscale {
 
 extern const char* const kResultSchemaV1;  // generated from results/schema/result-v1.schema.json
 extern const char* const kResultSchemaV2;  // generated from results/schema/result-v2.schema.json
+extern const char* const kResultSchemaDefs;  // generated from results/schema/result-defs.schema.json
 
 namespace {
 
-static_assert(kResultSchemaVersion == 2, "a new schema version needs its schema here");
+// The schema text of each version read, by version: a new version adds its line here.
+const char* const* schema_texts() {
+  static_assert(kResultSchemaVersion == 2 && kOldestResultSchemaVersion == 1, "a new schema version needs its schema here");
+  static const char* const texts[] = {nullptr, kResultSchemaV1, kResultSchemaV2};
+  return texts;
+}
 
-int known(int version) { return version == 1 ? 1 : 2; }
+// A version read: `version` itself, else the newest (a document of another version fails its schema).
+int known(int version) {
+  return version >= kOldestResultSchemaVersion && version <= kResultSchemaVersion ? version : kResultSchemaVersion;
+}
 
 std::unique_ptr<valijson::Schema> parse_schema(const nlohmann::json& doc) {
   auto sch = std::make_unique<valijson::Schema>();
@@ -32,6 +42,36 @@ std::unique_ptr<valijson::Schema> parse_schema(const nlohmann::json& doc) {
   valijson::adapters::NlohmannJsonAdapter adapter(doc);
   parser.populateSchema(adapter, *sch);
   return sch;
+}
+
+// The shared definitions' file as a version's schema names it in its references.
+constexpr std::string_view kDefsRef = "result-defs.schema.json#";
+
+// Each reference into the shared definitions made local ("#/definitions/..."), in place.
+void localize_refs(nlohmann::json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "$ref" && it->is_string() && it->get<std::string>().rfind(kDefsRef, 0) == 0)
+        *it = "#" + it->get<std::string>().substr(kDefsRef.size());
+      else
+        localize_refs(*it);
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) localize_refs(e);
+  }
+}
+
+// A version's schema with the shared definitions (results/schema/result-defs.schema.json) copied into
+// its own: every reference then resolves inside the one document (no fetching of other files), and
+// it validates exactly what the two files validate together.
+nlohmann::json with_shared_definitions(const char* text) {
+  auto doc = nlohmann::json::parse(text);
+  static const auto defs = nlohmann::json::parse(kResultSchemaDefs);
+  for (const auto& [name, def] : defs.at("definitions").items())
+    if (!doc["definitions"].emplace(name, def).second)
+      throw Error("internal error: the result schema defines " + name + " and so do the shared definitions");
+  localize_refs(doc);
+  return doc;
 }
 
 struct Schemas {
@@ -56,15 +96,21 @@ nlohmann::json with_metric_fields(nlohmann::json doc) {
 
 // The whole document's schema, and its row definition as a schema of its own (the definitions kept,
 // so that its references resolve).
-Schemas make_schemas(const nlohmann::json& doc) {
+// The current version's rows are the row-field table's: its metric types are filled in.
+Schemas make_schemas(const char* text, bool current) {
+  const auto doc = current ? with_metric_fields(with_shared_definitions(text)) : with_shared_definitions(text);
   const nlohmann::json row = {{"$ref", "#/definitions/row"}, {"definitions", doc.at("definitions")}};
   return {parse_schema(doc), parse_schema(row)};
 }
 
 const Schemas& schemas(int version) {
-  static const Schemas v1 = make_schemas(nlohmann::json::parse(kResultSchemaV1));
-  static const Schemas v2 = make_schemas(with_metric_fields(nlohmann::json::parse(kResultSchemaV2)));
-  return known(version) == 1 ? v1 : v2;
+  static const auto all = [] {
+    std::vector<Schemas> out(kResultSchemaVersion + 1);
+    for (int v = kOldestResultSchemaVersion; v <= kResultSchemaVersion; ++v)
+      out[v] = make_schemas(schema_texts()[v], v == kResultSchemaVersion);
+    return out;
+  }();
+  return all[known(version)];
 }
 
 // The deepest errors are the most specific; up to three, each "<pointer>: <reason>".
@@ -107,8 +153,8 @@ int result_schema_version(const nlohmann::json& doc, const std::string& name) {
 
 std::string validate_result_json(const nlohmann::json& doc) {
   const auto& v = doc.is_object() ? doc.value("schema_version", nlohmann::json()) : nlohmann::json();
-  const int version = v.is_number_integer() && v.get<double>() == 1 ? 1 : kResultSchemaVersion;
-  return validate(*schemas(version).document, doc, "");
+  const bool read = v.is_number_integer() && v.get<double>() >= kOldestResultSchemaVersion && v.get<double>() <= kResultSchemaVersion;
+  return validate(*schemas(read ? v.get<int>() : kResultSchemaVersion).document, doc, "");
 }
 
 std::string validate_result_row(const nlohmann::json& row, int version, std::size_t index) {
@@ -116,8 +162,12 @@ std::string validate_result_row(const nlohmann::json& row, int version, std::siz
 }
 
 const std::string& result_schema_text(int version) {
-  static const std::string v1 = kResultSchemaV1, v2 = kResultSchemaV2;
-  return known(version) == 1 ? v1 : v2;
+  static const auto all = [] {
+    std::vector<std::string> out(kResultSchemaVersion + 1);
+    for (int v = kOldestResultSchemaVersion; v <= kResultSchemaVersion; ++v) out[v] = schema_texts()[v];
+    return out;
+  }();
+  return all[known(version)];
 }
 
 }  // namespace gpuscale

@@ -1,13 +1,11 @@
 #include "results/result_stream.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "core/term_text.h"
 #include "results/result_io.h"
 #include "results/result_schema.h"
+#include "results/result_upgrade.h"
 
 namespace gpuscale {
 namespace {
@@ -18,26 +16,12 @@ using nlohmann::json;
 template <typename Parse>
 StreamedResult stream(const std::string& name, Parse&& parse, const ResultRowSink& sink) {
   std::string row_problem, sink_problem;  // the first row refused, the first refusal of the sink
-  std::size_t first_of_version[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+  ResultRowUpgrader rows;                 // either version's rows in, version 2's out
   StreamedResult out;
   auto hook = [&](json& element, std::size_t i) {
     if (!row_problem.empty() || !sink_problem.empty()) return;
-    const int version = result_row_version(element);
-    first_of_version[version] = std::min(first_of_version[version], i);
-    if (auto p = validate_result_row(element, version, i); !p.empty()) {
-      row_problem = "does not match the result schema: " + p;
-      return;
-    }
     ResultRow row;
-    try {
-      row = version == 1 ? result_row_from_v1(element) : result_row_from_v2(element);
-    } catch (const nlohmann::json::exception& e) {
-      row_problem = fmt::format("/results/{}: {}", i, terminal_safe(e.what()));
-      return;
-    } catch (const Error& e) {
-      row_problem = fmt::format("/results/{}/{}", i, terminal_safe(e.what()));
-      return;
-    }
+    if (row_problem = rows.read(element, i, row); !row_problem.empty()) return;
     try {
       sink(std::move(row), i);
       ++out.rows;
@@ -50,11 +34,9 @@ StreamedResult stream(const std::string& name, Parse&& parse, const ResultRowSin
   if (auto p = validate_result_json(out.header); !p.empty())
     throw Error(fmt::format("{}: does not match the result schema: {}", name, p));
   if (!row_problem.empty()) throw Error(fmt::format("{}: {}", name, row_problem));
-  const int other = out.version == 1 ? 2 : 1;
-  if (first_of_version[other] != SIZE_MAX)
-    throw Error(fmt::format("{}: does not match the result schema: /results/{}: a version-{} row in a schema_version {} file",
-                            name, first_of_version[other], other, out.version));
+  if (auto p = rows.check_file_version(out.version); !p.empty()) throw Error(fmt::format("{}: {}", name, p));
   if (!sink_problem.empty()) throw Error(sink_problem);
+  out.header = upgrade_result_header(std::move(out.header));
   return out;
 }
 

@@ -4,7 +4,8 @@
 // results/result_io.h (size, nesting depth, strict JSON, duplicate keys, UTF-8); each element of the
 // top-level "results" array is validated against the row schema of its version as soon as it is
 // complete, converted to ResultRow, handed to the sink and dropped. The header (the document with
-// "results": []) is kept and validated against the schema of its schema_version.
+// "results": []) is kept and validated against the schema of its schema_version. Either version is
+// read; what the sink and the caller get is version 2 (results/result_upgrade.h).
 //
 // A problem is reported as the whole-document reader would: the header's first (not a result, a
 // version not read, the schema), then the first row's; one line "<file>: <problem>".
@@ -24,8 +25,8 @@ namespace gpuscale {
 inline constexpr std::uintmax_t kMaxStreamedResultBytes = 4ULL << 30;
 
 struct StreamedResult {
-  nlohmann::json header;  // the validated document without its rows ("results": [])
-  int version = 0;        // its schema_version
+  nlohmann::json header;  // the validated document without its rows ("results": []), as version 2
+  int version = 0;        // the file's own schema_version
   std::size_t rows = 0;   // how many rows the sink was given
 };
 
@@ -38,8 +39,8 @@ StreamedResult stream_result_file(const std::filesystem::path& path, const Resul
 // The same on text already in memory (what travels over MPI, tests, fuzz inputs).
 StreamedResult stream_result_text(const std::string& text, const std::string& name, const ResultRowSink& sink);
 
-// The whole file as one validated document whose rows are as this version writes them (a version-1
-// file's rows come out version 2), read a row at a time: the rows are held once, as JSON, never next to
+// The whole file as one validated document as this version writes it (a version-1 file comes out
+// version 2), read a row at a time: the rows are held once, as JSON, never next to
 // a DOM of the file. For --resume and gpuscale seal, which keep rows as JSON.
 nlohmann::json read_result_document(const std::filesystem::path& path);
 

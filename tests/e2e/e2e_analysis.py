@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import e2e_common
+import result_rows
 
 ARGS = None
 
@@ -762,6 +763,58 @@ def case_hostile():
             fail(f"console messages on the hostile page: {console_messages(p.stderr)}")
 
 
+# ---- version 1 at the edge (issue 23) -------------------------------------------------------------
+
+def case_version_one():
+    """A version-1 file (tests/data/upgrade/result-v1.json: rows of the old synthetic-a.json) reads in
+    every command as its version-2 twin (the same rows of today's synthetic-a.json): validate names its
+    version, report and check print the same, compare finds them the same, merge writes version 2, and
+    history stores it."""
+    old = os.path.join(os.path.dirname(ARGS.data), "upgrade", "result-v1.json")
+    v1 = load(old)
+    if v1["schema_version"] != 1:
+        fail(f"{old} is not a version-1 file")
+    keys = {(r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"]) for r in v1["results"]}
+    twin = load(data("synthetic-a.json"))
+    twin["results"] = [r for r in twin["results"] if (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"]) in keys]
+    for k in ("plan", "summary"):
+        twin[k] = v1[k]
+    if len(twin["results"]) != len(keys):
+        fail(f"the twin holds {len(twin['results'])} of the {len(keys)} rows")
+    dirs = {name: work(name) for name in ("v1", "v2")}
+    for name, doc in (("v1", v1), ("v2", twin)):
+        os.makedirs(dirs[name])
+        save(doc, os.path.join(dirs[name], "run.json"))
+    p = gs("validate", "run.json", cwd=dirs["v1"])
+    expect_code(p, 0, "validate a version-1 file")
+    if "schema version 1" not in p.stdout:
+        fail(f"validate does not name version 1: {p.stdout!r}")
+    ref = data("reference-alpha.json")
+    for args in (["report", "run.json"], ["report", "run.json", "--csv", "-"], ["check", "run.json", "--reference", ref]):
+        a, b = gs(*args, cwd=dirs["v1"]), gs(*args, cwd=dirs["v2"])
+        if (a.returncode, a.stdout) != (b.returncode, b.stdout):
+            fail(f"{' '.join(args)}: a version-1 file and its version-2 twin differ:\n{a.stdout}\n---\n{b.stdout}\n{a.stderr}")
+    twin_path = os.path.join(dirs["v2"], "run.json")
+    same = gs("compare", twin_path, twin_path)
+    for pair in (["run.json", twin_path], [twin_path, "run.json"]):
+        p = gs("compare", *pair, cwd=dirs["v1"])
+        if p.returncode != same.returncode or "0 regression, 0 improvement" not in p.stdout:
+            fail(f"compare {' '.join(pair)}: exit {p.returncode} (the twin against itself: {same.returncode}):\n{p.stdout}")
+    merged = os.path.join(dirs["v1"], "merged.json")
+    expect_code(gs("merge", "run.json", "-o", merged, cwd=dirs["v1"]), 0, "merge a version-1 file")
+    m = e2e_common.load_valid(merged, os.path.join(os.path.dirname(ARGS.data), "..", "..", "results", "schema",
+                                                   "result-v2.schema.json"), ARGS.gpuscale)
+    if m["schema_version"] != 2 or len(m["results"]) != len(keys) or not all(isinstance(r["ranks"], dict) for r in m["results"]):
+        fail("merge of a version-1 file did not write its rows as version 2")
+    store = "sqlite://" + os.path.join(dirs["v1"], "h.db")
+    expect_code(gs("history", "add", "--store", store, "run.json", cwd=dirs["v1"]), 0, "history add of a version-1 file")
+    p = gs("history", "list", "--store", store)
+    expect_code(p, 0, "history list")
+    if "alpha" not in p.stdout:
+        fail(f"history does not list the version-1 run: {p.stdout!r}")
+    print("ok: a version-1 file reads in validate, report, check, compare, merge and history as version 2")
+
+
 # ---- fleet data (issue 14): report's fleet section, check --fail-on-outliers, report --drain-list ---------
 
 def fleet_doc(seed, nodes=8, gpn=2):
@@ -786,7 +839,7 @@ def fleet_doc(seed, nodes=8, gpn=2):
     def ranks_for(proto, k):
         out = []
         for r in range(k):
-            e = copy.deepcopy(proto["ranks"][0])
+            e = copy.deepcopy(e2e_common.rank_entries(proto)[0])
             e.update(rank=r, host=host_of(r), device_index=r % gpn)
             out.append(e)
         return out
@@ -794,21 +847,24 @@ def fleet_doc(seed, nodes=8, gpn=2):
     rows = []
     for k in (1, gpn):
         row = copy.deepcopy(stream)
-        row.update(gpu_count=k, nodes=1, ranks=ranks_for(stream, k))
-        row["groups"] = []
+        row.update(gpu_count=k, nodes=1)
+        e2e_common.put_rank_entries(row, ranks_for(stream, k))
+        groups = []
         for g in range(n // k):
             ranks = list(range(g * k, (g + 1) * k))
             v = k * level * rnd.uniform(0.98, 1.02) * (0.5 if ranks[0] // gpn == slow else 1)
-            row["groups"].append({"hosts": [host_of(ranks[0])], "ranks": ranks, "value": v, "status": "ok",
-                                  "spread_down": 0.01, "spread_up": 0.01})
-        vals = sorted(g["value"] for g in row["groups"])
+            groups.append({"hosts": [host_of(ranks[0])], "ranks": ranks, "value": v, "status": "ok",
+                           "spread_down": 0.01, "spread_up": 0.01})
+        result_rows.put_group_entries(row, groups)
+        vals = sorted(g["value"] for g in groups)
         med = vals[len(vals) // 2]
         row["group_summary"] = {"count": len(vals), "measured": len(vals), "min": vals[0], "median": med, "max": vals[-1],
                                 "spread": (vals[-1] - vals[0]) / med}
         row["aggregate"] = med
         rows.append(row)
     pairs = copy.deepcopy(coll)
-    pairs.update(benchmark="pairs.sendrecv", gpu_count=n, nodes=nodes, ranks=ranks_for(coll, n))
+    pairs.update(benchmark="pairs.sendrecv", gpu_count=n, nodes=nodes)
+    e2e_common.put_rank_entries(pairs, ranks_for(coll, n))
     m = [[None] * nodes for _ in range(nodes)]
     for i in range(nodes):
         for j in range(i + 1, nodes):
@@ -924,7 +980,7 @@ def case_bad_files():
     put("negative-metric.json", json.dumps(negm))
     put("huge-number.json", text.replace('"aggregate": 3000.0', '"aggregate": 1e999', 1))
     ver = copy.deepcopy(good)
-    ver["schema_version"] = 2
+    ver["schema_version"] = 1  # version-2 rows under version 1
     put("version.json", json.dumps(ver))
     deep = copy.deepcopy(good)
     deep["results"][0]["params"]["x"] = "@"
@@ -1016,6 +1072,7 @@ def main():
         "bad_files": (case_bad_files, {}),
         "no_overwrite": (case_no_overwrite, {}),
         "fleet_report": (case_fleet_report, {}),
+        "version_one": (case_version_one, {}),
         "run": (case_run, {"FIXTURES_SETUP": "analysis_run", **e2e_common.CORES}),
         "nccl_table": (case_nccl_table, {**e2e_common.CORES}),
         "real_compare": (case_real_compare, real),

@@ -1,7 +1,7 @@
 """What the end-to-end test scripts share: failing with one line, the common command-line arguments,
 waiting for a running gpuscale's first rows, reading a result file that must pass both the JSON Schema
-(Python's jsonschema) and gpuscale validate, and a row's per-rank data and groups read alike from
-result files of version 1 and 2; and each script's table of cases, the one place a case is declared
+(Python's jsonschema) and gpuscale validate (rows are read through result_rows.py); and each script's
+table of cases, the one place a case is declared
 (its ctest registration is read from it)."""
 import argparse
 import copy
@@ -11,6 +11,8 @@ import re
 import subprocess
 import sys
 import time
+
+import result_rows
 
 
 def fail(msg):
@@ -155,135 +157,16 @@ def load_valid(path, schema, gpuscale, env=None):
             doc = json.load(f)
     except OSError as e:
         fail(f"cannot read result file {path}: {e}")
-    import jsonschema  # here, so that --cmake runs where only CMake's Python is (at configure time)
-    with open(schema_for(doc, schema)) as f:
-        jsonschema.validate(doc, json.load(f))
+    result_rows.validate(doc, schema_for(doc, schema))
     p = subprocess.run([gpuscale, "validate", path], capture_output=True, text=True, env=env)
     if p.returncode != 0:
         fail(f"gpuscale validate rejected {path}: {p.stderr}")
     return doc
 
 
-# ---- a row's per-rank data and groups, in either file version ---------------------------------------
-# Version 1 keeps them as lists of objects, one per rank and one per group. Version 2 keeps columns
-# aligned by position: a column that is not an array holds the one value of every rank (or group), a
-# rank's host is an index into ranks.hosts, a group's hosts indices into the same table, a metric
-# column holds null where a rank lacks that metric, and per-rank stats are there only with
-# --rank-stats (the row's "spread" stands for them otherwise). Tests read rows through these, so one
-# check covers both versions.
-
-STAT_KEYS = ("n", "median", "min", "max", "mean", "stddev")
-
-
-def is_columns(row):
-    """Whether `row` keeps its per-rank data as columns (version 2)."""
-    return isinstance(row.get("ranks"), dict)
-
-
-def _column(col, n, what):
-    """A version-2 column as n values: an array as it is (it must have n entries), anything else the one
-    value of all n (copied, so that changing one entry's value leaves the others alone)."""
-    if isinstance(col, list):
-        if len(col) != n:
-            fail(f"column {what} has {len(col)} entries for {n}")
-        return col
-    return [copy.deepcopy(col) for _ in range(n)]
-
-
-def _host_names(names, indices, what):
-    try:
-        return [names[i] for i in indices]
-    except (IndexError, TypeError):
-        fail(f"{what}: host indices {indices} for the {len(names)} hosts {names}")
-
-
-def rank_entries(row):
-    """The row's ranks as version-1 entries (copies): rank, host (its name), device_index, value, valid,
-    error, metrics (only the metrics the rank has) and stats where the file has per-rank stats."""
-    if not is_columns(row):
-        return copy.deepcopy(row.get("ranks") or [])
-    c = row["ranks"]
-    ranks = c["rank"]
-    n = len(ranks)
-    hosts = _host_names(c["hosts"], _column(c["host"], n, "ranks.host"), "ranks.host")
-    cols = {k: _column(c[k], n, f"ranks.{k}") for k in ("device_index", "value", "valid", "error")}
-    metrics = {name: _column(col, n, f"ranks.metrics.{name}") for name, col in c.get("metrics", {}).items()}
-    stats = {k: _column(col, n, f"ranks.stats.{k}") for k, col in c["stats"].items()} if "stats" in c else None
-    out = []
-    for i in range(n):
-        e = {"rank": ranks[i], "host": hosts[i], **{k: v[i] for k, v in cols.items()},
-             "metrics": {name: v[i] for name, v in metrics.items() if v[i] is not None}}
-        if stats is not None:
-            e["stats"] = {k: v[i] for k, v in stats.items()}
-        out.append(e)
-    return out
-
-
-def _compact(values):
-    """A version-2 column of `values`: the one value when all are equal (not for list values, which
-    would read as a column), the array otherwise."""
-    if values and not isinstance(values[0], list) and all(v == values[0] for v in values):
-        return values[0]
-    return values
-
-
-def put_rank_entries(row, entries):
-    """Writes `entries` (version-1 entries, as rank_entries gives) into `row` in the row's own version;
-    for version 2 the columns are rebuilt (hosts in first-appearance order, equal columns one value)."""
-    if not is_columns(row):
-        row["ranks"] = copy.deepcopy(entries)
-        return
-    hosts = []
-    for e in entries:
-        if e["host"] not in hosts:
-            hosts.append(e["host"])
-    names = []
-    for e in entries:
-        names += [k for k in e["metrics"] if k not in names]
-    c = {"rank": [e["rank"] for e in entries], "hosts": hosts,
-         "host": _compact([hosts.index(e["host"]) for e in entries]),
-         "device_index": _compact([e["device_index"] for e in entries]),
-         "value": [e["value"] for e in entries],
-         "valid": _compact([e["valid"] for e in entries]),
-         "error": _compact([e["error"] for e in entries]),
-         "metrics": {k: _compact([copy.deepcopy(e["metrics"].get(k)) for e in entries]) for k in names}}
-    if any("stats" in e for e in entries):
-        c["stats"] = {k: [e["stats"][k] for e in entries] for k in STAT_KEYS}
-        for k in ("lo", "hi"):  # the median's bounds: optional (files before them have min and max)
-            if all(k in e["stats"] for e in entries):
-                c["stats"][k] = [e["stats"][k] for e in entries]
-    row["ranks"] = c
-
-
-def group_entries(row):
-    """The row's groups as version-1 entries (copies): hosts (names), ranks, value, status, and
-    spread_down / spread_up where the file has them; [] for a row without groups."""
-    g = row.get("groups")
-    if not is_columns(row):
-        return copy.deepcopy(g or [])
-    if not g:
-        return []
-    n = len(g["value"])
-    names = row["ranks"]["hosts"]
-    cols = {k: _column(g[k], n, f"groups.{k}") for k in ("value", "status", "spread_down", "spread_up") if k in g}
-    if "ranks" in g:
-        members = [list(g["ranks"][i]) for i in range(n)]
-        hosts = [_host_names(names, g["hosts"][i], f"groups.hosts[{i}]") for i in range(n)]
-    else:
-        # The groups tile the row's ranks in order, gpu_count each (docs/results.md).
-        k, entries = row["gpu_count"], rank_entries(row)
-        if n * k != len(entries):
-            fail(f"groups: {n} group(s) of {k} do not tile the row's {len(entries)} ranks")
-        members = [[e["rank"] for e in entries[i * k:(i + 1) * k]] for i in range(n)]
-        hosts = [list(dict.fromkeys(e["host"] for e in entries[i * k:(i + 1) * k])) for i in range(n)]
-    return [{"hosts": hosts[i], "ranks": members[i], **{k: v[i] for k, v in cols.items()}} for i in range(n)]
-
-
-def rank_rel(row, numbers=1):
-    """The relative difference allowed between a figure of `row` kept in full and the same figure made
-    from `numbers` of its per-rank numbers: version 2 writes those rounded to 6 significant digits (each
-    off by at most 5e-6 of itself), so 1e-5 per number; version 1 writes them in full (1e-9 each)."""
-    return numbers * (1e-5 if is_columns(row) else 1e-9)
+# A row's per-rank data and groups: result_rows.py, the one module for result files (re-exported here
+# for the tests that call them through this module).
+from result_rows import STAT_KEYS, group_entries, put_rank_entries, rank_entries, rank_rel  # noqa: E402,F401
 
 
 def check_interrupted(doc, reason):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the synthetic result files the analysis tests read (deterministic: rerun to regenerate).
+"""Writes the synthetic result files the analysis tests read (deterministic: rerun to regenerate), as
+version 2 (through tests/e2e/result_rows.py).
 
 synthetic-a.json  cluster "alpha": 2 hosts x 2 H100s. stream.triad with one slow GPU (rank 3, 15% below
                   the median at 4 GPUs), gemm with peaks, all_reduce and all_gather generated from known
@@ -13,8 +14,11 @@ import copy
 import json
 import math
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "e2e"))
+import result_rows  # noqa: E402  (the one module for result files)
 SIZES = [1 << p for p in range(10, 25, 2)]  # 1K .. 16M
 MODELS = {  # (alpha us per step, beta GB/s) per topology level
     "intra-node": (5.0, 150.0),
@@ -57,8 +61,11 @@ def doc(cluster, gpu, hosts, rows):
     counts = {"rows": len(rows), "ok": 0, "invalid": 0, "failed": 0, "skipped": 0}
     for r in rows:
         counts[r["status"]] += 1
+        # Built as per-rank entries, written as version 2 does (columns, with the per-rank statistics
+        # of --rank-stats, and the row's spread from them; figures in full, not rounded).
+        result_rows.put_rank_entries(r, r["ranks"])
     return {
-        "schema": "gpuscale.result", "schema_version": 1,
+        "schema": "gpuscale.result", "schema_version": 2,
         "tool": {"name": "gpuscale", "version": "0.1.0", "commit": "synthetic"},
         "created_utc": "2026-01-02T03:04:05Z", "finished_utc": "2026-01-02T03:14:05Z",
         "cluster": {"name": cluster, "source": "--cluster"}, "backend": "cuda",

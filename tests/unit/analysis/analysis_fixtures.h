@@ -1,7 +1,6 @@
 #pragma once
-// Synthetic result documents for the analysis unit tests: valid files built row by row. The rows are
-// written in version 1's shape (easy to build by hand) and the document carries them as gpuscale
-// writes them now (version 2), unless asked for version 1.
+// Synthetic result documents for the analysis unit tests: valid files built row by row, as gpuscale
+// writes them (version 2). Version 1 is read only through results/result_upgrade.h and tested there.
 #include <string>
 #include <vector>
 
@@ -13,33 +12,51 @@
 namespace gpuscale::testing {
 
 // One rank's value with repetitions spread +-spread around it.
-inline nlohmann::json rank_json(int rank, const std::string& host, double v, double spread = 0.02,
-                                nlohmann::json metrics = nlohmann::json::object()) {
-  return {{"rank", rank}, {"host", host}, {"device_index", rank % 8}, {"value", v},
-          {"stats", {{"n", 5}, {"median", v}, {"min", v * (1 - spread)}, {"max", v * (1 + spread)}, {"mean", v}, {"stddev", v * spread / 2}}},
-          {"valid", true}, {"error", ""}, {"metrics", metrics}};
+inline RankValue rank_value(int rank, const std::string& host, double v, double spread = 0.02) {
+  RankValue r;
+  r.rank = rank;
+  r.host = host;
+  r.device_index = rank % 8;
+  r.value = v;
+  r.stats.n = 5;
+  r.stats.median = r.stats.mean = v;
+  r.stats.min = r.stats.lo = v * (1 - spread);
+  r.stats.max = r.stats.hi = v * (1 + spread);
+  r.stats.stddev = v * spread / 2;
+  return r;
+}
+
+// A row as gpuscale writes it (version 2, with per-rank statistics), ranks 0-3 on h0, the rest on h1.
+inline ResultRow result_row(const std::string& bench, const std::string& scope, nlohmann::json params, int k,
+                            std::vector<double> values, const std::string& unit = "GB/s", double spread = 0.02) {
+  ResultRow r;
+  double sum = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    r.ranks.push_back(rank_value(static_cast<int>(i), i < 4 ? "h0" : "h1", values[i], spread));
+    sum += values[i];
+  }
+  r.benchmark = bench;
+  r.scope = scope;
+  r.params = std::move(params);
+  r.gpu_count = k;
+  r.topology = k == 1 ? "single" : "intra-node";
+  r.unit = unit;
+  r.aggregate = scope == "independent" ? sum : values.front();
+  r.efficiency_basis = r.peak_source = "test";
+  r.rank_stats = true;
+  return r;
 }
 
 inline nlohmann::json row_json(const std::string& bench, const std::string& scope, nlohmann::json params, int k,
                                std::vector<double> values, const std::string& unit = "GB/s", double spread = 0.02) {
-  nlohmann::json ranks = nlohmann::json::array();
-  double sum = 0;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    ranks.push_back(rank_json(static_cast<int>(i), i < 4 ? "h0" : "h1", values[i], spread));
-    sum += values[i];
-  }
-  return {{"benchmark", bench}, {"scope", scope}, {"params", params}, {"gpu_count", k}, {"nodes", 1},
-          {"topology", k == 1 ? "single" : "intra-node"}, {"unit", unit}, {"status", "ok"}, {"ranks", ranks},
-          {"aggregate", scope == "independent" ? sum : values.front()}, {"scaling_efficiency", nullptr},
-          {"efficiency_basis", "test"}, {"expected_peak", nullptr}, {"fraction_of_peak", nullptr},
-          {"peak_source", "test"}, {"metrics", nlohmann::json::object()}, {"errors", nlohmann::json::array()}};
+  return result_row(bench, scope, std::move(params), k, std::move(values), unit, spread);
 }
 
 // Rows as a vector: a braced list of one json would otherwise become that json itself, not an array.
 // The document is result_doc.h's minimal one with these rows and nranks GPUs on hosts h0 (ranks 0-3)
 // and h1, each with a UUID and PCI bus id.
 inline nlohmann::json doc_json(const std::vector<nlohmann::json>& rows, const std::string& device = "Test GPU",
-                               int nranks = 8, const std::string& cluster = "testcluster", int version = kResultSchemaVersion) {
+                               int nranks = 8, const std::string& cluster = "testcluster") {
   auto doc = testing_doc::minimal_result_doc();
   doc["cluster"]["name"] = cluster;
   doc["backend"] = "cuda";
@@ -51,10 +68,7 @@ inline nlohmann::json doc_json(const std::vector<nlohmann::json>& rows, const st
                                         {"free_memory_bytes", 1},
                                         {"details", {{"uuid", "GPU-" + std::to_string(r)},
                                                      {"pci_bus_id", "0000:0" + std::to_string(r) + ":00.0"}}}}}});
-  doc["schema_version"] = version;
-  doc["results"] = nlohmann::json::array();
-  for (const auto& r : rows)
-    doc["results"].push_back(version == 1 || !r["ranks"].is_array() ? r : nlohmann::json(r.get<ResultRow>()));
+  doc["results"] = rows;
   doc["summary"]["rows"] = doc["summary"]["ok"] = rows.size();
   return doc;
 }

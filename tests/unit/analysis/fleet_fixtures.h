@@ -70,8 +70,8 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
     for (int k = 0; k < g; ++k) r.push_back(node * g + k);
     return r;
   };
-  auto fix_hosts = [&](json& row) {
-    for (auto& r : row["ranks"]) r["host"] = host_of(r["rank"].get<int>());
+  auto fix_hosts = [&](ResultRow& row) {
+    for (auto& r : row.ranks) r.host = host_of(r.rank);
   };
   std::vector<json> rows;
   json found = json::array();  // analysis.outliers
@@ -89,25 +89,26 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
   const double level = std::uniform_real_distribution<double>(500, 5000)(gen);
   json stream_params = {{"dtype", "fp64"}, {"array_bytes", 1 << 20}, {"elements", 1 << 17}};
   for (int k : std::set<int>{1, g}) {
-    json groups = json::array();
+    std::vector<RowGroup> groups;
     std::vector<double> values;
     std::vector<OutlierSample> samples;
     for (int first = 0; first + k <= n; first += k) {
       std::vector<int> ranks;
       for (int r = first; r < first + k; ++r) ranks.push_back(r);
       const double v = k * level * u(gen) * slowed(host_of(first));
-      groups.push_back({{"hosts", {host_of(first)}}, {"ranks", ranks}, {"value", v}, {"status", "ok"},
-                        {"spread_down", 0.01}, {"spread_up", 0.01}});
+      RowGroup group;
+      group.hosts = {host_of(first)};
+      group.ranks = ranks;
+      group.value = v;
+      group.spread_down = group.spread_up = 0.01;
+      groups.push_back(group);
       values.push_back(v);
       samples.push_back({{host_of(first)}, ranks, v, 0.01, 0.01});
     }
-    auto row = row_json("stream.triad", "independent", stream_params, k, std::vector<double>(static_cast<std::size_t>(k), level));
+    auto row = result_row("stream.triad", "independent", stream_params, k, std::vector<double>(static_cast<std::size_t>(k), level));
     fix_hosts(row);
-    const double med = median_of(values);
-    row["groups"] = groups;
-    const double lo = *std::min_element(values.begin(), values.end()), hi = *std::max_element(values.begin(), values.end());
-    row["group_summary"] = {{"count", values.size()}, {"measured", values.size()}, {"min", lo}, {"median", med}, {"max", hi}, {"spread", (hi - lo) / med}};
-    row["aggregate"] = med;
+    row.groups = groups;  // the writer adds group_summary from them
+    row.aggregate = median_of(values);
     rows.push_back(row);
     for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) record(o, "stream.triad", k);
   }
@@ -129,14 +130,16 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
     for (int j = 0; j < s.nodes; ++j) line.push_back(i == j ? json(nullptr) : json(pm.values[i][j]));
     values.push_back(line);
   }
-  auto pairs = row_json("pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, n, std::vector<double>(static_cast<std::size_t>(n), bw));
-  fix_hosts(pairs);
+  auto pairs_row = result_row("pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, n, std::vector<double>(static_cast<std::size_t>(n), bw));
+  fix_hosts(pairs_row);
+  json pairs = pairs_row;
   pairs["matrices"] = json::array({{{"kind", "node"}, {"hosts", hosts}, {"ranks", member_ranks}, {"labels", hosts},
                                     {"values", values}, {"directed", false}}});
   rows.push_back(pairs);
   for (const auto& o : matrix_outliers(pm, OutlierKind::node, rule)) record(o, "pairs.sendrecv", n);
-  auto gpu_pairs = row_json("gpu_pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, g, std::vector<double>(static_cast<std::size_t>(g), bw));
-  fix_hosts(gpu_pairs);
+  auto gpu_pairs_row = result_row("gpu_pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, g, std::vector<double>(static_cast<std::size_t>(g), bw));
+  fix_hosts(gpu_pairs_row);
+  json gpu_pairs = gpu_pairs_row;
   gpu_pairs["matrices"] = json::array();
   const double peer = std::uniform_real_distribution<double>(100, 400)(gen);
   for (int i = 0; i < s.nodes; ++i) {

@@ -21,17 +21,16 @@ const nlohmann::json kP = {{"dtype", "fp64"}, {"array_bytes", 1024}};
 template <class Draw>
 nlohmann::json drawn_row(std::mt19937_64& gen, Draw& draw, double scale, int ranks = 2, std::size_t reps = 10,
                          const std::string& unit = "GB/s") {
-  auto row = row_json("stream.triad", "independent", kP, ranks, std::vector<double>(static_cast<std::size_t>(ranks), 1.0), unit);
+  auto row = testing::result_row("stream.triad", "independent", kP, ranks, std::vector<double>(static_cast<std::size_t>(ranks), 1.0), unit);
   double sum = 0;
-  for (auto& r : row["ranks"]) {
+  for (auto& r : row.ranks) {
     std::vector<double> v;
     for (std::size_t i = 0; i < reps; ++i) v.push_back(draw(gen) * scale);
-    const auto s = compute_stats(v);
-    r["value"] = s.median;
-    r["stats"] = s;
-    sum += s.median;
+    r.stats = compute_stats(v);
+    r.value = r.stats.median;
+    sum += r.stats.median;
   }
-  row["aggregate"] = sum;
+  row.aggregate = sum;
   return row;
 }
 
@@ -121,10 +120,13 @@ TEST(NoiseRule, ConfidenceOfTheMedianBounds) {
 }
 
 TEST(NoiseRule, OneRepetitionGivesNoNoiseEstimate) {
-  auto a = row_json("stream.triad", "independent", kP, 2, {100, 100});
-  auto b = row_json("stream.triad", "independent", kP, 2, {50, 50});
+  auto a = testing::result_row("stream.triad", "independent", kP, 2, {100, 100});
+  auto b = testing::result_row("stream.triad", "independent", kP, 2, {50, 50});
   for (auto* r : {&a, &b})
-    for (auto& rank : (*r)["ranks"]) rank["stats"]["n"] = 1, rank["stats"]["min"] = rank["stats"]["max"] = rank["value"];
+    for (auto& rank : r->ranks) {
+      rank.stats.n = 1;
+      rank.stats.min = rank.stats.max = rank.stats.lo = rank.stats.hi = *rank.value;
+    }
   const auto c = compare_results(loaded({a}), loaded({b}), 0.05);
   ASSERT_EQ(c.rows.size(), 1u);
   EXPECT_EQ(c.rows[0].verdict, Verdict::inconclusive);

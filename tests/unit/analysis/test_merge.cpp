@@ -1,6 +1,8 @@
-// gpuscale merge: the rules of analysis/merge.h on small, schema-valid result documents of either
-// version (inputs written as version 1 or 2; the merged set is version 2).
+// gpuscale merge: the rules of analysis/merge.h on small, schema-valid result documents (a version-1
+// input: tests/unit/results/test_result_upgrade.cpp).
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "analysis/merge.h"
 #include "core/error.h"
@@ -14,22 +16,34 @@ namespace {
 using nlohmann::json;
 
 json row(const std::string& bench, int k, const std::string& status, double value, const std::string& dtype = "fp64") {
-  json ranks = json::array();
-  for (int r = 0; r < k; ++r)
-    ranks.push_back({{"rank", r}, {"host", "n0"}, {"device_index", 0}, {"value", value},
-                     {"stats", {{"n", 1}, {"median", value}, {"min", value}, {"max", value}, {"mean", value}, {"stddev", 0}}},
-                     {"valid", status != "invalid"}, {"error", ""}, {"metrics", json::object()}});
-  return {{"benchmark", bench}, {"scope", "independent"}, {"params", {{"dtype", dtype}}}, {"gpu_count", k},
-          {"nodes", 1}, {"topology", k == 1 ? "single" : "intra-node"}, {"unit", "GB/s"}, {"status", status},
-          {"ranks", ranks}, {"aggregate", status == "ok" ? json(value * k) : json(nullptr)},
-          {"scaling_efficiency", nullptr}, {"efficiency_basis", "test"}, {"expected_peak", nullptr},
-          {"fraction_of_peak", nullptr}, {"peak_source", "test"}, {"metrics", json::object()}, {"errors", json::array()}};
+  ResultRow r;
+  for (int rank = 0; rank < k; ++rank) {
+    RankValue v;
+    v.rank = rank;
+    v.host = "n0";
+    v.value = value;
+    v.stats.n = 1;
+    v.stats.median = v.stats.min = v.stats.max = v.stats.mean = v.stats.lo = v.stats.hi = value;
+    v.valid = status != "invalid";
+    r.ranks.push_back(v);
+  }
+  r.benchmark = bench;
+  r.scope = "independent";
+  r.params = {{"dtype", dtype}};
+  r.gpu_count = k;
+  r.topology = k == 1 ? "single" : "intra-node";
+  r.unit = "GB/s";
+  r.status = *parse_row_status(status);
+  if (status == "ok") r.aggregate = value * k;
+  r.efficiency_basis = r.peak_source = "test";
+  r.rank_stats = true;
+  return r;  // as gpuscale writes it (version 2)
 }
 
 // A schema-valid result of `world` ranks on `hosts`, from Slurm job `job` (the shared minimal document,
 // reshaped).
 json result(const std::string& job, int world, std::vector<std::string> hosts, json rows, bool complete = true,
-            const std::string& backend = "cpu", int version = 2) {
+            const std::string& backend = "cpu") {
   json d = testing_doc::minimal_result_doc();
   json h = json::array(), ranks = json::array();
   for (std::size_t n = 0; n < hosts.size(); ++n)
@@ -56,9 +70,13 @@ json result(const std::string& job, int world, std::vector<std::string> hosts, j
   d["hosts"] = h;
   d["ranks"] = ranks;
   d["plan"]["seed"] = 7;
-  d["schema_version"] = version;
+  // A braced list of one row may arrive as that row, or as a list of one list: the rows are its objects.
   d["results"] = json::array();
-  for (const auto& r : rows) d["results"].push_back(version == 1 ? r : json(r.get<ResultRow>()));  // row() is version 1
+  std::function<void(const json&)> add = [&](const json& j) {
+    if (j.is_object()) d["results"].push_back(j);
+    else for (const auto& e : j) add(e);
+  };
+  add(rows);
   d["summary"] = {{"complete", complete}, {"valid", true}, {"rows", rows.size()}, {"ok", ok}, {"invalid", 0},
                   {"failed", 0}, {"skipped", 0}, {"exit_code", complete ? json(0) : json(nullptr)}};
   return d;
@@ -179,50 +197,6 @@ TEST(Merge, EnvironmentKeepsOnlyWhatEveryInputAgreesOn) {
   EXPECT_EQ(m["plan"]["points"], 2);                                   // fp64 and fp32 are two points
   EXPECT_EQ(m["results"].size(), 2u);
   EXPECT_EQ(m["command_line"], json({"gpuscale", "merge", "-o", "m.json"}));
-}
-
-// A campaign whose older job wrote version 1: merged with a version-2 job, every row is written as
-// version 2, the version-1 row with the per-rank statistics its file had.
-TEST(Merge, VersionOneAndVersionTwoInputsMergeIntoVersionTwo) {
-  const json old = result("701", 2, {"n0"}, {row("stream.triad", 1, "ok", 10), row("stream.triad", 2, "ok", 9.5)}, true,
-                          "cpu", 1);
-  const json now = result("702", 4, {"n0", "n1"}, {row("stream.triad", 2, "ok", 8), row("stream.triad", 4, "ok", 7)});
-  ASSERT_EQ(old["results"][0]["ranks"].is_array(), true);
-  ASSERT_EQ(now["results"][0]["ranks"].is_object(), true);
-  for (const bool old_first : {true, false}) {
-    const auto out = old_first ? merge_results({in("old.json", old), in("now.json", now)}, ctx())
-                               : merge_results({in("now.json", now), in("old.json", old)}, ctx());
-    EXPECT_TRUE(out.problems.empty());
-    const json m = merged_document(out);
-    EXPECT_EQ(m["schema_version"], 2);
-    EXPECT_EQ(validate_result_json(m), "");
-    ASSERT_EQ(m["results"].size(), 3u);  // k = 1 from the old job, 2 and 4 from the larger one
-    const json& k1 = m["results"][0];
-    EXPECT_EQ(k1["gpu_count"], 1);
-    EXPECT_EQ(k1["input"], old_first ? 0 : 1);
-    EXPECT_EQ(k1["ranks"]["value"][0], 10.0);
-    ASSERT_TRUE(k1["ranks"].contains("stats"));  // the version-1 file had them
-    EXPECT_EQ(k1["ranks"]["stats"]["n"][0], 1);
-    EXPECT_EQ(m["results"][1]["ranks"]["value"][0], 8.0);  // the larger world's k = 2
-    // The text merge writes reads back, a row at a time, as the same rows.
-    const auto text = merged_result_text(out);
-    std::vector<ResultRow> rows;
-    const auto read = stream_result_text(text, "m.json", [&](ResultRow&& r, std::size_t) { rows.push_back(std::move(r)); });
-    EXPECT_EQ(read.version, 2);
-    ASSERT_EQ(rows.size(), out.rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(json(rows[i]), json(out.rows[i]));
-  }
-}
-
-TEST(Merge, AVersionOneFileAloneComesOutVersionTwo) {
-  const json old = result("801", 2, {"n0"}, {row("gemm", 1, "ok", 3), row("gemm", 2, "invalid", 2)}, true, "cpu", 1);
-  const auto out = merge_results({in("old.json", old)}, ctx());
-  const auto text = merged_result_text(out);
-  EXPECT_NE(text.find("\"schema_version\": 2"), std::string::npos);
-  const auto read = stream_result_text(text, "m.json", [](ResultRow&&, std::size_t) {});
-  EXPECT_EQ(read.version, 2);
-  EXPECT_EQ(read.rows, 2u);
-  EXPECT_EQ(read.header["summary"]["invalid"], 1);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace {
 nlohmann::json doc_with_bandwidth(const nlohmann::json& busbw) {
   auto row = testing::row_json("all_reduce", "collective", {{"dtype", "fp32"}, {"size_bytes", 4096}}, 1, {1.0});
   row["aggregate"] = nullptr;
-  row["ranks"][0]["value"] = nullptr;
+  row["ranks"]["value"][0] = nullptr;
   row["metrics"] = {{"time_us", 3.5}, {"algbw", nullptr}, {"busbw", busbw}, {"size_bytes", 4096}};
   return testing::doc_json({row});  // the row as gpuscale writes it (version 2)
 }

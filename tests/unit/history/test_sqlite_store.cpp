@@ -132,19 +132,6 @@ TEST(SqliteStore, AFailedWriteLeavesTheStoreAsItWas) {
   EXPECT_EQ(store->list_runs({}).size(), 2u);
 }
 
-TEST(SqliteStore, VersionOneFilesAreStoredLikeVersionTwo) {
-  TempDir dir;
-  auto store = open_store(dir.url("h.db"), true);
-  const auto v1 = testing_doc::minimal_v1_result_doc();
-  const auto run = make_run_record(result_from_json("v1", v1), sha256_hex(v1.dump()));
-  EXPECT_EQ(run.file_version, 1);
-  ASSERT_TRUE(store->add_run(run));
-  const auto rows = store->row_points({"stream.triad", "", "", "", "", ""});
-  ASSERT_EQ(rows.size(), 1u);
-  EXPECT_DOUBLE_EQ(*rows[0].value, *testing_doc::sample_row().aggregate);
-  EXPECT_EQ(store->rank_points({"", "", "", "node0", "", ""}).size(), 2u);
-}
-
 TEST(SqliteStore, OutliersAndHealthVerdictsKept) {
   TempDir dir;
   auto store = open_store(dir.url("h.db"), true);

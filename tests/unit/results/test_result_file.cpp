@@ -309,39 +309,6 @@ TEST(ResultRow, VersionTwoGroupsThatTileTheRanksLeaveThemOut) {
   EXPECT_EQ(back.groups[2].hosts, (std::vector<std::string>{"n0", "n1"}));
 }
 
-TEST(ResultRow, VersionOneRowsAreRead) {
-  auto r = sample_row();
-  RowGroup g;
-  g.ranks = {0, 1};
-  g.hosts = {"node0"};
-  g.value = 203.5;
-  r.groups = {g};
-  r.attempt = 2;
-  const auto v1 = testing_doc::v1_row_json(r);
-  ASSERT_TRUE(v1["ranks"].is_array());
-  EXPECT_EQ(result_row_version(v1), 1);
-  const auto back = v1.get<ResultRow>();
-  expect_same_fields(back, r);
-  ASSERT_EQ(back.ranks.size(), 2u);
-  for (std::size_t i = 0; i < 2; ++i) expect_same(back.ranks[i], r.ranks[i]);  // statistics too
-  EXPECT_TRUE(back.rank_stats);
-  ASSERT_EQ(back.groups.size(), 1u);
-  EXPECT_EQ(back.groups[0].value, 203.5);
-  // Written again it is a version-2 row, valid in a version-2 document.
-  const nlohmann::json v2 = back;
-  EXPECT_EQ(result_row_version(v2), 2);
-  auto doc = minimal_result_doc();
-  doc["results"] = nlohmann::json::array({v2});
-  EXPECT_EQ(validate_result_json(doc), "");
-  EXPECT_EQ(validate_result_json(testing_doc::minimal_v1_result_doc()), "");
-  // A version-1 row in a version-2 document, and the reverse, do not match the schema.
-  doc["results"] = nlohmann::json::array({v1});
-  EXPECT_NE(validate_result_json(doc), "");
-  auto old = testing_doc::minimal_v1_result_doc();
-  old["results"] = nlohmann::json::array({v2});
-  EXPECT_NE(validate_result_json(old), "");
-}
-
 TEST(ResultRow, StatusNames) {
   for (auto s : {RowStatus::ok, RowStatus::invalid, RowStatus::failed, RowStatus::skipped})
     EXPECT_EQ(parse_row_status(row_status_name(s)), s);
@@ -393,10 +360,6 @@ TEST(ResultSchema, RejectsEachMissingRequiredField) {
     doc["results"][0]["ranks"].erase(column);
     EXPECT_NE(validate_result_json(doc), "") << column;
   }
-  doc = testing_doc::minimal_v1_result_doc();
-  EXPECT_EQ(validate_result_json(doc), "");
-  doc["results"][0]["ranks"][0].erase("stats");  // version 1: every rank has its statistics
-  EXPECT_NE(validate_result_json(doc), "");
 }
 
 void expect_rejected(void (*edit)(nlohmann::json&), const char* what, const std::string& mentions) {
@@ -483,11 +446,9 @@ TEST(ResultSchema, AcceptsRowsFromTheRowBuilder) {
 TEST(ResultSchema, ShippedSchemaText) {
   const auto schema = nlohmann::json::parse(result_schema_text());
   EXPECT_EQ(schema["properties"]["schema_version"]["const"], kResultSchemaVersion);
-  EXPECT_EQ(schema["properties"]["schema"]["const"], kResultSchemaName);
-  const auto v1 = nlohmann::json::parse(result_schema_text(1));
-  EXPECT_EQ(v1["properties"]["schema_version"]["const"], 1);
-  EXPECT_TRUE(v1["definitions"].contains("rank_value"));
-  EXPECT_FALSE(schema["definitions"].contains("rank_value"));
+  // The header every version shares is in result-defs.schema.json (results/schema/), referred to.
+  EXPECT_EQ(schema["allOf"][0]["$ref"], "result-defs.schema.json#/definitions/header");
+  EXPECT_FALSE(schema["definitions"].contains("rank_value"));  // version 1's rank entries
 }
 
 TEST(ResultSchema, AcceptsTheNewHeaderFields) {

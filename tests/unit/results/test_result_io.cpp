@@ -96,30 +96,18 @@ TEST_F(ResultIo, ReadErrorsNameTheFile) {
   doc = minimal_result_doc();
   doc.erase("plan");
   expect_read_error(write("noplan.json", doc.dump()), "does not match the result schema");
-  // A row's problem names the row; a row of the other version is refused.
+  // A row's problem names the row (a row of the other version: test_result_upgrade.cpp).
   doc = minimal_result_doc();
   doc["results"].push_back(doc["results"][0]);
   doc["results"][1]["ranks"]["value"][0] = "fast";
   expect_read_error(write("row1.json", doc.dump()), "[results][1]");
-  doc = minimal_result_doc();
-  doc["results"].push_back(testing_doc::v1_row_json(testing_doc::sample_row()));
-  expect_read_error(write("mixed.json", doc.dump()), "does not match the result schema");
-  auto old = testing_doc::minimal_v1_result_doc();
-  old["results"].push_back(minimal_result_doc()["results"][0]);
-  try {
-    stream_result_file(write("mixed1.json", old.dump()), [](ResultRow&&, std::size_t) {});
-    ADD_FAILURE() << "a version-2 row in a version-1 file was read";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("/results/1: a version-2 row in a schema_version 1 file"), std::string::npos)
-        << e.what();
-  }
 }
 
 // Random rows written as gpuscale writes them (one per line) come back from the streamed reader in
 // order, each as the whole-document reader converts it, and the header without them.
 TEST_F(ResultIo, StreamedRowsMatchTheWholeDocument) {
   std::mt19937_64 rng(29);
-  for (int version : {1, 2}) {
+  for (int round = 0; round < 2; ++round) {
     std::vector<ResultRow> rows;
     const int n = 1 + static_cast<int>(rng() % 30);
     for (int i = 0; i < n; ++i) {
@@ -129,21 +117,17 @@ TEST_F(ResultIo, StreamedRowsMatchTheWholeDocument) {
       r.aggregate = static_cast<double>(rng() % 100000) / 7;
       rows.push_back(r);
     }
-    auto doc = version == 1 ? testing_doc::v1_document(minimal_result_doc(), rows) : minimal_result_doc();
+    auto doc = minimal_result_doc();
     std::vector<std::string> lines;
-    if (version == 2) {
-      doc["results"] = rows;
-      for (const auto& r : rows) lines.push_back(result_row_line(r));
-    } else {
-      for (const auto& r : doc["results"]) lines.push_back(result_row_line(r));
-    }
+    doc["results"] = rows;
+    for (const auto& r : rows) lines.push_back(result_row_line(r));
     const auto p = write("rows.json", result_document_text(doc, lines));
     std::vector<ResultRow> got;
     const auto read = stream_result_file(p, [&](ResultRow&& r, std::size_t i) {
       EXPECT_EQ(i, got.size());
       got.push_back(std::move(r));
     });
-    EXPECT_EQ(read.version, version);
+    EXPECT_EQ(read.version, 2);
     EXPECT_EQ(read.rows, rows.size());
     EXPECT_EQ(read.header["results"], nlohmann::json::array());
     auto header = doc;

@@ -1,7 +1,7 @@
 #pragma once
-// A minimal complete result document (the current version, and version 1), with every field
+// A minimal complete result document (the current version), with every field
 // harness/runner.cpp's header() writes, for the result-file tests to start from and break one field at
-// a time.
+// a time. Version-1 documents: tests/unit/results/result_v1_doc.h (the upgrader's tests only).
 #include <nlohmann/json.hpp>
 
 #include "results/result_file.h"
@@ -84,25 +84,5 @@ inline nlohmann::json minimal_result_doc() {
             {"skipped", 0},
             {"exit_code", 0}}}};
 }
-
-// A row as version 1 wrote it (an array of rank objects, each with its statistics; groups as objects):
-// gpuscale writes only version 2 now, so the tests make version-1 files with this.
-inline nlohmann::json v1_row_json(const ResultRow& r) {
-  nlohmann::json j = r;
-  j["ranks"] = r.ranks;
-  if (!r.groups.empty()) j["groups"] = r.groups;
-  j.erase("spread");
-  return j;
-}
-
-// A version-1 document: the minimal document with its rows written as version 1 wrote them.
-inline nlohmann::json v1_document(nlohmann::json doc, const std::vector<ResultRow>& rows) {
-  doc["schema_version"] = 1;
-  doc["results"] = nlohmann::json::array();
-  for (const auto& r : rows) doc["results"].push_back(v1_row_json(r));
-  return doc;
-}
-
-inline nlohmann::json minimal_v1_result_doc() { return v1_document(minimal_result_doc(), {sample_row()}); }
 
 }  // namespace gpuscale::testing_doc
