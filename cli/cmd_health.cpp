@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "backends/local_gpus.h"
 #include "core/error.h"
 #include "core/launcher.h"
 #include "core/units.h"
@@ -49,7 +50,7 @@ nlohmann::json check_node(const HealthFlags& f) {
   try {
     const auto opts = resolve(f);
     std::string why_no_gpus;
-    auto gpus = health::open_local_gpus(opts.peaks_file, &why_no_gpus);
+    auto gpus = open_local_gpus(opts.peaks_file, &why_no_gpus);
     return health::report_json(health::run_health_check(opts, gpus.get(), why_no_gpus));
   } catch (const std::exception& e) {
     return health::failed_node_report(host_name(), e.what());

@@ -2,8 +2,9 @@
 // What `gpuscale health` needs from a GPU backend to run its short bandwidth and GEMM checks on every
 // GPU of the node from one process: the GPUs it can open (by UUID, to match NVML's), a device per GPU
 // (kernels/device.h), the expected peaks (peaks/peaks.h) and the software versions (as
-// Backend::software()). health/local_gpus_cuda.cpp implements it over the CUDA backend, inside the CUDA
-// module (backends/cuda_module); without the module the checks are NVML-only.
+// Backend::software()). health/ only takes one (run_health_check); it never opens one, so it needs no
+// backend: backends/local_gpus.h opens them (the CUDA backend's, backends/cuda/cuda_local_gpus.cpp, inside
+// the CUDA module) and the caller (cli/cmd_health.cpp) hands them in. Without them the checks are NVML-only.
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,13 +24,5 @@ class LocalGpus {
   virtual const PeakTable* peaks() const = 0;          // may be null
   virtual nlohmann::json software() const = 0;         // {"driver", "cuda_runtime", "nccl", ...}
 };
-
-// The GPUs of this build's GPU backend: nullptr without one (`why_none` says so); with one but no GPU
-// visible (no driver, a driver too old for the runtime, CUDA_VISIBLE_DEVICES), an object with no
-// uuids() that still gives the runtime's versions, and `why_none` says why. `peaks_file` adds GPU
-// models to the built-in peaks.
-std::unique_ptr<LocalGpus> open_local_gpus(const std::string& peaks_file, std::string* why_none);
-// The same over the CUDA device, in the CUDA module (open_local_gpus calls it through the module).
-std::unique_ptr<LocalGpus> open_cuda_local_gpus(const std::string& peaks_file, std::string* why_none);
 
 }  // namespace gpuscale::health

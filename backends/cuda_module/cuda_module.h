@@ -24,7 +24,7 @@ struct GpuscaleCudaModule {
   // GPUs this process can use (0 with the reason when none): backend.h's cuda_visible_devices.
   int (*visible_devices)(std::string* why_none);
   std::unique_ptr<Backend> (*make_backend)(const World& world, const BackendOptions& opts);
-  // health/local_gpus.h's open_local_gpus over the CUDA device.
+  // backends/local_gpus.h's open_local_gpus over the CUDA device.
   std::unique_ptr<health::LocalGpus> (*open_local_gpus)(const std::string& peaks_file, std::string* why_none);
   // The CUDA runtime, cuBLASLt and NCCL versions the module runs with, and the driver's (no GPU needed).
   nlohmann::json (*software)();

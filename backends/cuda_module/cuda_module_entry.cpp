@@ -2,10 +2,10 @@
 #include "backends/cuda_module/cuda_module.h"
 
 #include "backends/backend.h"
+#include "backends/local_gpus.h"
 #include "collectives/nccl/nccl_comm.h"
 #include "collectives/nccl/nccl_plan.h"
 #include "gpuscale_version.h"
-#include "health/local_gpus.h"
 #include "kernels/cuda/cuda_device.h"
 
 namespace {
@@ -22,7 +22,7 @@ const gpuscale::GpuscaleCudaModule kModule = {
     GPUSCALE_CUDA_MODULE_BUILD,
     &gpuscale::cuda_visible_devices,
     &gpuscale::make_cuda_backend,
-    &gpuscale::health::open_cuda_local_gpus,
+    &gpuscale::open_cuda_local_gpus,
     &module_software,
 };
 

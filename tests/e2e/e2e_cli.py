@@ -11,28 +11,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 import e2e_common
+from e2e_common import gs, mpirun, run
 
 ARGS = None
 fail = e2e_common.fail
 QUICK = ["run", "--backend", "cpu", "--quick", "--cluster", "e2ecli"]
-
-
-def run(cmd, env_extra=None, cwd=None, timeout=240):
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
-
-
-def mpirun(np, args, env_extra=None, cwd=None):
-    return run([ARGS.mpiexec, "--oversubscribe", "-np", str(np), ARGS.gpuscale] + args, env_extra, cwd)
-
-
-def gs(*args, cwd=None):
-    return run([ARGS.gpuscale] + list(args), cwd=cwd)
 
 
 def out_path(name):

@@ -30,14 +30,39 @@ def parser():
     return ap
 
 
+# The parsed arguments (parse_args sets them): gs() and mpirun() read --gpuscale and --mpiexec there.
+ARGS = None
+
+
 def parse_args(*required):
-    """The common options (parser()) and the script's own required ones, parsed; the workdir made."""
+    """The common options (parser()) and the script's own required ones, parsed (kept in ARGS); the
+    workdir made."""
+    global ARGS
     ap = parser()
     for name in required:
         ap.add_argument(name, required=True)
-    args = ap.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
-    return args
+    ARGS = ap.parse_args()
+    os.makedirs(ARGS.workdir, exist_ok=True)
+    return ARGS
+
+
+def run(cmd, env_extra=None, cwd=None, timeout=240):
+    """`cmd` run to its end (output captured as text), echoed first; the environment is this one plus
+    `env_extra`."""
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+
+
+def gs(*args, env_extra=None, cwd=None, timeout=240):
+    """gpuscale ARGS... run (see run)."""
+    return run([ARGS.gpuscale] + list(args), env_extra, cwd, timeout)
+
+
+def mpirun(np, args, env_extra=None, cwd=None, timeout=240):
+    """gpuscale `args` under mpirun with `np` ranks (see run)."""
+    return run([ARGS.mpiexec, "--oversubscribe", "-np", str(np), ARGS.gpuscale] + args, env_extra, cwd, timeout)
 
 
 # The ctest property of the cases that run gpuscale for real: they take the 2 cores one at a time, so

@@ -8,26 +8,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 import e2e_common
+from e2e_common import mpirun, run
 
 ARGS = None
 
 
 fail = e2e_common.fail
-
-
-def run(cmd, env_extra=None, timeout=240, cwd=None):
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
-    return p
-
-
-def mpirun(np, args, env_extra=None):
-    return run([ARGS.mpiexec, "--oversubscribe", "-np", str(np), ARGS.gpuscale] + args, env_extra)
 
 
 def load_valid(path):

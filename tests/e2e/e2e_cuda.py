@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import e2e_common
+from e2e_common import run
 
 ARGS = None
 SKIP = 77  # ctest SKIP_RETURN_CODE
@@ -22,13 +23,6 @@ SKIP = 77  # ctest SKIP_RETURN_CODE
 def fail(msg):
     print(f"FAIL: {msg}", file=sys.stderr)
     sys.exit(1)
-
-
-def run(cmd, env_extra=None, timeout=240):
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def our_lines(stderr, prefix):

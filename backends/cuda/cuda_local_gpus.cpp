@@ -3,14 +3,14 @@
 // versions for the driver check.
 #include <fmt/format.h>
 
-#include "peaks/gpu_peaks.h"
-#include "health/local_gpus.h"
+#include "backends/local_gpus.h"
 #include "kernels/cuda/cuda_device.h"
+#include "peaks/gpu_peaks.h"
 
-namespace gpuscale::health {
+namespace gpuscale {
 namespace {
 
-class CudaGpus final : public LocalGpus {
+class CudaGpus final : public health::LocalGpus {
  public:
   CudaGpus(std::vector<std::string> uuids, const std::string& peaks_file)
       : uuids_(std::move(uuids)), peaks_(make_gpu_peak_table(peaks_file)) {}
@@ -32,7 +32,7 @@ class CudaGpus final : public LocalGpus {
 
 }  // namespace
 
-std::unique_ptr<LocalGpus> open_cuda_local_gpus(const std::string& peaks_file, std::string* why_none) {
+std::unique_ptr<health::LocalGpus> open_cuda_local_gpus(const std::string& peaks_file, std::string* why_none) {
   // No GPU visible still leaves the runtime's versions: a driver too old for the runtime is exactly
   // the case where the CUDA runtime sees nothing (cudaErrorInsufficientDriver).
   std::string why;
@@ -42,4 +42,4 @@ std::unique_ptr<LocalGpus> open_cuda_local_gpus(const std::string& peaks_file, s
   return std::make_unique<CudaGpus>(any ? cuda_device_uuids() : std::vector<std::string>{}, peaks_file);
 }
 
-}  // namespace gpuscale::health
+}  // namespace gpuscale
