@@ -139,19 +139,7 @@ NcclAverage nccl_average(const NcclTable& t) {
 
 std::string nccl_type_name(const std::string& dtype) {
   const auto t = parse_dtype(dtype);
-  if (!t) return dtype;
-  switch (*t) {
-    case DType::fp64: return "double";
-    case DType::fp32: return "float";
-    case DType::fp16: return "half";
-    case DType::bf16: return "bfloat16";
-    case DType::fp8_e4m3: return "f8e4m3";
-    case DType::fp8_e5m2: return "f8e5m2";
-    case DType::int32: return "int32";
-    case DType::int8: return "int8";
-    case DType::tf32: return "tf32";
-  }
-  return dtype;
+  return t ? std::string(dtype_nccl_tests_name(*t)) : dtype;
 }
 
 std::string nccl_time_text(double us) {

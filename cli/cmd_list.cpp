@@ -1,9 +1,11 @@
-// gpuscale list: every benchmark, its parameters, unit and backends; --fields: every field of a result row.
+// gpuscale list: every benchmark, its parameters, unit and backends; --fields: every field of a result row;
+// --dtypes: every element type.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.h"
 #include "cli/commands.h"
+#include "core/dtype.h"
 #include "harness/registry.h"
 #include "results/row_fields.h"
 
@@ -42,17 +44,62 @@ int print_row_fields(bool as_json) {
   return 0;
 }
 
+// The element-type table (core/dtype_table.def) as a user reads it: names, size, the check's tolerance
+// rule, the libraries' names and which benchmark families take each type.
+int print_dtypes(bool as_json) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : dtype_table()) {
+    nlohmann::json aliases = nlohmann::json::array();
+    for (auto a : t.aliases)
+      if (!a.empty()) aliases.push_back(a);
+    nlohmann::json uses = nlohmann::json::array();
+    for (auto [bit, name] : {std::pair{kForStream, "stream"}, std::pair{kForGemm, "gemm"},
+                             std::pair{kForCollectives, "collectives"}, std::pair{kForTraining, "training"}})
+      if (t.uses & bit) uses.push_back(name);
+    const std::string check =
+        t.significand_bits > 0
+            ? fmt::format("float: unit roundoff 2^-{}, smallest subnormal 2^{}", t.significand_bits, t.subnormal_exponent)
+            : fmt::format("integer: exact (every integer up to {:.0f})", dtype_exact_integer_limit(t.type));
+    out.push_back({{"name", t.name}, {"bytes", t.size}, {"aliases", aliases}, {"nccl_tests", t.nccl_tests},
+                   {"nccl", t.nccl}, {"mpi", t.mpi.empty() ? "" : fmt::format("{}{}", t.mpi, t.mpi_reduces ? "" : " (moved only)")},
+                   {"cublaslt_compute", t.cublaslt_compute}, {"check", check}, {"benchmarks", uses}});
+  }
+  if (as_json) {
+    fmt::print("{}\n", nlohmann::json{{"dtypes", out}}.dump(2));
+    return 0;
+  }
+  fmt::print("Element types (--dtypes; a backend measures those it has kernels for)\n\n");
+  fmt::print("  {:<9} {:>5}  {:<10} {:<15} {:<26} {:<28} {}\n", "name", "bytes", "nccl-tests", "NCCL", "MPI",
+             "cuBLASLt compute", "benchmarks");
+  auto dash = [](const nlohmann::json& v) { return v.get<std::string>().empty() ? std::string("-") : v.get<std::string>(); };
+  for (const auto& t : out) {
+    std::string uses;
+    for (const auto& u : t["benchmarks"]) uses += (uses.empty() ? "" : ",") + u.get<std::string>();
+    fmt::print("  {:<9} {:>5}  {:<10} {:<15} {:<26} {:<28} {}\n", t["name"].get<std::string>(), t["bytes"].get<int>(),
+               dash(t["nccl_tests"]), dash(t["nccl"]), dash(t["mpi"]), dash(t["cublaslt_compute"]), uses);
+    std::string aliases;
+    for (const auto& a : t["aliases"]) aliases += (aliases.empty() ? "" : ", ") + a.get<std::string>();
+    fmt::print("            check: {}{}\n", t["check"].get<std::string>(), aliases.empty() ? "" : "; also " + aliases);
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_list_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("list", "list the benchmarks, their parameters, units and backends");
   auto json = std::make_shared<bool>(false);
   auto fields = std::make_shared<bool>(false);
+  auto dtypes = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print JSON instead of text");
-  cmd->add_flag("--fields", *fields, "list the fields of a result row instead: place, type, unit, outputs, meaning");
-  cmd->callback([&action, json, fields] {
-    action = [json, fields]() -> int {
+  auto* fields_flag =
+      cmd->add_flag("--fields", *fields, "list the fields of a result row instead: place, type, unit, outputs, meaning");
+  cmd->add_flag("--dtypes", *dtypes, "list the element types instead: names, size, check rule, libraries' names, benchmarks")
+      ->excludes(fields_flag);
+  cmd->callback([&action, json, fields, dtypes] {
+    action = [json, fields, dtypes]() -> int {
       if (*fields) return print_row_fields(*json);
+      if (*dtypes) return print_dtypes(*json);
       const auto compiled = compiled_backends();
       if (*json) {
         nlohmann::json out = nlohmann::json::array();

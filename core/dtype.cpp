@@ -1,6 +1,5 @@
 #include "core/dtype.h"
 
-#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -10,40 +9,60 @@
 namespace gpuscale {
 namespace {
 
-struct DTypeInfo {
-  DType type;
-  std::string_view name;
-  std::size_t size;
-  int significand_bits;  // including the implicit bit; 0 for integers
-  int subnormal_exponent;  // the smallest positive value is 2^this (floats; 0 for integers)
-  std::string_view aliases[3];
-};
-
-constexpr std::array<DTypeInfo, 9> kTypes{{
-    {DType::fp64, "fp64", 8, 53, -1074, {"double", "float64", "f64"}},
-    {DType::fp32, "fp32", 4, 24, -149, {"float", "float32", "f32"}},
-    {DType::tf32, "tf32", 4, 11, -149, {}},
-    {DType::fp16, "fp16", 2, 11, -24, {"half", "float16", "f16"}},
-    {DType::bf16, "bf16", 2, 8, -133, {"bfloat16", "bfloat", {}}},
-    {DType::fp8_e4m3, "fp8_e4m3", 1, 4, -9, {"fp8", "e4m3", {}}},
-    {DType::fp8_e5m2, "fp8_e5m2", 1, 3, -16, {"e5m2", {}, {}}},
-    {DType::int32, "int32", 4, 0, 0, {"int", "i32", {}}},
-    {DType::int8, "int8", 1, 0, 0, {"char", "i8", {}}},
-}};
-
-const DTypeInfo& info(DType t) {
-  for (const auto& i : kTypes)
-    if (i.type == t) return i;
-  return kTypes[0];  // unreachable: every enumerator is in the table
+std::vector<DTypeInfo> build_table() {
+  std::vector<DTypeInfo> t;
+#define GPUSCALE_DTYPE(id, name, bytes, significand_bits, subnormal_exponent, nccl_tests, uses, ...) \
+  t.push_back(DTypeInfo{DType::id, name, bytes, significand_bits, subnormal_exponent, nccl_tests, uses, {__VA_ARGS__}, {}, {}, {}, false});
+#include "core/dtype_table.def"
+  auto row = [&t](DType id) -> DTypeInfo& { return t[static_cast<std::size_t>(id)]; };
+  // The library names, spelled as the backends' rows spell them (the backends expand the same rows).
+#define GPUSCALE_DTYPE_NCCL(id, nccl_type, since_major, since_minor, what, reduce_min_cc) row(DType::id).nccl = #nccl_type;
+#define GPUSCALE_DTYPE_MPI(id, mpi_type, reduces) \
+  row(DType::id).mpi = #mpi_type;                 \
+  row(DType::id).mpi_reduces = reduces;
+#define GPUSCALE_DTYPE_CUBLASLT(id, ab_type, c_type, scale_type, compute_type) row(DType::id).cublaslt_compute = #compute_type;
+#include "core/dtype_table.def"
+  return t;
 }
 
 }  // namespace
 
-std::string_view dtype_name(DType t) { return info(t).name; }
+const std::vector<DTypeInfo>& dtype_table() {
+  static const std::vector<DTypeInfo> table = build_table();
+  return table;
+}
+
+const DTypeInfo& dtype_info(DType t) { return dtype_table().at(static_cast<std::size_t>(t)); }
+
+std::vector<DType> every_dtype() { return dtypes_for(DTypeUse(0)); }
+
+std::vector<DType> dtypes_for(DTypeUse use) {
+  std::vector<DType> out;
+  for (const auto& i : dtype_table())
+    if (use == 0 || (i.uses & use)) out.push_back(i.type);
+  return out;
+}
+
+bool dtype_used_by(DType t, DTypeUse use) { return (dtype_info(t).uses & use) != 0; }
+
+std::string dtype_names_text(unsigned use, std::string_view sep) {
+  std::string out;
+  for (const auto& i : dtype_table())
+    if (use == 0 || (i.uses & use)) out += fmt::format("{}{}", out.empty() ? "" : sep, i.name);
+  return out;
+}
+
+std::string_view dtype_name(DType t) { return dtype_info(t).name; }
+
+std::string_view dtype_nccl_tests_name(DType t) {
+  const auto& i = dtype_info(t);
+  return i.nccl_tests.empty() ? i.name : i.nccl_tests;
+}
 
 std::optional<DType> parse_dtype(std::string_view name) {
-  for (const auto& i : kTypes) {
-    if (i.name == name) return i.type;
+  if (name.empty()) return std::nullopt;
+  for (const auto& i : dtype_table()) {
+    if (i.name == name || i.nccl_tests == name) return i.type;
     for (auto a : i.aliases)
       if (!a.empty() && a == name) return i.type;
   }
@@ -52,9 +71,7 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 DType parse_dtype_or_throw(std::string_view name) {
   if (auto t = parse_dtype(name)) return *t;
-  std::string known;
-  for (const auto& i : kTypes) known += fmt::format("{}{}", known.empty() ? "" : ", ", i.name);
-  throw Error(fmt::format("unknown dtype '{}' (known: {})", name, known));
+  throw Error(fmt::format("unknown dtype '{}' (known: {})", name, dtype_names_text()));
 }
 
 std::vector<DType> parse_dtype_list(std::string_view csv) {
@@ -71,25 +88,25 @@ std::vector<DType> parse_dtype_list(std::string_view csv) {
   return out;
 }
 
-std::size_t dtype_size(DType t) { return info(t).size; }
+std::size_t dtype_size(DType t) { return dtype_info(t).size; }
 
-bool dtype_is_float(DType t) { return info(t).significand_bits > 0; }
+bool dtype_is_float(DType t) { return dtype_info(t).significand_bits > 0; }
 
 double dtype_epsilon(DType t) {
-  int p = info(t).significand_bits;
+  int p = dtype_info(t).significand_bits;
   return p > 0 ? std::ldexp(1.0, -p) : 0.0;
 }
 
 double dtype_min_subnormal(DType t) {
-  return dtype_is_float(t) ? std::ldexp(1.0, info(t).subnormal_exponent) : 0.0;
+  return dtype_is_float(t) ? std::ldexp(1.0, dtype_info(t).subnormal_exponent) : 0.0;
 }
 
 double dtype_exact_integer_limit(DType t) {
-  switch (t) {
-    case DType::int8: return 127;
-    case DType::int32: return 2147483647.0;
-    default: return std::ldexp(1.0, info(t).significand_bits);
-  }
+  const auto& i = dtype_info(t);
+  // A signed integer of b bits holds [-2^(b-1), 2^(b-1) - 1]; a float's significand holds every
+  // integer up to 2^p.
+  if (i.significand_bits == 0) return std::ldexp(1.0, static_cast<int>(i.size * 8 - 1)) - 1;
+  return std::ldexp(1.0, i.significand_bits);
 }
 
 }  // namespace gpuscale

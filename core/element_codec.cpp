@@ -65,15 +65,41 @@ float fp16_bits_to_float(std::uint16_t h) {
   return f;
 }
 
+namespace {
+
+// The table's host codecs (core/dtype_table.def, GPUSCALE_DTYPE_HOST): plain is a C++ cast.
+template <typename T>
+T plain_encode(double v) {
+  return static_cast<T>(v);
+}
+template <typename T>
+double plain_decode(T x) {
+  return static_cast<double>(x);
+}
+template <typename T>
+T fp16_bits_encode(double v) {
+  return float_to_fp16_bits(static_cast<float>(v));
+}
+template <typename T>
+double fp16_bits_decode(T x) {
+  return fp16_bits_to_float(x);
+}
+template <typename T>
+T bf16_bits_encode(double v) {
+  return float_to_bf16_bits(static_cast<float>(v));
+}
+template <typename T>
+double bf16_bits_decode(T x) {
+  return bf16_bits_to_float(x);
+}
+
+}  // namespace
+
 void store_element(DType type, void* buffer, std::uint64_t i, double v) {
   switch (type) {
-    case DType::fp64: static_cast<double*>(buffer)[i] = v; return;
-    case DType::fp32:
-    case DType::tf32: static_cast<float*>(buffer)[i] = static_cast<float>(v); return;
-    case DType::fp16: static_cast<std::uint16_t*>(buffer)[i] = float_to_fp16_bits(static_cast<float>(v)); return;
-    case DType::bf16: static_cast<std::uint16_t*>(buffer)[i] = float_to_bf16_bits(static_cast<float>(v)); return;
-    case DType::int32: static_cast<std::int32_t*>(buffer)[i] = static_cast<std::int32_t>(v); return;
-    case DType::int8: static_cast<std::int8_t*>(buffer)[i] = static_cast<std::int8_t>(v); return;
+#define GPUSCALE_DTYPE_HOST(id, storage, codec) \
+  case DType::id: static_cast<storage*>(buffer)[i] = codec##_encode<storage>(v); return;
+#include "core/dtype_table.def"
     default: break;
   }
   throw Error(fmt::format("no host conversion for {} elements", dtype_name(type)));
@@ -81,13 +107,9 @@ void store_element(DType type, void* buffer, std::uint64_t i, double v) {
 
 double load_element(DType type, const void* buffer, std::uint64_t i) {
   switch (type) {
-    case DType::fp64: return static_cast<const double*>(buffer)[i];
-    case DType::fp32:
-    case DType::tf32: return static_cast<const float*>(buffer)[i];
-    case DType::fp16: return fp16_bits_to_float(static_cast<const std::uint16_t*>(buffer)[i]);
-    case DType::bf16: return bf16_bits_to_float(static_cast<const std::uint16_t*>(buffer)[i]);
-    case DType::int32: return static_cast<const std::int32_t*>(buffer)[i];
-    case DType::int8: return static_cast<const std::int8_t*>(buffer)[i];
+#define GPUSCALE_DTYPE_HOST(id, storage, codec) \
+  case DType::id: return codec##_decode<storage>(static_cast<const storage*>(buffer)[i]);
+#include "core/dtype_table.def"
     default: break;
   }
   throw Error(fmt::format("no host conversion for {} elements", dtype_name(type)));

@@ -14,7 +14,7 @@ float bf16_bits_to_float(std::uint16_t b);
 std::uint16_t float_to_fp16_bits(float f);
 float fp16_bits_to_float(std::uint16_t h);
 
-// Supports fp64, fp32 (and tf32, stored as fp32), fp16, bf16, int32, int8; throws gpuscale::Error for fp8.
+// Every type with a host codec in core/dtype_table.def (not fp8); throws gpuscale::Error for the others.
 void store_element(DType type, void* buffer, std::uint64_t index, double value);
 double load_element(DType type, const void* buffer, std::uint64_t index);
 

@@ -158,8 +158,8 @@ std::vector<RunOption> make_table() {
        .recorded = shapes, .record = [](const O& o) { return json(o.benchmarks); },
        .adopt = [](O& o, const json& j) { o.benchmarks = strings(j); }});
   add({.names = "-d,--dtypes", .key = "dtypes",
-       .help = "comma list of element types (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, int8, int32; nccl-tests' "
-               "float, half, bfloat16, double), or all",
+       .help = fmt::format("comma list of element types ({}; nccl-tests' names too: gpuscale list --dtypes), or all",
+                           dtype_names_text()),
        .parse = parse_dtypes,
        .recorded = shapes, .record = record_dtypes, .adopt = adopt_dtypes});
   add({.names = "-b,--minbytes", .key = "min_bytes", .help = "collectives: smallest message size (K/M/G suffixes)",

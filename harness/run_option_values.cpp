@@ -108,18 +108,12 @@ void parse_transports(RunOptions& o, const std::string& t, const std::string& wh
 }
 
 void parse_dtypes(RunOptions& o, const std::string& t, const std::string& what) {
-  static constexpr std::array<DType, 9> kEvery{DType::fp64,     DType::fp32,     DType::tf32,  DType::fp16, DType::bf16,
-                                               DType::fp8_e4m3, DType::fp8_e5m2, DType::int32, DType::int8};
   o.dtypes.clear();
   if (t == "all") {  // nccl-tests' -d all: every type; each benchmark keeps the ones it measures
-    o.dtypes.assign(kEvery.begin(), kEvery.end());
+    o.dtypes = every_dtype();
     return;
   }
-  for (const auto& name : split_list(t, what)) {
-    // nccl-tests' fp8 names; its other names (float, half, bfloat16, double) are dtype aliases.
-    const std::string n = name == "f8e4m3" ? "fp8_e4m3" : name == "f8e5m2" ? "fp8_e5m2" : name;
-    o.dtypes.push_back(parse_dtype_or_throw(n));
-  }
+  for (const auto& name : split_list(t, what)) o.dtypes.push_back(parse_dtype_or_throw(name));  // nccl-tests' names too
 }
 
 void parse_check(RunOptions& o, const std::string& t, const std::string& what) {

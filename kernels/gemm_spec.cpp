@@ -1,6 +1,7 @@
 #include "kernels/gemm_spec.h"
 
 #include <charconv>
+#include <optional>
 
 #include "core/error.h"
 
@@ -60,24 +61,45 @@ GemmShape parse_gemm_shape(std::string_view text) {
   return s;
 }
 
+namespace {
+
+std::vector<GemmTypeRule> build_gemm_rules() {
+  using enum DType;  // the table's rows name types bare (fp32), and `exact` for integer arithmetic
+  constexpr std::optional<DType> exact;
+  auto eps = [](std::optional<DType> t) { return t ? dtype_epsilon(*t) : 0.0; };
+  std::vector<GemmTypeRule> rules;
+#define GPUSCALE_DTYPE_GEMM(id, output, output_eps, accum_eps, input_eps_units, fast_accum, tn_default, min_cc, needs, refusal) \
+  rules.push_back({id, output, eps(output_eps), eps(accum_eps), input_eps_units * dtype_epsilon(id), fast_accum, tn_default, min_cc, needs, refusal});
+#include "core/dtype_table.def"
+  return rules;
+}
+
+}  // namespace
+
+const GemmTypeRule* gemm_type_rule(DType type) {
+  static const std::vector<GemmTypeRule> rules = build_gemm_rules();
+  for (const auto& r : rules)
+    if (r.type == type) return &r;
+  return nullptr;
+}
+
+bool gemm_has_fast_accum(DType type) {
+  const auto* r = gemm_type_rule(type);
+  return r && r->fast_accum;
+}
+
+bool gemm_default_transpose_a(DType type) {
+  const auto* r = gemm_type_rule(type);
+  return r && r->tn_default;
+}
+
 GemmTolerance gemm_tolerance(DType type, bool fast_accum) {
-  const double e24 = dtype_epsilon(DType::fp32);
+  const auto* r = gemm_type_rule(type);
+  if (!r) return dtype_is_float(type) ? GemmTolerance{dtype_epsilon(DType::fp32), dtype_epsilon(DType::fp32)}
+                                      : GemmTolerance{0.0, 0.0};
   // Fast accumulation: a ~14-bit accumulator per 32-product chunk, 2^-13 with a factor 2 of margin.
-  if (fast_accum && gemm_has_fast_accum(type)) return {dtype_epsilon(DType::bf16), e24, 0, std::ldexp(1.0, -13)};
-  switch (type) {
-    case DType::fp64: return {dtype_epsilon(DType::fp64), dtype_epsilon(DType::fp64)};
-    case DType::fp32: return {e24, e24};
-    // fp32 accumulation; each fp32 input rounded or truncated to 10 mantissa bits (relative error
-    // < 2^-10), so a product is off by < 2^-9 = 4 tf32 units.
-    case DType::tf32: return {e24, e24, 4 * dtype_epsilon(DType::tf32)};
-    case DType::fp16: return {dtype_epsilon(DType::fp16), e24};   // fp32 accumulation, fp16 output
-    case DType::bf16: return {dtype_epsilon(DType::bf16), e24};   // fp32 accumulation, bf16 output
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2: return {dtype_epsilon(DType::bf16), e24};  // fp8 in, bf16 out
-    case DType::int8:
-    case DType::int32: return {0.0, 0.0};  // exact integer accumulation
-  }
-  return {e24, e24};
+  if (fast_accum && r->fast_accum) return {r->output_eps, r->accum_eps, 0, std::ldexp(1.0, -13)};
+  return {r->output_eps, r->accum_eps, r->input_eps};
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> gemm_sample_points(const GemmShape& s, std::uint64_t seed,

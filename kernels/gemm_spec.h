@@ -26,17 +26,31 @@ struct GemmShape {
   // figures quote), which skips the tensor cores' periodic promotion of partial sums to fp32.
   bool fast_accum = false;
 };
+// What a GEMM at one input type is, from its row of the element-type table (core/dtype_table.def,
+// GPUSCALE_DTYPE_GEMM); the tolerance below reads it.
+struct GemmTypeRule {
+  DType type;
+  DType output;       // C's type
+  double output_eps;  // unit roundoff of the stored result (0: exact)
+  double accum_eps;   // unit roundoff of the multiply's products and sums (0: exact)
+  double input_eps;   // relative error of an input the multiply rounds further than it is stored
+  bool fast_accum;    // has cuBLASLt's fast accumulation mode (gemm_has_fast_accum)
+  bool tn_default;    // a default (square sweep) shape is TN
+  int min_cc;         // compute capability its tensor cores need (10 x major + minor; 0: any)
+  std::string_view needs;    // what min_cc buys, for the refusal
+  std::string_view refusal;  // why no GEMM runs at this type ("" when one does)
+};
+const GemmTypeRule* gemm_type_rule(DType type);  // nullptr: not a GEMM input type (int32)
+
 // Whether `type` has the two accumulation modes (fast accumulation on or off): the fp8 types.
-inline bool gemm_has_fast_accum(DType type) { return type == DType::fp8_e4m3 || type == DType::fp8_e5m2; }
+bool gemm_has_fast_accum(DType type);
 
 inline double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
 }
 // The layout a default (square sweep) shape uses at `type`: TN (A transposed) for fp8 and int8, the
 // layout their tensor-core GEMMs take in cuBLAS(Lt); NN otherwise.
-inline bool gemm_default_transpose_a(DType type) {
-  return type == DType::fp8_e4m3 || type == DType::fp8_e5m2 || type == DType::int8;
-}
+bool gemm_default_transpose_a(DType type);
 // "NN", "TN", ... (op(A) then op(B), as cuBLAS's transa/transb).
 std::string gemm_layout(const GemmShape& s);
 // "4096" (square) or "MxNxK"; an optional ":TN" style suffix sets the transposes. Throws on bad text.

@@ -93,8 +93,7 @@ class Parser {
     for (const auto& [k, v] : j["compute"].items()) {
       const auto t = parse_dtype(k);
       if (!t || dtype_name(*t) != k)
-        fail(where, fmt::format("compute: unknown dtype '{}' (use fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2, "
-                                "int8)", terminal_quote(k)));
+        fail(where, fmt::format("compute: unknown dtype '{}' (use {})", terminal_quote(k), dtype_names_text()));
       m.compute[*t] = figure(v, fmt::format("{}: compute.{}", where, k));
     }
     for (const char* link : {"nvlink", "pcie"}) {

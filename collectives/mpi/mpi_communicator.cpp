@@ -24,12 +24,9 @@ void mpi_check(int rc, const char* call) {
 // The MPI datatype that carries a dtype; reductions need arithmetic MPI knows.
 std::optional<MPI_Datatype> mpi_type(DType t, bool reduces) {
   switch (t) {
-    case DType::fp64: return MPI_DOUBLE;
-    case DType::fp32: return MPI_FLOAT;
-    case DType::int32: return MPI_INT32_T;
-    case DType::int8: return MPI_INT8_T;
-    case DType::fp16:
-    case DType::bf16: return reduces ? std::nullopt : std::optional<MPI_Datatype>(MPI_UINT16_T);
+#define GPUSCALE_DTYPE_MPI(id, mpi_datatype, mpi_reduces) \
+  case DType::id: return reduces && !(mpi_reduces) ? std::nullopt : std::optional<MPI_Datatype>(mpi_datatype);
+#include "core/dtype_table.def"
     default: return std::nullopt;
   }
 }

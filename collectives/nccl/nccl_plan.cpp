@@ -28,22 +28,17 @@ std::string version_text(int code) {
 
 std::optional<std::string> unsupported(const CollectiveCase& c, int code, int cc_major) {
   const auto& spec = collective_spec(c.coll);
+  if (!dtype_used_by(c.dtype, kForCollectives)) return fmt::format("NCCL has no {} type", dtype_name(c.dtype));
   switch (c.dtype) {
-    case DType::fp64:
-    case DType::fp32:
-    case DType::fp16:
-    case DType::int32:
-    case DType::int8: break;
-    case DType::bf16:
-      if (auto why = too_old(code, 2, 10, "bfloat16")) return why;
-      break;
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2:
-      if (auto why = too_old(code, 2, 24, "fp8 types")) return why;
-      if (spec.reduces && cc_major > 0 && cc_major < 9)
-        return fmt::format("NCCL has fp8 reductions only on compute capability 9.0 and newer (this GPU: {}.x)",
-                           cc_major);
-      break;
+#define GPUSCALE_DTYPE_NCCL(id, nccl_enum, since_major, since_minor, what, reduce_min_cc)                        \
+  case DType::id:                                                                                             \
+    if (version_code(since_major, since_minor, 0) > version_code(2, 0, 0))                                    \
+      if (auto why = too_old(code, since_major, since_minor, what)) return why;                               \
+    if (spec.reduces && reduce_min_cc > 0 && cc_major > 0 && cc_major < reduce_min_cc)                       \
+      return fmt::format("NCCL has {} reductions only on compute capability {}.0 and newer (this GPU: {}.x)", \
+                         dtype_name(c.dtype), reduce_min_cc, cc_major);                                       \
+    break;
+#include "core/dtype_table.def"
     default: return fmt::format("NCCL has no {} type", dtype_name(c.dtype));
   }
   if (spec.reduces && c.op == RedOp::avg)

@@ -18,9 +18,6 @@
 namespace gpuscale {
 namespace {
 
-constexpr DType kCollectiveTypes[] = {DType::fp64, DType::fp32, DType::fp16, DType::bf16,
-                                      DType::int32, DType::int8, DType::fp8_e4m3, DType::fp8_e5m2};
-
 // nccl-tests -a: how the ranks' times become the reported time.
 double reduce_time(const std::vector<double>& t, const std::string& mode) {
   if (mode == "min") return *std::min_element(t.begin(), t.end());
@@ -73,8 +70,7 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
     std::vector<DType> types;
     for (DType t : ctx.opts.dtypes.empty() ? std::vector<DType>{DType::fp32} : ctx.opts.dtypes)
-      if (std::find(std::begin(kCollectiveTypes), std::end(kCollectiveTypes), t) != std::end(kCollectiveTypes))
-        types.push_back(t);
+      if (dtype_used_by(t, kForCollectives)) types.push_back(t);
     std::vector<RedOp> ops = {RedOp::sum};
     if (spec_.reduces && !ctx.opts.ops.empty()) ops = ctx.opts.ops;
     std::vector<bool> placements = ctx.opts.in_place.empty() ? std::vector<bool>{false, true} : ctx.opts.in_place;

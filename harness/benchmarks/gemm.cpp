@@ -70,7 +70,7 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
       types = ctx.device.gemm_dtypes();
     } else {
       for (DType t : ctx.opts.dtypes)
-        if (t != DType::int32) types.push_back(t);  // int32 is a collective type, not a GEMM input type
+        if (dtype_used_by(t, kForGemm)) types.push_back(t);  // int32 is a collective type, not a GEMM input type
     }
     const auto shapes = ctx.opts.gemm_shapes.empty() ? default_shapes(ctx) : ctx.opts.gemm_shapes;
     std::vector<nlohmann::json> out;

@@ -44,7 +44,7 @@ class CpuDevice final : public Device {
   std::vector<StreamOp> stream_ops() const override {
     return cpu_stream_ops();
   }
-  std::vector<DType> stream_dtypes() const override { return {DType::fp64, DType::fp32}; }
+  std::vector<DType> stream_dtypes() const override { return dtypes_for(kForStream); }
   std::uint64_t default_stream_array_bytes() const override { return stream_bytes_; }
   std::unique_ptr<StreamArrays> make_stream(DType type, std::uint64_t elements, std::uint64_t seed) override {
     return make_cpu_stream(type, elements, seed);

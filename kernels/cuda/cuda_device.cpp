@@ -127,14 +127,17 @@ class CudaDevice final : public Device {
     for (const auto& k : kStreamKernels) ops.push_back(k.op);
     return ops;
   }
-  std::vector<DType> stream_dtypes() const override { return {DType::fp64, DType::fp32}; }
+  std::vector<DType> stream_dtypes() const override { return dtypes_for(kForStream); }
   std::uint64_t default_stream_array_bytes() const override { return sizing_.bytes; }
   std::unique_ptr<StreamArrays> make_stream(DType type, std::uint64_t elements, std::uint64_t seed) override {
     return make_cuda_stream(*ctx_, type, elements, seed);
   }
 
-  std::vector<DType> gemm_dtypes() const override {
-    return {DType::fp64, DType::fp32, DType::tf32, DType::bf16, DType::fp16, DType::fp8_e4m3, DType::int8};
+  std::vector<DType> gemm_dtypes() const override {  // the types cuBLASLt has a GEMM for (core/dtype_table.def)
+    std::vector<DType> out;
+#define GPUSCALE_DTYPE_CUBLASLT(id, ...) out.push_back(DType::id);
+#include "core/dtype_table.def"
+    return out;
   }
   std::optional<std::string> gemm_unsupported(DType type) const override {
     return gemm_dtype_unsupported(type, ctx_->cc);

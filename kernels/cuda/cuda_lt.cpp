@@ -13,14 +13,9 @@ static_assert(kReduceAll == CUBLASLT_REDUCTION_SCHEME_MASK);
 
 LtTypes lt_types(DType t) {
   switch (t) {
-    case DType::fp64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, "CUBLAS_COMPUTE_64F"};
-    case DType::fp32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::tf32:
-      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32"};
-    case DType::bf16: return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::fp16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::fp8_e4m3: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, "CUBLAS_COMPUTE_32F"};
-    case DType::int8: return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, "CUBLAS_COMPUTE_32I"};
+#define GPUSCALE_DTYPE_CUBLASLT(id, ab_type, c_type, scale_type, compute_type) \
+  case DType::id: return {ab_type, c_type, scale_type, compute_type, #compute_type};
+#include "core/dtype_table.def"
     default: throw Error(fmt::format("the CUDA backend has no GEMM for {}", dtype_name(t)), kExitInvalidResult);
   }
 }

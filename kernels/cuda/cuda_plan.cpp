@@ -87,24 +87,15 @@ std::optional<std::string> gemm_dtype_unsupported(DType type, ComputeCapability 
     return fmt::format("{} GEMM needs compute capability {}.{} or newer ({}); this GPU is {}", dtype_name(type),
                        min_value / 10, min_value % 10, what, format_cc(cc));
   };
-  switch (type) {
-    case DType::fp64:
-    case DType::fp32: return std::nullopt;
-    case DType::fp16: return needs(70, "fp16 tensor cores");
-    case DType::tf32: return needs(80, "tf32 tensor cores");
-    case DType::bf16: return needs(80, "bf16 tensor cores");
-    case DType::int8: return needs(75, "int8 tensor cores");
-    case DType::fp8_e4m3: return needs(89, "fp8 tensor cores");
-    case DType::fp8_e5m2:
-      return std::string("cuBLASLt has no GEMM with both inputs fp8_e5m2 (one must be fp8_e4m3); measure fp8_e4m3");
-    case DType::int32: return std::string("int32 is not a GEMM input type (int8 GEMMs accumulate in int32)");
-  }
-  return std::string("unknown dtype");
+  const auto* rule = gemm_type_rule(type);
+  if (!rule) return fmt::format("{} is not a GEMM input type", dtype_name(type));
+  if (!rule->refusal.empty()) return std::string(rule->refusal);
+  return rule->min_cc > 0 ? needs(rule->min_cc, rule->needs) : std::nullopt;
 }
 
 std::optional<std::string> gemm_layout_unsupported(DType type, ComputeCapability cc, const GemmShape& s) {
   const bool tn = s.trans_a && !s.trans_b;
-  if ((type == DType::fp8_e4m3 || type == DType::fp8_e5m2) && cc.major < 10 && !tn)
+  if (gemm_has_fast_accum(type) && cc.major < 10 && !tn)  // the fp8 types
     return fmt::format("cuBLASLt runs fp8 GEMMs only in the TN layout before compute capability 10.0 (this GPU is "
                        "{}, the shape asks for {}): use {}x{}x{}:TN",
                        format_cc(cc), gemm_layout(s), s.m, s.n, s.k);
@@ -112,12 +103,8 @@ std::optional<std::string> gemm_layout_unsupported(DType type, ComputeCapability
 }
 
 DType gemm_output_type(DType type) {
-  switch (type) {
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2: return DType::bf16;
-    case DType::int8: return DType::int32;
-    default: return type;
-  }
+  const auto* rule = gemm_type_rule(type);
+  return rule ? rule->output : type;
 }
 
 std::uint64_t gemm_device_bytes(DType type, const GemmShape& s, std::uint64_t workspace_bytes) {
@@ -142,8 +129,9 @@ std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& c
 
 std::uint32_t gemm_reduction_scheme_mask(DType type) {
   const DType out = gemm_output_type(type);
-  // tf32's C is stored as fp32 (gemm_output_type names the input type).
-  const bool out_as_precise = out == DType::fp64 || out == DType::fp32 || out == DType::tf32 || out == DType::int32;
+  // C stored in 32 bits or more (fp64, fp32 and tf32, int32) holds a reduction's partial sums as
+  // precisely as the compute type does.
+  const bool out_as_precise = dtype_size(out) >= 4;
   return out_as_precise ? kReduceAll : kReduceComputeType;
 }
 

@@ -59,15 +59,9 @@ __device__ inline double to_double<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
 template <typename F>
 cudaError_t with_storage_type(DType t, F&& f) {
   switch (t) {
-    case DType::fp64: return f(double{});
-    case DType::fp32:
-    case DType::tf32: return f(float{});
-    case DType::fp16: return f(__half{});
-    case DType::bf16: return f(__nv_bfloat16{});
-    case DType::fp8_e4m3: return f(__nv_fp8_e4m3{});
-    case DType::fp8_e5m2: return f(__nv_fp8_e5m2{});
-    case DType::int32: return f(std::int32_t{});
-    case DType::int8: return f(std::int8_t{});
+#define GPUSCALE_DTYPE_CUDA(id, storage) \
+  case DType::id: return f(storage{});
+#include "core/dtype_table.def"
   }
   return cudaErrorInvalidValue;
 }
