@@ -14,7 +14,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -23,31 +22,27 @@ import e2e_common
 import result_rows
 
 ARGS = None
+fail = e2e_common.fail
 
 
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
+# Every command's output here is decoded by hand (keep_line_ends): text mode would turn the CSV's CRLF
+# line ends into LF.
+def run(cmd, **kw):
+    return e2e_common.run(cmd, keep_line_ends=True, **kw)
 
 
-def run(cmd, cwd=None, timeout=240, env_extra=None):
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    print("+", " ".join(cmd), flush=True)
-    # Bytes decoded by hand: text mode would turn the CSV's CRLF line ends into LF.
-    p = subprocess.run(cmd, capture_output=True, cwd=cwd, timeout=timeout, env=env)
-    p.stdout = p.stdout.decode("utf-8", "replace")
-    p.stderr = p.stderr.decode("utf-8", "replace")
-    return p
+def gs(*args, **kw):
+    return e2e_common.gs(*args, keep_line_ends=True, **kw)
 
 
-def gs(*args, cwd=None):
-    return run([ARGS.gpuscale] + list(args), cwd=cwd)
+def mpirun(np, args, **kw):
+    return e2e_common.mpirun(np, args, keep_line_ends=True, **kw)
 
 
 def work(name):
+    # Fresh like e2e_common.work(name, fresh=True), but a leftover folder is removed too (cases make folders here).
     os.makedirs(ARGS.workdir, exist_ok=True)
-    path = os.path.join(ARGS.workdir, name)
+    path = e2e_common.work(name)
     if os.path.isdir(path):
         shutil.rmtree(path)
     elif os.path.exists(path):
@@ -353,7 +348,7 @@ def case_run():
     path = os.path.join(ARGS.root, "analysis-run.json")
     if os.path.exists(path):
         os.remove(path)
-    p = run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run", "--backend", "cpu", "--quick", "-o", path])
+    p = mpirun(4, ["run", "--backend", "cpu", "--quick", "-o", path])
     expect_code(p, 0, "gpuscale run")
     doc = load(path)
     a = doc.get("analysis")
@@ -456,22 +451,22 @@ def nccl_key(r):
 def case_nccl_table():
     path = work("nccl.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    p = run([ARGS.mpiexec, "--oversubscribe", "-np", "2", "-x", "COLUMNS", ARGS.gpuscale, "run", "--backend", "cpu",
-             "--quick", "--benchmarks", "all_reduce", "--threads", "1", "-o", path], env_extra={"COLUMNS": "80"})
+    p = mpirun(2, ["run", "--backend", "cpu", "--quick", "--benchmarks", "all_reduce", "--threads", "1", "-o", path],
+               env_extra={"COLUMNS": "80"}, export=["COLUMNS"])
     expect_code(p, 0, "gpuscale run (all_reduce sweep)")
     doc = load(path)
     if len({r["params"]["size_bytes"] for r in doc["results"]}) < 2:
         fail("the sweep has fewer than two sizes")
     from_run = check_nccl_text(p.stdout, doc, "run summary", 80)
-    rep = run([ARGS.gpuscale, "report", path], env_extra={"COLUMNS": "80"})
+    rep = gs("report", path, env_extra={"COLUMNS": "80"})
     expect_code(rep, 0, "report")
     if check_nccl_text(rep.stdout, doc, "report", 80) != from_run:
         fail("the report's nccl-tests tables differ from the run's")
-    wide = run([ARGS.gpuscale, "report", path, "--wide"], env_extra={"COLUMNS": "80"})
+    wide = gs("report", path, "--wide", env_extra={"COLUMNS": "80"})
     expect_code(wide, 0, "report --wide")
     if check_nccl_text(wide.stdout, doc, "report --wide", 10**6) != from_run:
         fail("report --wide changed the nccl-tests tables")
-    narrow = run([ARGS.gpuscale, "report", path], env_extra={"COLUMNS": "50"})
+    narrow = gs("report", path, env_extra={"COLUMNS": "50"})
     expect_code(narrow, 0, "report at COLUMNS=50")
     check_nccl_text(narrow.stdout, doc, "report at COLUMNS=50", 50)
     md = gs("report", path, "--markdown", "-")
@@ -536,7 +531,7 @@ def case_back_to_back():
     runs = []
     for i in (1, 2):
         path = work(f"run{i}.json")
-        p = run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", *BACK_TO_BACK_PLAN, "-o", path])
+        p = mpirun(2, ["run", *BACK_TO_BACK_PLAN, "-o", path])
         expect_code(p, 0, f"back-to-back run {i}")
         runs.append(path)
     a, b = runs
@@ -1057,6 +1052,7 @@ def parse():
     ARGS.data = os.path.abspath(ARGS.data)
     ARGS.root = os.path.abspath(ARGS.workdir)  # the real run's file lives here; each case works in its own folder
     ARGS.workdir = os.path.join(ARGS.root, ARGS.case)
+    e2e_common.ARGS = ARGS  # for e2e_common's gs, mpirun and work
     os.environ["COLUMNS"] = "80"  # compare and check lay out to it; the golden files are 80 columns wide
     return ARGS
 

@@ -31,8 +31,8 @@ NVIDIA = re.compile(r"^lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-[a-z-]+|nvrtc
 C_RUNTIME = re.compile(r"^(ld-linux.*|lib(c|m|pthread|dl|rt|stdc\+\+|gcc_s))\.so")
 
 
-def run(cmd, ok=(0,), timeout=300, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+def run(cmd, ok=(0,), timeout=300, **kw):  # not echoed, 300 s; fails unless the exit code is one of `ok`
+    p = e2e_common.run(cmd, timeout=timeout, echo=False, **kw)
     if p.returncode not in ok:
         fail(f"{' '.join(cmd)} exited {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
     return p

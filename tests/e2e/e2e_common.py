@@ -1,4 +1,5 @@
 """What the end-to-end test scripts share: failing with one line, the common command-line arguments,
+running a command, gpuscale or gpuscale under mpirun (run, gs, mpirun), paths in the workdir (work),
 waiting for a running gpuscale's first rows, reading a result file that must pass both the JSON Schema
 (Python's jsonschema) and gpuscale validate (rows are read through result_rows.py); and each script's
 table of cases, the one place a case is declared
@@ -13,11 +14,9 @@ import sys
 import time
 
 import result_rows
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr, flush=True)
-    sys.exit(1)
+# fail(msg): "FAIL: msg" on stderr, exit 1; every script takes it from here. Defined in result_rows, which
+# fails the same way and cannot import this module (this module imports it).
+from result_rows import fail
 
 
 def parser():
@@ -30,7 +29,8 @@ def parser():
     return ap
 
 
-# The parsed arguments (parse_args sets them): gs() and mpirun() read --gpuscale and --mpiexec there.
+# The parsed arguments (parse_args sets them; a script that parses its own sets them here too): gs(),
+# mpirun() and work() read --gpuscale, --mpiexec and --workdir there.
 ARGS = None
 
 
@@ -46,23 +46,63 @@ def parse_args(*required):
     return ARGS
 
 
-def run(cmd, env_extra=None, cwd=None, timeout=240):
+def run(cmd, env_extra=None, cwd=None, timeout=240, *, env=None, env_drop=(), echo=True, echo_env=False,
+        text=True, keep_line_ends=False, input=None, on_timeout=None):
     """`cmd` run to its end (output captured as text), echoed first; the environment is this one plus
-    `env_extra`."""
-    env = dict(os.environ)
-    env.update(env_extra or {})
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+    `env_extra`. The keywords, for the scripts whose commands need them:
+      env:            the environment to start from instead of this one (a whole environment, not additions);
+      env_drop:       names taken out of it before env_extra is added (variables the cases set themselves);
+      echo:           False: not echoed; a function of cmd: the line echoed instead of "+ CMD";
+      echo_env:       env_extra's NAME=VALUE pairs echoed after the command;
+      text:           False: the output as bytes;
+      keep_line_ends: the output decoded by hand (UTF-8, bad bytes replaced), so that CRLF line ends stay
+                      as written (text mode turns them into LF);
+      input:          written to the command's standard input;
+      on_timeout:     a timeout fails (fail()) with this message, or the one this function of cmd makes,
+                      instead of raising subprocess.TimeoutExpired."""
+    run_env = dict(os.environ if env is None else env)
+    for k in env_drop:
+        run_env.pop(k, None)
+    run_env.update(env_extra or {})
+    if echo:
+        line = echo(cmd) if callable(echo) else "+ " + " ".join(cmd)
+        if echo_env:
+            line += " " + " ".join(f"{k}={v}" for k, v in (env_extra or {}).items())
+        print(line, flush=True)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=text and not keep_line_ends, env=run_env, cwd=cwd,
+                           timeout=timeout, input=input)
+    except subprocess.TimeoutExpired:
+        if on_timeout is None:
+            raise
+        fail(on_timeout(cmd) if callable(on_timeout) else on_timeout)
+    if keep_line_ends:
+        p.stdout = p.stdout.decode("utf-8", "replace")
+        p.stderr = p.stderr.decode("utf-8", "replace")
+    return p
 
 
-def gs(*args, env_extra=None, cwd=None, timeout=240):
-    """gpuscale ARGS... run (see run)."""
-    return run([ARGS.gpuscale] + list(args), env_extra, cwd, timeout)
+def gs(*args, env_extra=None, cwd=None, timeout=240, **kw):
+    """gpuscale ARGS... run (see run, whose keywords it takes)."""
+    return run([ARGS.gpuscale] + list(args), env_extra, cwd, timeout, **kw)
 
 
-def mpirun(np, args, env_extra=None, cwd=None, timeout=240):
-    """gpuscale `args` under mpirun with `np` ranks (see run)."""
-    return run([ARGS.mpiexec, "--oversubscribe", "-np", str(np), ARGS.gpuscale] + args, env_extra, cwd, timeout)
+def mpirun(np, args, env_extra=None, cwd=None, timeout=240, *, export=(), **kw):
+    """gpuscale `args` under mpirun with `np` ranks (see run, whose keywords it takes); `export`: the
+    names of variables mpirun passes to the ranks (-x NAME each)."""
+    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", str(np)]
+    for k in export:
+        cmd += ["-x", k]
+    return run(cmd + [ARGS.gpuscale] + list(args), env_extra, cwd, timeout, **kw)
+
+
+def work(*parts, fresh=False):
+    """`parts` joined under the workdir (ARGS.workdir). fresh: a path for a new output file, as out_path
+    makes it (its folder made, a leftover file of that name and its journal removed)."""
+    path = os.path.join(ARGS.workdir, *parts)
+    if fresh:
+        return out_path(os.path.dirname(path), os.path.basename(path))
+    return path
 
 
 # The ctest property of the cases that run gpuscale for real: they take the 2 cores one at a time, so

@@ -14,15 +14,10 @@ import subprocess
 import sys
 
 import e2e_common
-from e2e_common import run
+from e2e_common import fail, run
 
 ARGS = None
 SKIP = 77  # ctest SKIP_RETURN_CODE
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
 
 
 def our_lines(stderr, prefix):

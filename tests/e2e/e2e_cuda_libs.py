@@ -16,25 +16,15 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import e2e_common
+from e2e_common import fail, run
 
 ARGS = None
 SKIP = 77
 LIBS = ["libcudart.so.13", "libcublasLt.so.13", "libnccl.so.2"]
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def run(cmd, env=None, timeout=240):
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env or dict(os.environ), timeout=timeout)
 
 
 def skip_unless_cuda_built():
@@ -45,7 +35,7 @@ def skip_unless_cuda_built():
 
 
 def version_lines(env=None):
-    p = run([ARGS.gpuscale, "--version"], env)
+    p = run([ARGS.gpuscale, "--version"], env=env)
     if p.returncode != 0:
         fail(f"--version exited {p.returncode}: {p.stderr!r}")
     return p.stdout.splitlines()
@@ -111,7 +101,7 @@ def case_missing():
             fail(f"--version with the CUDA runtime hidden: {line!r}")
         for cmd in ([ARGS.gpuscale], [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale]):
             out = os.path.join(root, "cuda.json")
-            p = run(cmd + ["run", "--backend", "cuda", "--quick", "-o", out], env)
+            p = run(cmd + ["run", "--backend", "cuda", "--quick", "-o", out], env=env)
             ours = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
             if p.returncode != 3:
                 fail(f"{cmd}: --backend cuda without the libraries exited {p.returncode}: {p.stderr!r}")
@@ -122,7 +112,7 @@ def case_missing():
                 fail("a result file was written although nothing could run")
         for backend in ("cpu", "auto"):
             out = os.path.join(root, f"{backend}.json")
-            p = run([ARGS.gpuscale, "run", "--backend", backend, "--quick", "--benchmarks", "stream.triad", "-o", out], env)
+            p = run([ARGS.gpuscale, "run", "--backend", backend, "--quick", "--benchmarks", "stream.triad", "-o", out], env=env)
             if p.returncode != 0:
                 fail(f"--backend {backend} without the CUDA libraries: exit {p.returncode}: {p.stderr}")
             with open(out) as f:

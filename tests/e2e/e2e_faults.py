@@ -36,8 +36,8 @@ SLOW_PLAN = ["--backend", "cpu", "--benchmarks", "stream.copy,stream.triad,strea
              "--array-size", "16M", "--reps", "30", "--threads", "1"]
 
 
-def work(name):
-    return e2e_common.out_path(ARGS.workdir, name)
+def work(name):  # a fresh output file's path (a leftover one and its journal removed)
+    return e2e_common.work(name, fresh=True)
 
 
 def env_with(extra=None):
@@ -169,7 +169,7 @@ def kill_case(victim, name):
         fail(f"expected one line naming rank {victim} ({host}) as lost, got {lost}")
     if victim == 0:
         # Rank 0 could not write its file whole: its rows are in the journal, and seal puts them in.
-        r = subprocess.run([ARGS.gpuscale, "seal", path], capture_output=True, text=True, timeout=120)
+        r = e2e_common.gs("seal", path, timeout=120)
         if r.returncode != 0 or "sealed:" not in r.stdout:
             fail(f"gpuscale seal after rank 0's kill: exit {r.returncode}: {r.stdout} {r.stderr}")
     doc = load_valid(path)
@@ -286,16 +286,13 @@ def case_resume():
     print(f"killed after {len(kept_before)} rows of {killed['plan']['points'] * 3}", flush=True)
 
     # The killed file is neither overwritten by a new run nor resumed with other options.
-    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run"] + plan + ["-o", path],
-                       capture_output=True, text=True, env=env_with(), timeout=120)
+    q = mpirun(4, ["run"] + plan + ["-o", path])
     if q.returncode != 2 or "already exists" not in q.stderr:
         fail(f"a new run over the killed file: exit {q.returncode}, expected 2 'already exists': {q.stderr}")
-    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run", "--resume", path, "--reps", "3"],
-                       capture_output=True, text=True, env=env_with(), timeout=120)
+    q = mpirun(4, ["run", "--resume", path, "--reps", "3"])
     if q.returncode != 2 or "--reps is 3 on this command line but 12 in the file" not in q.stderr:
         fail(f"--resume with other --reps: exit {q.returncode}: {q.stderr}")
-    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--resume", path],
-                       capture_output=True, text=True, env=env_with(), timeout=120)
+    q = mpirun(2, ["run", "--resume", path])
     if q.returncode != 2 or "measured by 4 ranks, this launch has 2" not in q.stderr:
         fail(f"--resume with 2 ranks: exit {q.returncode}: {q.stderr}")
 
@@ -340,8 +337,7 @@ def case_resume():
         fail("rows are not in plan order")
     # Nothing left to do: a second resume says so and leaves the file alone.
     mtime = os.stat(path).st_mtime_ns
-    q = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run", "--resume", path],
-                       capture_output=True, text=True, env=env_with(), timeout=120)
+    q = mpirun(4, ["run", "--resume", path])
     if q.returncode != 0 or "nothing to resume" not in q.stdout or os.stat(path).st_mtime_ns != mtime:
         fail(f"resume of a complete file: exit {q.returncode}: {q.stdout} {q.stderr}")
     print(f"ok: resumed: {reused} rows kept, {total - reused} measured anew")
@@ -360,9 +356,13 @@ def complete_points(doc):
     return {p for p, ks in seen.items() if ks == counts}
 
 
-def gs(*args, env=None):
-    print("+ gpuscale", " ".join(args), flush=True)
-    return subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env or env_with(), timeout=120)
+# gs and mpirun here: without the caller's GPUSCALE_TEST_FAULT (env_with), 120 s at most; gs echoed as "+ gpuscale ARGS".
+def gs(*args):
+    return e2e_common.gs(*args, env_drop=(ENV_FAULT,), timeout=120, echo=lambda cmd: "+ gpuscale " + " ".join(args))
+
+
+def mpirun(np, args):
+    return e2e_common.mpirun(np, args, env_drop=(ENV_FAULT,), timeout=120)
 
 
 def expect(p, code, needle, what):
@@ -416,9 +416,7 @@ def case_memory():
         fail(f"the refusal lacks the numbers: {p.stderr}")
     if os.path.exists(out):
         fail("a refused plan wrote a result file")
-    p = subprocess.run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--backend", "cpu",
-                        "--benchmarks", "stream.triad", "--array-size", "4T", "-o", out],
-                       capture_output=True, text=True, env=env_with(), timeout=120)
+    p = mpirun(2, ["run", "--backend", "cpu", "--benchmarks", "stream.triad", "--array-size", "4T", "-o", out])
     if p.returncode != 2 or "each of the 2 ranks on this node may use" not in p.stderr or p.stderr.count("needs") != 1:
         fail(f"a 12 TiB STREAM plan on 2 ranks: exit {p.returncode}, expected one line with the per-rank share: {p.stderr}")
     print("ok: plans larger than memory are refused with the numbers")

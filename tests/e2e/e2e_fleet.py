@@ -20,7 +20,6 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
 import json
 import os
 import re
-import subprocess
 import sys
 
 import e2e_common
@@ -38,29 +37,21 @@ PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,
         "--placement", "out-of-place", "--outlier", "0.7"]
 
 
-def work(name):
-    return e2e_common.out_path(ARGS.workdir, name)
+def work(name):  # a fresh output file's path (a leftover one and its journal removed)
+    return e2e_common.work(name, fresh=True)
 
 
-def env_with(extra):
-    env = dict(os.environ)
-    for k in ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS"):
-        env.pop(k, None)
-    env.update(extra)
-    return env
+# The variables the cases set themselves, taken out of the caller's environment.
+CLEAN = ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS")
 
 
-def mpirun(n, args, extra_env, timeout=560):
-    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", str(n), ARGS.gpuscale, "run"] + args
-    print("+", " ".join(cmd), flush=True)
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra_env), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        fail(f"mpirun -np {n} did not finish within {timeout} s")
+def mpirun(n, args, extra_env, timeout=560):  # gpuscale run; a run past the timeout fails the case
+    return e2e_common.mpirun(n, ["run"] + args, extra_env, timeout=timeout, env_drop=CLEAN,
+                             on_timeout=f"mpirun -np {n} did not finish within {timeout} s")
 
 
-def gs(*args, env=None):
-    return subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env_with(env or {}))
+def gs(*args, env=None):  # not echoed, no time limit
+    return e2e_common.gs(*args, env_extra=env, timeout=None, env_drop=CLEAN, echo=False)
 
 
 def load_valid(path):

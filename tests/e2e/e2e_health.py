@@ -10,7 +10,6 @@ consistency warnings; and the CPU backend's own answer, telemetry unavailable.
 """
 import json
 import os
-import subprocess
 
 import e2e_common
 from e2e_common import fail
@@ -19,20 +18,18 @@ ARGS = None
 BY_INDEX = "telemetry:by-index"
 
 
+# Every command here: without the caller's fake NVML and fault variables (each case sets its own), and
+# echoed with the variables it is given; under mpirun those are exported to the ranks.
+HEALTH_RUN = {"env_drop": ("GPUSCALE_NVML_LIBRARY", "GPUSCALE_FAKE_NVML_SCENARIO", "GPUSCALE_TEST_FAULT"),
+              "echo_env": True}
+
+
 def run(cmd, env_extra=None, timeout=240):
-    env = dict(os.environ)
-    for k in ("GPUSCALE_NVML_LIBRARY", "GPUSCALE_FAKE_NVML_SCENARIO", "GPUSCALE_TEST_FAULT"):
-        env.pop(k, None)
-    env.update(env_extra or {})
-    print("+", " ".join(cmd), " ".join(f"{k}={v}" for k, v in (env_extra or {}).items()), flush=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    return e2e_common.run(cmd, env_extra, timeout=timeout, **HEALTH_RUN)
 
 
 def mpirun(np, args, env_extra):
-    exports = []
-    for k in env_extra:
-        exports += ["-x", k]
-    return run([ARGS.mpiexec, "--oversubscribe", "-np", str(np)] + exports + [ARGS.gpuscale] + args, env_extra)
+    return e2e_common.mpirun(np, args, env_extra, export=list(env_extra), **HEALTH_RUN)
 
 
 def scenario(name):

@@ -36,7 +36,7 @@ import sys
 import time
 
 import e2e_common
-from e2e_common import fail
+from e2e_common import fail, work
 
 ARGS = None
 SKIP = 77
@@ -52,20 +52,20 @@ SLOW_FACTOR = 1000000
 THRESHOLD = "0.97"
 
 
-def work(*names):
-    return os.path.join(ARGS.workdir, *names)
+# The variables the cases set themselves, taken out of the caller's environment.
+CLEAN = ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS", "GPUSCALE_STORE")
 
 
 def env_with(extra=None):
     env = dict(os.environ)
-    for k in ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS", "GPUSCALE_STORE"):
+    for k in CLEAN:
         env.pop(k, None)
     env.update(extra or {})
     return env
 
 
-def gs(*args, env=None, check=None):
-    p = subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env_with(env), timeout=300)
+def gs(*args, env=None, check=None):  # not echoed, 300 s; `check`: the exit code it must end with
+    p = e2e_common.gs(*args, env_extra=env, timeout=300, env_drop=CLEAN, echo=False)
     if check is not None and p.returncode != check:
         fail(f"gpuscale {' '.join(args)}: exit {p.returncode}, expected {check}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     return p
@@ -90,9 +90,8 @@ def case_runs():
         if cluster == "beta" and i >= 6:
             env["GPUSCALE_TEST_FAULT"] = f"slow-host:{SLOW}:{SLOW_FACTOR}"
         out = e2e_common.out_path(work("runs"), f"run{i:02}.json")
-        cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run"] + PLAN + \
-              ["--cluster", cluster, "-q", "-o", out, "--store", store]
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(env), timeout=300)
+        p = e2e_common.mpirun(2, ["run"] + PLAN + ["--cluster", cluster, "-q", "-o", out, "--store", store], env,
+                              timeout=300, env_drop=CLEAN, echo=False)
         if p.returncode != 0 or "stored in" not in p.stderr:
             fail(f"run {i}: exit {p.returncode}, expected 0 and the store line:\n{p.stderr[-3000:]}")
         doc = e2e_common.load_valid(out, ARGS.schema, ARGS.gpuscale)
@@ -247,7 +246,7 @@ def case_browser():
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", f"--user-data-dir={work('chromium-profile')}",
            "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + html]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    p = e2e_common.run(cmd, timeout=120, echo=False)
     if p.returncode != 0:
         fail(f"chromium --dump-dom: exit {p.returncode}: {p.stderr[-2000:]}")
     console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]

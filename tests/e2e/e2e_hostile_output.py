@@ -32,7 +32,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 
 import e2e_common
@@ -47,31 +46,28 @@ HOSTILE = "\x1b[31mred\x1b[2J\x1b]0;title\x07\u009b2J\u0085nel\rcr\u0000nul\x07b
 FIXTURE = {"FIXTURES_REQUIRED": "e2e_hostile_output"}
 
 
-def work(name):
-    return e2e_common.out_path(ARGS.workdir, name)
+def work(name):  # a fresh output file's path (a leftover one and its journal removed)
+    return e2e_common.work(name, fresh=True)
 
 
 def base_path():
     return os.path.join(ARGS.workdir, "base.json")
 
 
-def run(cmd, timeout=120):
-    env = dict(os.environ)
-    for k in ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS"):
-        env.pop(k, None)
-    print("+", " ".join(c.encode("unicode_escape").decode()[:200] for c in cmd), flush=True)
-    try:
-        return subprocess.run(cmd, capture_output=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        fail(f"{cmd[:4]} did not finish within {timeout} s")
+# Every command here: output as bytes (searched for raw control bytes), the arguments echoed escaped and
+# cut (they carry the hostile strings), without the caller's GPUSCALE_TEST_FAULT and GPUSCALE_TEST_HOSTS,
+# and failing the case when it runs past 120 s.
+HOSTILE_RUN = {"timeout": 120, "text": False, "env_drop": ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS"),
+               "echo": lambda cmd: "+ " + " ".join(c.encode("unicode_escape").decode()[:200] for c in cmd),
+               "on_timeout": lambda cmd: f"{cmd[:4]} did not finish within 120 s"}
 
 
 def gs(*args):
-    return run([ARGS.gpuscale] + list(args))
+    return e2e_common.gs(*args, **HOSTILE_RUN)
 
 
-def mpirun(args):
-    return run([ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale] + args)
+def mpirun(args):  # 2 ranks
+    return e2e_common.mpirun(2, args, **HOSTILE_RUN)
 
 
 C1 = re.compile(rb"\xc2[\x80-\x9f]")

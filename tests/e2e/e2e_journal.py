@@ -27,28 +27,28 @@ PLAN = ["--backend", "cpu", "--benchmarks", "stream.triad,all_reduce", "--dtypes
         "--reps", "20", "-b", "1K", "-e", "256K", "--threads", "1", "--seed", "77"]
 
 
-def work(name):
-    return e2e_common.out_path(ARGS.workdir, name)
+def work(name):  # a fresh output file's path (a leftover one and its journal removed)
+    return e2e_common.work(name, fresh=True)
+
+
+# The variables the cases set themselves, taken out of the caller's environment.
+CLEAN = ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS")
 
 
 def env():
     e = dict(os.environ)
-    for k in ("GPUSCALE_TEST_FAULT", "GPUSCALE_TEST_HOSTS"):
+    for k in CLEAN:
         e.pop(k, None)
     return e
 
 
-def mpirun(args, timeout=300):
-    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "4", ARGS.gpuscale, "run"] + args
-    print("+", " ".join(cmd), flush=True)
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        fail(f"{' '.join(cmd)} did not finish within {timeout} s")
+def mpirun(args, timeout=300):  # gpuscale run on 4 ranks; a run past the timeout fails the case
+    return e2e_common.mpirun(4, ["run"] + args, timeout=timeout, env_drop=CLEAN,
+                             on_timeout=lambda cmd: f"{' '.join(cmd)} did not finish within {timeout} s")
 
 
-def gs(*args):
-    return subprocess.run([ARGS.gpuscale] + list(args), capture_output=True, text=True, env=env(), timeout=120)
+def gs(*args):  # not echoed, 120 s
+    return e2e_common.gs(*args, timeout=120, env_drop=CLEAN, echo=False)
 
 
 def killed_run(path, rows=6):

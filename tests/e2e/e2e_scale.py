@@ -12,31 +12,26 @@ asserted here (figures live in docs/scale.md, made by scripts/reader-cost and th
 """
 import json
 import os
-import subprocess
 
 import e2e_common
-from e2e_common import fail
+from e2e_common import fail, mpirun, run
 
 ARGS = None
 
 
-def work(name):
-    return e2e_common.out_path(ARGS.workdir, name)
+def work(name):  # a fresh output file's path (a leftover one and its journal removed)
+    return e2e_common.work(name, fresh=True)
 
 
-def gs(*args, ok=(0,)):
-    cmd = [ARGS.gpuscale] + list(args)
-    print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def gs(*args, ok=(0,)):  # 600 s; fails unless the exit code is one of `ok`
+    p = e2e_common.gs(*args, timeout=600)
     if p.returncode not in ok:
-        fail(f"{' '.join(cmd)}: exit {p.returncode}, expected {ok}: {p.stderr[-600:]}")
+        fail(f"{' '.join(p.args)}: exit {p.returncode}, expected {ok}: {p.stderr[-600:]}")
     return p
 
 
 def synth(path, seed, ranks=512, points=130):
-    cmd = [ARGS.synth, "--ranks", str(ranks), "--points", str(points), "--seed", str(seed), "-o", path]
-    print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    p = run([ARGS.synth, "--ranks", str(ranks), "--points", str(points), "--seed", str(seed), "-o", path], timeout=600)
     if p.returncode != 0:
         fail(f"synth-results: exit {p.returncode}: {p.stderr}")
 
@@ -74,11 +69,8 @@ def case_synth_readers():
 
 def case_bytes():
     path = work("bytes.json")
-    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "64", ARGS.gpuscale, "run", "--backend", "cpu", "--benchmarks",
-           "all_reduce", "-b", "8", "-e", "32K", "-f", "2", "--reps", "3", "-w", "1", "-n", "2", "--threads", "1",
-           "-o", path]
-    print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    p = mpirun(64, ["run", "--backend", "cpu", "--benchmarks", "all_reduce", "-b", "8", "-e", "32K", "-f", "2", "--reps",
+                    "3", "-w", "1", "-n", "2", "--threads", "1", "-o", path], timeout=900)
     if p.returncode != 0:
         fail(f"the 64-rank sweep exited {p.returncode}: {p.stderr[-600:]}")
     doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)

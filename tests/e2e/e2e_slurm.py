@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
@@ -46,11 +45,8 @@ def env():
     return e
 
 
-def run(cmd, extra=None, cwd=None, timeout=120):
-    e = env()
-    e.update(extra or {})
-    print("+", " ".join(cmd), flush=True)
-    return subprocess.run(cmd, capture_output=True, text=True, env=e, cwd=cwd, timeout=timeout)
+def run(cmd, extra=None, cwd=None, timeout=120):  # in the cluster's environment (env()), 120 s
+    return e2e_common.run(cmd, extra, cwd, timeout, env=env())
 
 
 def cluster(action):
