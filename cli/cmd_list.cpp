@@ -59,7 +59,7 @@ int print_dtypes(bool as_json) {
     const std::string check =
         t.significand_bits > 0
             ? fmt::format("float: unit roundoff 2^-{}, smallest subnormal 2^{}", t.significand_bits, t.subnormal_exponent)
-            : fmt::format("integer: exact (every integer up to {:.0f})", dtype_exact_integer_limit(t.type));
+            : fmt::format("integer: exact (wraps at {} bits)", t.size * 8);
     out.push_back({{"name", t.name}, {"bytes", t.size}, {"aliases", aliases}, {"nccl_tests", t.nccl_tests},
                    {"nccl", t.nccl}, {"mpi", t.mpi.empty() ? "" : fmt::format("{}{}", t.mpi, t.mpi_reduces ? "" : " (moved only)")},
                    {"cublaslt_compute", t.cublaslt_compute}, {"check", check}, {"benchmarks", uses}});

@@ -410,6 +410,19 @@ def case_list_version():
     listed = json.loads(p.stdout)
     if not any(b["key"] == "reduce_scatter" and b["parameters"] for b in listed["benchmarks"]):
         fail("list --json lacks reduce_scatter with parameters")
+    # The element-type table as the user reads it: every type, nccl-tests' names, a run of -d with one.
+    p = run([ARGS.gpuscale, "list", "--dtypes", "--json"])
+    types = {t["name"]: t for t in json.loads(p.stdout)["dtypes"]} if p.returncode == 0 else {}
+    if set(types) < {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "int32", "int8"}:
+        fail(f"list --dtypes --json: {sorted(types)}")
+    if types["fp32"]["nccl_tests"] != "float" or "collectives" not in types["int8"]["benchmarks"]:
+        fail(f"list --dtypes: fp32 {types['fp32']}, int8 {types['int8']}")
+    p = run([ARGS.gpuscale, "list", "--dtypes"])
+    if p.returncode != 0 or "CUBLAS_COMPUTE_32F_FAST_TF32" not in p.stdout or "MPI_UINT16_T" not in p.stdout:
+        fail(f"list --dtypes: exit {p.returncode}\n{p.stdout}")
+    p = run([ARGS.gpuscale, "list", "--dtypes", "--fields"])
+    if p.returncode == 0:
+        fail("list --dtypes --fields exited 0")
     p = run([ARGS.gpuscale, "--version"])
     if p.returncode != 0 or not p.stdout.startswith("gpuscale ") or "commit" not in p.stdout:
         fail(f"--version: {p.stdout!r}")
