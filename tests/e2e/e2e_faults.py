@@ -201,11 +201,13 @@ def case_kill_rank0():
 def case_stall():
     path = work("stall.json")
     env = env_with({ENV_FAULT: "stall:all_reduce@2"})
-    # Tiny points: every point but the stalled one ends well within the 3 s budget on a loaded machine.
+    # Tiny points, and a 15 s budget: every point but the stalled one ends well within it on a loaded
+    # machine under AddressSanitizer (a 3 s budget once ran out while a 2-rank communicator was made,
+    # with the 2 cores shared by other builds). The stall is endless, so the budget costs only its own time.
     # --tiling first: only rank 0 measures at 1 GPU, so rank 2 first stalls in a 4-rank collective, whose
     # peers wait for it in the setup agreement (tiled counts would catch it alone at 1 GPU).
     p = start_ranks(4, ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce", "-e", "4K",
-                        "--array-size", "256K", "--watchdog", "3", "--tiling", "first", "-o", path], env=env)
+                        "--array-size", "256K", "--watchdog", "15", "--tiling", "first", "-o", path], env=env)
     rc, out, err, took = finish(p, 90, "a stalled all_reduce")
     print(err, flush=True)
     if rc != 5:
@@ -215,7 +217,7 @@ def case_stall():
     expect_gone(list(pids.values()), "after the watchdog")
     host2 = doc["ranks"][2]["host"]
     line = [l for l in err.splitlines() if "watchdog:" in l]
-    want = (rf"watchdog: all_reduce .* on 4 GPU\(s\) did not finish within 3 s; rank 2 \({re.escape(host2)}, pid "
+    want = (rf"watchdog: all_reduce .* on 4 GPU\(s\) did not finish within 15 s; rank 2 \({re.escape(host2)}, pid "
             rf"{pids[2]}\) stalled in its own work \(computing: all_reduce \(injected stall.*\)\); ranks 0, 1, 3 waited "
             rf"for it \(waiting for peers: setup agreement of the GPU count's ranks\)")
     if len(line) != 1 or not re.search(want, line[0]):
@@ -231,8 +233,8 @@ def case_stall():
     if len(triad) != 3 or any(r["benchmark"] == "all_reduce" for r in doc["results"]):
         fail(f"the file should hold stream.triad at 1, 2, 4 GPUs and no unfinished all_reduce point: "
              f"{[(r['benchmark'], r['gpu_count']) for r in doc['results']]}")
-    if took > 60:
-        fail(f"the watchdog of 3 s took {took:.0f} s to end the run")
+    if took > 75:
+        fail(f"the watchdog of 15 s took {took:.0f} s to end the run")
     print(f"ok: stall caught in {took:.1f} s, {len(doc['results'])} rows kept")
 
 
