@@ -69,17 +69,16 @@ def hidden_env(root):
 
 def case_linked():
     skip_unless_cuda_built()
-    readelf = shutil.which("readelf")
-    if readelf:
-        p = run([readelf, "-d", ARGS.gpuscale])
-        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", p.stdout)
-        if not needed:
-            fail(f"readelf found no NEEDED entry: {p.stdout[:400]}")
-        cuda = [n for n in needed if re.match(r"lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-ml)\b", n)]
-        if cuda:
-            fail(f"the gpuscale binary links CUDA libraries: {cuda}")
-    else:
-        print("note: no readelf here, the NEEDED check is skipped")
+    readelf = shutil.which("readelf")  # binutils, which scripts/install-deps installs (build-essential)
+    if not readelf:
+        fail("no readelf: the NEEDED check cannot run (install binutils)")
+    p = run([readelf, "-d", ARGS.gpuscale])
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", p.stdout)
+    if not needed:
+        fail(f"readelf found no NEEDED entry: {p.stdout[:400]}")
+    cuda = [n for n in needed if re.match(r"lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-ml)\b", n)]
+    if cuda:
+        fail(f"the gpuscale binary links CUDA libraries: {cuda}")
     lines = version_lines()
     if not lines[0].startswith("gpuscale ") or "backends: cpu, cuda" not in lines[0]:
         fail(f"--version first line: {lines[0]!r}")
