@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "test_seed.h"
 #include "analysis/nccl_table.h"
 #include "analysis/row_text.h"
 #include "text_lines.h"
@@ -42,7 +43,7 @@ std::string nccl_time(double us) { return printf_text(us >= 10000 ? "%.0f" : us 
 
 struct Sweep {
   std::vector<ResultRow> rows;
-  std::mt19937_64 rng{std::random_device{}()};
+  std::mt19937_64 rng{test_seed()};
   double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
 
   void add(const std::string& bench, int n, const std::string& placement, std::uint64_t size, nlohmann::json extra = {}) {

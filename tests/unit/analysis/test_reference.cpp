@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "test_seed.h"
 #include "analysis/reference.h"
 #include "analysis_fixtures.h"
 #include "core/error.h"
@@ -110,7 +111,7 @@ TEST(Reference, InvalidRowsFailAndClustersMustMatch) {
 // fnmatch stops at a NUL: a cluster (or a params string) "vm\0evil" from a file must not match the
 // pattern "vm", and the refusal quotes the name without raw control characters, on one line.
 TEST(Reference, ANulInTheClusterOrAParamEndsNoMatchEarly) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(test_seed());
   const std::string tail = "evil" + std::to_string(rng() % 1000) + "\x1b[2J\n";
   const std::string cluster = std::string("vm\0", 3) + tail;
   auto run = loaded({row_json("gemm", "independent", {{"layout", std::string("TN\0", 3) + tail}}, 1, {95}, "TFLOP/s")});

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "test_seed.h"
 #include "analysis/row_checks.h"
 #include "analysis_fixtures.h"
 #include "core/error.h"
@@ -63,7 +64,7 @@ TEST(RowWorld, IntegersBeyond32BitsAreRefusedNotWrapped) {
 // An ok row measured on gpu_count ranks lists all of them, in both versions (a version-2 row's rank
 // columns, a version-1 row's array); a failed or skipped row may list fewer (a rank that never started).
 TEST(RowWorld, AnOkRowListsEveryRankOfItsGpuCount) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(test_seed());
   const int k = 2 + static_cast<int>(rng() % 6);
   const int listed = 1 + static_cast<int>(rng() % static_cast<unsigned>(k - 1));
   std::vector<double> values;
@@ -93,7 +94,7 @@ TEST(RowWorld, AnOkRowListsEveryRankOfItsGpuCount) {
 // Times and values are non-negative and finite for every reader: a negative time_us, a negative rank
 // value and a negative aggregate are refused naming the row and the field.
 TEST(RowWorld, NegativeFiguresAreRefused) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(test_seed());
   const double negative = -1.0 - static_cast<double>(rng() % 100000) / 7;
   auto time = two_rank_row(2);
   time["metrics"]["time_us"] = negative;

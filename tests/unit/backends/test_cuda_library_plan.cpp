@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 
+#include "test_seed.h"
 #include "backends/cuda_module/cuda_library_plan.h"
 
 using namespace gpuscale::cuda_libs;
@@ -66,7 +67,7 @@ TEST(CudaLibraryPlan, TheModuleNeedsCudartCublasLtAndNccl) {
 }
 
 TEST(CudaLibraryPlan, LoaderFirstThenCudaHomeThenUsrLocalCuda) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   FakeMachine m;
   const std::string home = "/opt/" + random_name(rng);
   m.env["CUDA_HOME"] = home;
@@ -86,7 +87,7 @@ TEST(CudaLibraryPlan, NoCudaHomeNoDuplicates) {
 }
 
 TEST(CudaLibraryPlan, PythonWheelsOfEveryEnvironmentNewestPythonFirst) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   FakeMachine m;
   const std::string venv = "/" + random_name(rng) + "/venv", conda = "/" + random_name(rng) + "/conda";
   m.env["VIRTUAL_ENV"] = venv;
@@ -128,7 +129,7 @@ TEST(CudaLibraryPlan, EachLibraryHasItsWheelFolder) {
 }
 
 TEST(CudaLibraryPlan, SearchRootHidesTheMachineAndSkipsTheLoader) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   FakeMachine m;
   const std::string root = "/tmp/" + random_name(rng);
   m.env["GPUSCALE_CUDA_SEARCH_ROOT"] = root;
@@ -165,7 +166,7 @@ TEST(CudaLibraryPlan, SearchedPlacesNameWhatWasSearched) {
 }
 
 TEST(CudaLibraryPlan, VersionCodesAsText) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const int minor = static_cast<int>(rng() % 9), patch = static_cast<int>(rng() % 99);
   EXPECT_EQ(version_text(lib("libcudart.so.13"), 13000 + minor * 10), "13." + std::to_string(minor));
   EXPECT_EQ(version_text(lib("libcublasLt.so.13"), 130000 + minor * 100 + patch),
@@ -174,7 +175,7 @@ TEST(CudaLibraryPlan, VersionCodesAsText) {
 }
 
 TEST(CudaLibraryPlan, ModuleNextToTheExecutableOrFromTheEnvironment) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   FakeMachine m;
   const std::string prefix = "/" + random_name(rng);
   EXPECT_EQ(module_path(m.inputs(), prefix + "/bin/gpuscale"), prefix + "/bin/../lib/gpuscale/libgpuscale-cuda.so");

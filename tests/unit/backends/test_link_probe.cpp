@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "test_seed.h"
 #include "backends/cpu/link_probe.h"
 
 namespace gpuscale {
@@ -12,7 +13,7 @@ namespace {
 constexpr std::uint64_t MiB = 1ULL << 20;
 
 TEST(LinkProbe, SizeIsFourTimesTheLastLevelCacheWithinBounds) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const std::uint64_t llc = std::uniform_int_distribution<std::uint64_t>(17, 255)(rng) * MiB;  // 4x in 64M..1G
   EXPECT_EQ(link_probe_bytes(llc, 0), 4 * llc);
   EXPECT_EQ(link_probe_bytes(llc, 1ULL << 40), 4 * llc);

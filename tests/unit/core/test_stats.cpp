@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "test_seed.h"
 #include "core/stats.h"
 
 namespace gpuscale {
@@ -63,7 +64,7 @@ TEST(Stats, MedianBoundsAreTheOrderStatisticsOfTheConfidenceInterval) {
   EXPECT_GE(median_bound_confidence(1000), 0.95);
   EXPECT_EQ(median_bound_confidence(1), 0.0);
   // The bounds are the k-th smallest and largest of the values, whatever their order.
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   std::vector<double> v(10);
   for (auto& x : v) x = std::uniform_real_distribution<double>(1, 100)(rng);
   auto sorted = v;

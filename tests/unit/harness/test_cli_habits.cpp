@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/progress.h"
@@ -88,7 +89,7 @@ TEST(CliHabits, QuietIsASwitch) {
 }
 
 TEST(CliHabits, DefaultStepFactorIsTwoAndTheSweepEndsAsNcclTests) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   for (const std::string backend : {"cpu", "cuda"}) {
     RunOptions o;
     const int lo = std::uniform_int_distribution<int>(0, 6)(rng), hi = std::uniform_int_distribution<int>(20, 27)(rng);
@@ -109,7 +110,7 @@ TEST(CliHabits, DefaultStepFactorIsTwoAndTheSweepEndsAsNcclTests) {
 }
 
 TEST(CliHabits, EtaIsWeighedByDemand) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const double heavy = std::uniform_real_distribution<double>(1, 5)(rng);
   PointDemand stream;
   stream.bytes = heavy * 1e9;  // CPU watchdog rate: 1 GB/s

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "test_seed.h"
 #include "harness/row_flags.h"
 
 namespace gpuscale {
@@ -51,7 +52,7 @@ FlagContext stream_context(std::uint64_t footprint, std::uint64_t cache, int sha
 }
 
 TEST(RowFlags, StreamFootprintUnderFourTimesTheCacheIsACacheFigure) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const std::uint64_t cache = (std::uniform_int_distribution<std::uint64_t>(8, 512)(rng)) << 20;
   const auto row = ok_row(1, std::uniform_real_distribution<double>(10, 500)(rng), 0.01);
   const std::uint64_t under = static_cast<std::uint64_t>(kCacheFootprintFactor * static_cast<double>(cache)) - 1;
@@ -85,7 +86,7 @@ TEST(RowFlags, RanksSharingTheCacheAddTheirFootprints) {
 }
 
 TEST(RowFlags, AboveThePeakBeyondTheNoiseIsFlaggedWithItsLikelyCause) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const double spread = std::uniform_real_distribution<double>(0.0, 0.1)(rng);
   auto row = ok_row(1, 100, spread);
   row.expected_peak = 100 / (1 + kFlagNoiseFloor + spread + 0.02);  // above the peak, beyond the noise
@@ -119,7 +120,7 @@ TEST(RowFlags, AboveThePeakBeyondTheNoiseIsFlaggedWithItsLikelyCause) {
 }
 
 TEST(RowFlags, SuperlinearScalingIsFlaggedExceptAtOneGpuAndForPeakEfficiencies) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const int k = std::uniform_int_distribution<int>(2, 16)(rng);
   auto row = ok_row(k, 100, 0.01);
   row.scaling_efficiency = std::uniform_real_distribution<double>(1.2, 3.0)(rng);

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "harness/resume.h"
 #include "harness/run_option_table.h"
@@ -113,7 +114,7 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
 }
 
 TEST(RunOptionTable, EveryRecordedOptionRoundTrips) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const json defaults = plan_options_json(RunOptions{});
   for (int round = 0; round < 20; ++round)
     for (const auto& e : run_option_table()) {
@@ -198,7 +199,7 @@ TEST(RunOptionTable, ThreadsAtMostTheVisibleCores) {
   const int cores = visible_cores();
   ASSERT_GE(cores, 1);
   EXPECT_EQ(parsed(e, std::to_string(cores)).backend_options.threads, cores);
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const int over = cores + 1 + static_cast<int>(rng() % 100000);
   for (const std::string& text : {std::to_string(over), std::string("100000"), std::string("2147483647")}) {
     if (std::stoll(text) <= cores) continue;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test_seed.h"
 #include "analysis/result_set.h"
 #include "core/error.h"
 #include "history/content_hash.h"
@@ -29,7 +30,7 @@ struct TempDir {
 
 // A verified run: the minimal document with random values, on `cluster`, created at `created`.
 RunRecord random_run(const std::string& cluster, const std::string& created) {
-  static std::mt19937 rng(std::random_device{}());
+  static std::mt19937 rng(test_seed());
   auto doc = testing_doc::minimal_result_doc();
   doc["cluster"]["name"] = cluster;
   doc["created_utc"] = created;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "history/store_url.h"
 
@@ -37,7 +38,7 @@ TEST(StoreUrl, PasswordMaskedInUserInfoAndQuery) {
 }
 
 TEST(StoreUrl, RandomPasswordsNeverInMessages) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(test_seed());
   const std::string chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789!$%^*()-_+=";
   for (int i = 0; i < 200; ++i) {
     std::string pw;

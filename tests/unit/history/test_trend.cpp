@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "history/trend.h"
 
@@ -11,7 +12,7 @@ namespace gpuscale::history {
 namespace {
 
 std::mt19937& rng() {
-  static std::mt19937 r(std::random_device{}());
+  static std::mt19937 r(test_seed());
   return r;
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "test_seed.h"
 #include "kernels/cuda/cpu_binding.h"
 
 namespace gpuscale {
@@ -15,7 +16,7 @@ std::set<int> range(int lo, int hi) {
 }
 
 TEST(CpuList, ParsesAndFormatsRandomSetsBothWays) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(test_seed());
   for (int trial = 0; trial < 200; ++trial) {
     std::set<int> s;
     const int n = static_cast<int>(rng() % 40);

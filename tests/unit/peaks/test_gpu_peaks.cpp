@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "peaks/gpu_peaks.h"
 
@@ -245,7 +246,7 @@ TEST(GpuPeaks, UnreadableFile) {
 // naming the file and the problem; a model name from the file reaches the message without control
 // characters.
 TEST(GpuPeaks, HostileFilesAreRefusedByTheStrictReader) {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937 rng(test_seed());
   const int depth = 100 + static_cast<int>(rng() % 100000);
   const std::string deep = R"({"format": "gpuscale-peaks", "version": 1, "models": [{"model": "M", "notes": )" +
                            std::string(depth, '[') + std::string(depth, ']') + "}]}";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "test_seed.h"
 #include "harness/row_builder.h"
 #include "result_doc.h"
 #include "core/error.h"
@@ -232,7 +233,7 @@ TEST(ResultRow, VersionTwoGroups) {
 // midpoint as (a + b) / 2 overflowed to inf, written as null, and every reader refused the file).
 TEST(ResultRow, GroupSummaryOfTheLargestDoublesIsFinite) {
   ResultRow r = sample_row();
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const double big = std::numeric_limits<double>::max();
   const int n = 2 * (1 + static_cast<int>(rng() % 4));  // even: the median is a midpoint
   for (int g = 0; g < n; ++g) {
@@ -251,7 +252,7 @@ TEST(ResultRow, GroupSummaryOfTheLargestDoublesIsFinite) {
 }
 
 TEST(ResultRow, VersionTwoGroupsThatTileTheRanksLeaveThemOut) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   std::uniform_real_distribution<double> x(1.0, 50.0);
   ResultRow r = sample_row();
   r.gpu_count = 2;

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "result_doc.h"
 #include "results/result_journal.h"
@@ -40,7 +41,7 @@ class Journal : public testing::Test {
     d["results"] = rows;
     return d;
   }
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{test_seed()};
 };
 
 TEST_F(Journal, RefusesWhatIsNotAJournal) {

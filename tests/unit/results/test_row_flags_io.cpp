@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "test_seed.h"
 #include "harness/row_builder.h"
 #include "result_doc.h"
 #include "results/result_io.h"
@@ -40,7 +41,7 @@ TEST(RowFlagsIo, FlagsAreWrittenOnlyWhenPresentAndReadBack) {
   auto row = sample_row();
   nlohmann::json j = row;
   EXPECT_FALSE(j.contains("flags")) << "no flags, no field: files without them are unchanged";
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const auto pct = std::uniform_int_distribution<int>(120, 400)(rng);
   row.flags = {{"superlinear", "scaling efficiency " + std::to_string(pct) + "%"}, {"quick", "a --quick point"}};
   j = row;
@@ -59,7 +60,7 @@ TEST(RowFlagsIo, FlagsAreWrittenOnlyWhenPresentAndReadBack) {
 }
 
 TEST(RowFlagsIo, OneGpuCollectiveHasATimeAndNoBandwidth) {
-  std::mt19937_64 rng(std::random_device{}());
+  std::mt19937_64 rng(test_seed());
   const double t = std::uniform_real_distribution<double>(0.01, 50)(rng);
   const ResultRow row = one_gpu_collective(t);
   EXPECT_EQ(row.status, RowStatus::ok);

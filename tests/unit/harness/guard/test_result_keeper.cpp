@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "test_seed.h"
 #include "core/error.h"
 #include "harness/guard/result_keeper.h"
 #include "results/result_journal.h"
@@ -39,7 +40,7 @@ class Keeper : public testing::Test {
     return {point, k, r.dump()};
   }
   fs::path dir_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::mt19937_64 rng_{test_seed()};
 };
 
 TEST_F(Keeper, AppendsToTheJournalAndWritesTheFileAtTheEnd) {
