@@ -22,7 +22,8 @@ struct HistoryFlags {
   std::string store, cluster, since, before, benchmark, params, node, gpu, format = "json", output;
   std::vector<std::string> files;
   int gpus = 0;
-  std::size_t baseline_runs = 5;
+  std::size_t baseline_runs = 5;  // trend's baseline column
+  std::size_t step_baseline_runs = RegressionRules{}.baseline_runs, lookback_runs = RegressionRules{}.lookback_runs;
   double threshold = 0.1;
   bool json = false, dry_run = false;
 };
@@ -109,9 +110,11 @@ int trend(const HistoryFlags& f) {
 int regressions(const HistoryFlags& f) {
   check_since(f.since);
   if (!(f.threshold >= 0 && f.threshold < 1)) throw Error(fmt::format("invalid --threshold {}: a fraction in [0, 1)", f.threshold));
-  if (f.baseline_runs == 0) throw Error("invalid --baseline-runs 0: at least 1");
+  if (f.step_baseline_runs == 0) throw Error("invalid --baseline-runs 0: at least 1");
+  // A step needs 2 runs before it and the window's first after it.
+  if (f.lookback_runs < 2) throw Error(fmt::format("invalid --lookback-runs {}: at least 2", f.lookback_runs));
   auto store = open_store(store_url(f), false);
-  const RegressionRules rules{f.since, f.baseline_runs, f.threshold};
+  const RegressionRules rules{f.since, f.step_baseline_runs, f.threshold, f.lookback_runs};
   const auto series = query_series(*store, f, true, regression_horizon(store->list_runs({f.cluster, ""}), rules));
   if (series.empty()) throw Error(fmt::format("no stored series matches (cluster '{}', benchmark '{}')", f.cluster, f.benchmark));
   const auto regs = find_regressions(series, rules);
@@ -196,25 +199,35 @@ void add_history_command(CLI::App& app, Action& action) {
   add->add_option("files", flags->files, "result JSON files")->required();
   auto* list = sub(h, "list", "list the stored runs", action, flags, list_runs);
   auto* tr = sub(h, "trend", "a row's values over time, with the noise band", action, flags, trend);
-  auto* reg = sub(h, "regressions", "rows and hosts whose latest value is worse than their baseline", action, flags, regressions);
+  auto* reg = sub(h, "regressions", "rows and hosts whose level stepped down and is still worse than before the step",
+                  action, flags, regressions);
   auto* ex = sub(h, "export", "write the stored runs and rows as JSON or CSV", action, flags, export_store);
   auto* pr = sub(h, "prune", "delete the runs created before a date (retention)", action, flags, prune);
   pr->add_option("--before", flags->before, "delete the runs created before DATE (UTC)")->required();
   pr->add_option("--cluster", flags->cluster, "only this cluster's runs");
   pr->add_flag("--dry-run", flags->dry_run, "list the runs that would be deleted; delete nothing");
   for (auto* c : {list, tr, reg, ex}) c->add_option("--cluster", flags->cluster, "only this cluster's runs");
-  for (auto* c : {list, reg, ex}) c->add_option("--since", flags->since, "runs created at or after DATE (UTC)");
+  for (auto* c : {list, ex}) c->add_option("--since", flags->since, "runs created at or after DATE (UTC)");
+  reg->add_option("--since", flags->since,
+                  "the regressions that hold at a run created at or after DATE (UTC), whenever their step (default: "
+                  "the latest run)");
   tr->add_option("--benchmark,-b", flags->benchmark, "benchmark key (stream.triad, all_reduce, ...)")->required();
   reg->add_option("--benchmark,-b", flags->benchmark, "only this benchmark");
   for (auto* c : {tr, reg}) {
     c->add_option("--params", flags->params, "parameters that must match: KEY=VALUE[,KEY=VALUE...]");
     c->add_option("--gpus", flags->gpus, "only this GPU count");
-    c->add_option("--baseline-runs", flags->baseline_runs, "runs whose median is the baseline (default 5)");
     c->add_flag("--json", flags->json, "JSON instead of text");
   }
+  tr->add_option("--baseline-runs", flags->baseline_runs, "the baseline column: the median of the K runs before each run (default 5)");
+  reg->add_option("--baseline-runs", flags->step_baseline_runs,
+                  fmt::format("a step's baseline: the median of at most the last K runs before it, all of one level "
+                              "(default {})", RegressionRules{}.baseline_runs));
   tr->add_option("--node,--host", flags->node, "one host's values (the median of its ranks)");
   tr->add_option("--gpu", flags->gpu, "one GPU's values, by its UUID");
   reg->add_option("--threshold", flags->threshold, "worse by more than this fraction beyond the noise (default 0.1)");
+  reg->add_option("--lookback-runs", flags->lookback_runs,
+                  fmt::format("steps are sought in the N runs before the window (default {}); a regression is named "
+                              "until its step is that old", RegressionRules{}.lookback_runs));
   ex->add_option("--format", flags->format, "json (default) or csv");
   ex->add_option("-o,--output", flags->output, "file to write (default: stdout)");
 }

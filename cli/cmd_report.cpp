@@ -56,7 +56,10 @@ int run_report(const ReportFlags& f) {
   if (!f.history.empty()) {
     if (!(f.history_threshold >= 0 && f.history_threshold < 1))
       throw Error(fmt::format("invalid --history-threshold {}: a fraction in [0, 1)", f.history_threshold));
-    past = history::history_report(*history::open_store(f.history, false), {f.history_since, 5, f.history_threshold});
+    history::RegressionRules rules;  // the defaults of `history regressions`
+    rules.since = f.history_since;
+    rules.threshold = f.history_threshold;
+    past = history::history_report(*history::open_store(f.history, false), rules);
   }
   std::vector<FileReport> reports;
   for (const auto& path : f.files) reports.push_back(make_file_report(load_result(path), f.straggler));

@@ -134,10 +134,12 @@ HistoryReport history_report(HistoryStore& store, const RegressionRules& rules) 
   table += "</table>\n";
   r.text = text + regressions_text(regs, all.size());
   r.html = fmt::format("<section class=\"history\"><h2>History: {} runs</h2>\n"
-                       "<p>Baseline: the median of the last {} runs before {}; worse: beyond the noise and {:.0f}%.</p>\n"
+                       "<p>Regressions: steps in each series' level over the {} runs before {}, each level judged "
+                       "against the median of up to {} runs before its step; worse: beyond the noise and {:.0f}%. "
+                       "The dashed band: the last point's baseline (the {} runs before it).</p>\n"
                        "<h3>What changed</h3>\n{}<h3>Trends</h3>\n<div class=\"charts\">\n",
-                       runs.size(), rules.baseline_runs, rules.since.empty() ? "the latest run" : h(rules.since),
-                       rules.threshold * 100, table);
+                       runs.size(), rules.lookback_runs, rules.since.empty() ? "the latest run" : h(rules.since),
+                       rules.baseline_runs, rules.threshold * 100, rules.baseline_runs, table);
   r.html += charts_html(rows, rules, r.charts) + "</div>\n</section>\n";
   return r;
 }

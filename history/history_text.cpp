@@ -87,14 +87,18 @@ nlohmann::json trend_json(const std::vector<Series>& series, std::size_t k) {
 
 std::string regressions_text(const std::vector<Regression>& regs, std::size_t series_checked) {
   std::string out;
+  auto runs = [](std::size_t n) { return fmt::format("{} run{}", n, n == 1 ? "" : "s"); };
   for (const auto& r : regs) {
     const auto& k = r.series->key;
-    out += fmt::format("REGRESSION {} (cluster {}): {} {} against a baseline of {} (median of {} run{}): {} [{}, {}]\n",
-                       t(series_label(k)), t(k.cluster), figure_text(r.latest->value), t(r.series->unit),
-                       figure_text(r.baseline.median), r.baseline.runs,
-                       r.baseline.runs == 1 ? "" : "s", percent(r.change.ratio), percent(r.change.lo),
+    out += fmt::format("REGRESSION {} (cluster {}): {} {} (median of {} from the step) against a baseline of {} (median of "
+                       "{} before it): {} [{}, {}]\n",
+                       t(series_label(k)), t(k.cluster), figure_text(r.level), t(r.series->unit), runs(r.runs),
+                       figure_text(r.baseline.median), runs(r.baseline.runs), percent(r.change.ratio), percent(r.change.lo),
                        std::isfinite(r.change.hi) ? percent(r.change.hi) : "inf");
-    out += fmt::format("  changed in run {} ({}){}\n", short_id(r.changed->run_id), t(r.changed->created_utc),
+    out += fmt::format("  changed in run {} ({}){}{}\n", short_id(r.changed->run_id), t(r.changed->created_utc),
+                       r.recovered ? fmt::format(", recovered in run {} ({})", short_id(r.recovered->run_id),
+                                                 t(r.recovered->created_utc))
+                                   : "",
                        r.change_points.empty() ? "; no software version changed there"
                                                : "; software changed there: " + t(join(r.change_points, "; ")));
   }
@@ -107,13 +111,17 @@ std::string regressions_text(const std::vector<Regression>& regs, std::size_t se
 
 nlohmann::json regressions_json(const std::vector<Regression>& regs) {
   nlohmann::json out = nlohmann::json::array();
+  auto point = [](const SeriesPoint* p) {
+    return p ? nlohmann::json{{"run", p->run_id}, {"created_utc", p->created_utc}} : nlohmann::json(nullptr);
+  };
   for (const auto& r : regs)
     out.push_back({{"series", key_json(r.series->key, r.series->unit)},
                    {"latest", {{"run", r.latest->run_id}, {"created_utc", r.latest->created_utc}, {"value", r.latest->value}}},
+                   {"level", {{"median", r.level}, {"runs", r.runs}}},
                    {"baseline", {{"median", r.baseline.median}, {"runs", r.baseline.runs}, {"noise", band_json(r.baseline.band)}}},
                    {"change", {{"ratio", r.change.ratio}, {"lo", r.change.lo},
                                {"hi", std::isfinite(r.change.hi) ? nlohmann::json(r.change.hi) : nlohmann::json(nullptr)}}},
-                   {"changed_in", {{"run", r.changed->run_id}, {"created_utc", r.changed->created_utc}}},
+                   {"changed_in", point(r.changed)}, {"recovered_in", point(r.recovered)},
                    {"change_points", r.change_points}});
   return out;
 }

@@ -11,8 +11,9 @@
 namespace gpuscale::history {
 
 std::string runs_text(const std::vector<RunSummary>& runs);
-// Each series with its points: value, noise band, the baseline the point is judged against (median of
-// the k points before it) and the software that changed at it.
+// Each series with its points: value, noise band, a rolling baseline (the median of the k points before
+// it: baseline_before; the regressions' own baseline is the segment before a step) and the software
+// that changed at it.
 std::string trend_text(const std::vector<Series>& series, std::size_t k);
 nlohmann::json trend_json(const std::vector<Series>& series, std::size_t k);
 std::string regressions_text(const std::vector<Regression>& regs, std::size_t series_checked);

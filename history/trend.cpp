@@ -1,4 +1,4 @@
-// Series, baselines and regressions over stored points (trend.h).
+// Series, baselines and regressions over stored points (trend.h); the steps are level_steps.h's.
 #include "history/trend.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include "analysis/compare.h"
 #include "core/error.h"
+#include "history/level_steps.h"
 
 namespace gpuscale::history {
 namespace {
@@ -110,60 +111,76 @@ std::vector<Series> rank_series(const std::vector<RankPoint>& ranks, bool by_gpu
   return out;
 }
 
+namespace {
+
+// The points of s with a value > 0 (the steps are ratios), as indices into s.points.
+std::vector<std::size_t> positive_points(const Series& s) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    if (s.points[i].value > 0) out.push_back(i);
+  return out;
+}
+
+std::vector<LevelPoint> level_points(const Series& s, const std::vector<std::size_t>& idx, std::size_t from) {
+  std::vector<LevelPoint> out;
+  for (std::size_t i = from; i < idx.size(); ++i) out.push_back({s.points[idx[i]].value, s.points[idx[i]].band});
+  return out;
+}
+
+// The window's first point: the first at or after `since`, or the latest; n when nothing is since.
+template <class T, class Time>
+std::size_t window_start(const std::vector<T>& items, const std::string& since, Time created) {
+  if (since.empty()) return items.size() - 1;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (created(items[i]) >= since) return i;
+  return items.size();
+}
+
+}  // namespace
+
 std::optional<Baseline> baseline_before(const Series& s, std::size_t end, std::size_t k) {
-  end = std::min(end, s.points.size());
-  if (end == 0 || k == 0) return std::nullopt;
-  const std::size_t start = end > k ? end - k : 0;
-  std::vector<double> v;
-  Baseline b;
-  b.band.reps = SIZE_MAX;
-  for (std::size_t i = start; i < end; ++i) {
-    const auto& p = s.points[i];
-    v.push_back(p.value);
-    b.band.down = std::max(b.band.down, p.band.down);
-    b.band.up = std::max(b.band.up, p.band.up);
-    b.band.reps = std::min(b.band.reps, p.band.reps);
-  }
-  b.median = median_of(v);
-  b.runs = v.size();
-  if (b.median > 0) {  // the runs' own spread around their median: run-to-run noise
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    b.band.down = std::max(b.band.down, (b.median - *lo) / b.median);
-    b.band.up = std::max(b.band.up, (*hi - b.median) / b.median);
-  }
-  return b;
+  auto idx = positive_points(s);
+  idx.erase(std::lower_bound(idx.begin(), idx.end(), end), idx.end());  // the points before `end`
+  if (idx.empty() || k == 0) return std::nullopt;
+  const auto pts = level_points(s, idx, idx.size() > k ? idx.size() - k : 0);
+  const Level l = reference_level(pts, 0, pts.size());
+  return Baseline{l.median, l.band, l.runs};
 }
 
 std::vector<Regression> find_regressions(const std::vector<Series>& series, const RegressionRules& rules) {
   std::vector<Regression> out;
   for (const auto& s : series) {
     const Better dir = unit_direction(s.unit);
-    if (dir == Better::unknown || s.points.empty()) continue;
-    std::size_t window = s.points.size() - 1;  // the first point of the window
-    if (!rules.since.empty()) {
-      window = s.points.size();
-      for (std::size_t i = 0; i < s.points.size(); ++i)
-        if (s.points[i].created_utc >= rules.since) {
-          window = i;
-          break;
-        }
-      if (window == s.points.size()) continue;  // nothing since
+    if (dir == Better::unknown) continue;
+    const auto idx = positive_points(s);
+    if (idx.empty()) continue;
+    const std::size_t window = window_start(idx, rules.since, [&](std::size_t i) { return s.points[i].created_utc; });
+    if (window == idx.size()) continue;  // nothing since
+    const std::size_t first = window > rules.lookback_runs ? window - rules.lookback_runs : 0;
+    const auto pts = level_points(s, idx, first);
+    std::vector<std::size_t> bounds{0};
+    for (const auto step : level_steps(pts, dir, rules.threshold)) bounds.push_back(step);
+    bounds.push_back(pts.size());
+    // Each segment after the first that reaches into the window, against the one before its step.
+    for (std::size_t j = 1; j + 1 < bounds.size(); ++j) {
+      const std::size_t begin = bounds[j - 1], step = bounds[j], end = bounds[j + 1];
+      if (first + end - 1 < window) continue;  // it ended before the window
+      const std::size_t base = std::max(begin, step > rules.baseline_runs ? step - rules.baseline_runs : 0);
+      const LevelShift shift = level_shift(pts, base, step, end, dir, run_noise(pts, 0, pts.size(), step));
+      if (verdict_of_change(shift.change, rules.threshold) != Verdict::regression) continue;
+      const auto& at = s.points[idx[first + step]];
+      Regression r;
+      r.series = &s;
+      r.baseline = {shift.before.median, shift.before.band, shift.before.runs};
+      r.latest = &s.points[idx[first + end - 1]];
+      r.changed = &at;
+      r.change = shift.change;
+      r.change_points = software_changes(s.points[idx[first + step - 1]].software, at.software);
+      r.level = shift.after.median;
+      r.runs = shift.after.runs;
+      if (end < pts.size()) r.recovered = &s.points[idx[first + end]];
+      out.push_back(std::move(r));
     }
-    const auto base = baseline_before(s, window, rules.baseline_runs);
-    if (!base || base->median <= 0) continue;
-    auto judge = [&](const SeriesPoint& p) {
-      const Change c = change_of(dir, base->median, p.value, base->band, p.band);
-      return std::make_pair(verdict_of_change(c, rules.threshold) == Verdict::regression, c);
-    };
-    if (s.points.back().value <= 0) continue;
-    const auto [worse, change] = judge(s.points.back());
-    if (!worse) continue;
-    std::size_t step = s.points.size() - 1;
-    while (step > window && s.points[step - 1].value > 0 && judge(s.points[step - 1]).first) --step;
-    Regression r{&s, *base, &s.points.back(), &s.points[step], change, {}};
-    // The software that changed at the step, or between the baseline's last run and the step.
-    if (step > 0) r.change_points = software_changes(s.points[step - 1].software, s.points[step].software);
-    out.push_back(std::move(r));
   }
   return out;
 }
@@ -173,18 +190,10 @@ std::string regression_horizon(const std::vector<RunSummary>& runs, const Regres
   for (const auto& r : runs) by_cluster[r.cluster].push_back(&r);
   std::optional<std::string> oldest;
   for (const auto& [_, list] : by_cluster) {
-    std::size_t window = list.size() - 1;
-    if (!rules.since.empty()) {
-      window = list.size();
-      for (std::size_t i = 0; i < list.size(); ++i)
-        if (list[i]->created_utc >= rules.since) {
-          window = i;
-          break;
-        }
-      if (window == list.size()) continue;  // nothing since: no series of this cluster is judged
-    }
-    if (window < rules.baseline_runs) return "";
-    const std::string& first = list[window - rules.baseline_runs]->created_utc;
+    const std::size_t window = window_start(list, rules.since, [](const RunSummary* r) { return r->created_utc; });
+    if (window == list.size()) continue;  // nothing since: no series of this cluster is judged
+    if (window < rules.lookback_runs) return "";
+    const std::string& first = list[window - rules.lookback_runs]->created_utc;
     if (!oldest || first < *oldest) oldest = first;
   }
   return oldest.value_or(rules.since);  // no cluster has a run since: nothing is judged
