@@ -18,8 +18,11 @@ import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import analysis_oracle
 import e2e_common
+import golden_verdicts
 import result_rows
+from analysis_oracle import LOWER_IS_BETTER, expected_regressions
 
 ARGS = None
 fail = e2e_common.fail
@@ -89,10 +92,15 @@ GOLDEN_CODES = {"compare-a-b.txt": 1, "check-a.txt": 1}
 
 
 def case_golden():
+    # Each output, and each golden file before it is compared byte for byte, carries the verdicts
+    # derived without gpuscale (golden_verdicts.py: make_synthetic.py's plan, and the rules written
+    # again in analysis_oracle.py); --update-golden writes only outputs that carry them.
+    exp = golden_verdicts.expected(ARGS.data)
     bad = []
     for name, args in GOLDEN:
         p = gs(*args, cwd=ARGS.data)
         expect_code(p, GOLDEN_CODES.get(name, 0), " ".join(args))
+        golden_verdicts.check_output(name, p.stdout, exp, "gpuscale " + " ".join(args))
         path = os.path.join(ARGS.data, "golden", name)
         if ARGS.update_golden:
             with open(path, "w", newline="") as f:
@@ -100,6 +108,7 @@ def case_golden():
             continue
         with open(path, newline="") as f:
             want = f.read()
+        golden_verdicts.check_output(name, want, exp, path)
         if p.stdout != want:
             out = work("actual-" + name)
             with open(out, "w", newline="") as f:
@@ -107,6 +116,13 @@ def case_golden():
             bad.append(f"{name} (diff {path} {out})")
     if bad:
         fail("output differs from golden: " + ", ".join(bad))
+    # The JUnit of compare and check: one case per row, failing exactly where the rules' verdicts fail.
+    p = gs("compare", "synthetic-a.json", "synthetic-b.json", "--junit", "-", cwd=ARGS.data)
+    expect_code(p, 1, "compare --junit -")
+    golden_verdicts.check_compare_junit(p.stdout, exp, "compare --junit")
+    p = gs("check", "synthetic-a.json", "--reference", "reference-alpha.json", "--junit", "-", cwd=ARGS.data)
+    expect_code(p, 1, "check --junit -")
+    golden_verdicts.check_check_junit(p.stdout, exp, "check --junit")
     # The Prometheus text parses with the reference client library and holds the documented families.
     from prometheus_client.parser import text_string_to_metric_families
     with open(os.path.join(ARGS.data, "golden", "report-a.prom")) as f:
@@ -116,16 +132,7 @@ def case_golden():
                  "gpuscale_rank_bandwidth_bytes_per_second", "gpuscale_straggler_deficit_ratio", "gpuscale_run_info"]:
         if name not in fams:
             fail(f"{name} missing from the Prometheus export")
-    strag = fams["gpuscale_straggler_deficit_ratio"].samples
-    if len(strag) != 1 or strag[0].labels["rank"] != "3" or strag[0].labels["host"] != "node-a2":
-        fail(f"straggler metric: {strag}")
-    valid = {(s.labels["benchmark"], s.labels["gpu_count"]): s.value for s in fams["gpuscale_valid"].samples}
-    if valid[("stream.copy", "4")] != 0 or valid[("stream.copy", "2")] != 1:
-        fail("gpuscale_valid does not mark the invalid row")
-    # CSV: one line per row, all sizes.
-    rows = list(csv.DictReader(io.StringIO(open(os.path.join(ARGS.data, "golden", "report-a.csv"), newline="").read())))
-    if len(rows) != len(load(data("synthetic-a.json"))["results"]):
-        fail("CSV does not have one line per result row")
+    # (the straggler and valid families' samples, and the CSV's lines, are held to the rules above)
 
 
 # ---- compare exit codes ----------------------------------------------------------------------------------
@@ -168,9 +175,6 @@ def moved_within_spread(doc, seed=7):
     return d
 
 
-LOWER_IS_BETTER = {"us", "ms", "s", "ns"}
-
-
 def lowered(doc, factor=0.8):
     """Every figure of every row made worse by factor: aggregates, efficiencies, fractions of peak, group
     values and summaries, rank values and statistics (times longer by 1/factor for lower-is-better
@@ -201,47 +205,6 @@ def lowered(doc, factor=0.8):
                         rv["stats"][k] *= f
         e2e_common.put_rank_entries(r, entries)  # a row's spread is relative: it stays
     return d
-
-
-def expected_regressions(a, b, threshold=0.05):
-    """The noise rule of docs/analysis.md, written again independently of the C++ code: each side's
-    median lies in [v (1 - down), v (1 + up)] (the ranks' stats, or the row's spread where the ranks carry
-    none); a regression when even the best end of the goodness ratio's interval is below 1 - threshold,
-    and both sides have at least 2 repetitions."""
-    def band(r):
-        entries = e2e_common.rank_entries(r)
-        if not any("stats" in rv for rv in entries):
-            s = r.get("spread", {})
-            return s.get("down", 0.0), s.get("up", 0.0), s.get("reps", 0)
-        down = up = 0.0
-        reps = 0
-        for rv in entries:
-            s = rv["stats"]
-            if rv["value"] is None or s["n"] == 0 or s["median"] <= 0:
-                continue
-            # The median's bounds (the k-th smallest and largest repetition); min and max in older files.
-            down = max(down, (s["median"] - s.get("lo", s["min"])) / s["median"])
-            up = max(up, (s.get("hi", s["max"]) - s["median"]) / s["median"])
-            reps = max(reps, s["n"])
-        return down, up, reps
-    key = lambda r: (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"])
-    bb = {key(r): r for r in b["results"]}
-    out = set()
-    for ra in a["results"]:
-        rb = bb.get(key(ra))
-        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra["aggregate"] or not rb["aggregate"]:
-            continue
-        da, ua, na = band(ra)
-        db, ub, nb = band(rb)
-        if na < 2 or nb < 2 or ra["unit"] != rb["unit"]:
-            continue
-        if ra["unit"] in LOWER_IS_BETTER:
-            hi = ra["aggregate"] / rb["aggregate"] * (1 + ua) / max(1 - db, 1e-300)
-        else:
-            hi = rb["aggregate"] / ra["aggregate"] * (1 + ub) / max(1 - da, 1e-300)
-        if hi < 1 - threshold:
-            out.add(key(ra))
-    return out
 
 
 def table_lines(text):
