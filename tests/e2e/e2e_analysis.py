@@ -6,6 +6,7 @@ exit codes; a real CPU-backend run (the analysis_run fixture) is reported, compa
 report is opened in headless Chromium. --update-golden rewrites the golden files (review the diff).
 """
 import argparse
+import collections
 import copy
 import csv
 import io
@@ -226,19 +227,41 @@ def expect_width(p, width, what):
         fail(f"{what}: {len(long)} line(s) longer than {width} columns, e.g. {long[0]!r}")
 
 
+def expect_verdicts(p, a, b, what):
+    """Every row compare printed carries the verdict the noise rule (written again in analysis_oracle)
+    gives it, not only the regressions (rows counted per benchmark, GPU count and verdict: the table
+    groups rows under their benchmark), and the summary line counts them."""
+    want = analysis_oracle.compare_verdicts(a, b)
+    rows, counts = analysis_outputs.compare_rows(p.stdout, what)
+    expected = sorted((r["benchmark"], r["gpu_count"], want[analysis_oracle.row_key(r)].verdict)
+                      for r in a["results"] if analysis_oracle.row_key(r) in want)
+    got = sorted((bench, gpus, verdict) for bench, _, _, gpus, _, verdict in rows)
+    if got != expected:
+        extra = list((collections.Counter(got) - collections.Counter(expected)).elements())
+        missing = list((collections.Counter(expected) - collections.Counter(got)).elements())
+        fail(f"{what}: verdicts differ from the noise rule's: printed, not expected {extra[:4]}; expected, not printed {missing[:4]}")
+    verdicts = [v.verdict for v in want.values()]
+    if any(counts[v] != verdicts.count(v) for v in analysis_outputs.VERDICTS) or counts["matched"] != len(verdicts):
+        fail(f"{what}: summary counts {counts}, the noise rule's verdicts {verdicts}")
+
+
 def compare_codes(path, expect_lowered_code):
     doc = load(path)
     same = gs("compare", path, path)
     expect_code(same, 0, "compare with itself")
+    expect_verdicts(same, doc, doc, "compare with itself")
     moved = work("moved.json")
-    save(moved_within_spread(doc), moved)
+    moved_doc = moved_within_spread(doc)
+    save(moved_doc, moved)
     p = gs("compare", path, moved)
     expect_code(p, 0, "compare with values moved within their spread")
+    expect_verdicts(p, doc, moved_doc, "compare with values moved within their spread")
     low = work("lowered.json")
     low_doc = lowered(doc)
     save(low_doc, low)
     junit = work("compare.xml")
     p = gs("compare", path, low, "--junit", junit)
+    expect_verdicts(p, doc, low_doc, "compare with values lowered by 20%")
     want = expected_regressions(doc, low_doc)
     code = 1 if want else 0
     if expect_lowered_code is not None and code != expect_lowered_code:
@@ -528,6 +551,7 @@ def case_back_to_back():
     # That back-to-back runs compare clean on a quiet machine is a measurement (docs/measurements.md,
     # "Comparison noise"), not a test.
     p = gs("compare", a, b)
+    expect_verdicts(p, load(a), load(b), "compare of two back-to-back runs")
     pair = expected_regressions(load(a), load(b))
     expect_code(p, 1 if pair else 0, f"compare of two back-to-back --reps 10 runs ({len(pair)} row(s) the rule flags)")
     expect_width(p, 80, "compare")
@@ -548,6 +572,7 @@ def case_back_to_back():
     want = expected_regressions(doc_b, worse_doc)
     p = gs("compare", b, worse)
     expect_code(p, 1 if want else 0, f"compare with a 20% worse copy ({len(want)} row(s) tight enough to flag)")
+    expect_verdicts(p, doc_b, worse_doc, "compare with a 20% worse copy")
     expect_width(p, 80, "compare")
     flagged = [l for l in table_lines(p.stdout) if l.rstrip().endswith("REGRESSION") or "REGRESSION (" in l]
     if len(flagged) != len(want):
