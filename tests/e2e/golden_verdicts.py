@@ -220,7 +220,10 @@ def check_report_text(text, exp, what):
     cells = outputs.report_valid_cells(text, what)
     if cells != _valid_cells(exp):
         fail(f"{what}: valid column {cells}, the rows' statuses give {_valid_cells(exp)}")
-    start = lines.index(f"{n_bad} measurement(s) invalid or failed:")
+    title = f"{n_bad} measurement(s) invalid or failed:"
+    if title not in lines:
+        fail(f"{what}: no line {title!r}")
+    start = lines.index(title)
     listed = lines[start + 1:lines.index("", start)]
     want = [f"  {exp.rows[k]['benchmark']} {point_label(exp.rows[k])} at {exp.rows[k]['gpu_count']} GPUs: "
             f"{exp.rows[k]['errors'][0]}" for k in exp.invalid]
