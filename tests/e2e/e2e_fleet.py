@@ -5,9 +5,14 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
   fleet_clean:     rows at 1 and 2 GPUs hold 16 and 8 groups, every count's groups cover every host, the
                    node-pair matrix is 8 x 8 and full, each node has its GPU-pair matrix; no outlier is
                    named (noise alone, on a loaded 2-core machine) and --fail-on-outliers exits 0.
-  fleet_slow_host: GPUSCALE_TEST_FAULT=slow-host:n3:10: n3, and no other host, is the outlier named in the
-                   summary, the JSON (analysis.outlier_hosts, every outlier record includes n3), the HTML
-                   heatmap and the drain list; --fail-on-outliers exits 1.
+  fleet_slow_host: GPUSCALE_TEST_FAULT=slow-host-reported:n3:10 (the exact, reported variant): n3, and no
+                   other host, is the outlier named in the summary, the JSON (analysis.outlier_hosts, every
+                   outlier record includes n3), the HTML heatmap and the drain list; --fail-on-outliers exits 1.
+  fleet_clean_default: five unplanted launches in a row at the default --outlier (10%), sequential
+                   tiling (DEFAULT_RULE): none names anything, --fail-on-outliers exits 0 each time.
+  fleet_slow_mem:  a real-time slow-mem:HOST:10 (time really slept in each STREAM pass) on one random host
+                   (seed printed; GPUSCALE_TEST_SEED replays) at the default --outlier: that host alone in
+                   the summary, the JSON, the heatmap and the drain list, exit 1.
   fleet_slow_nic:  GPUSCALE_TEST_FAULT=slow-nic:n5:1:10 (real time: n5's local rank 1 sends slowly off the
                    node) at the default --outlier: the rail-1 matrix names n5, no other host or rail is
                    named, the node matrix's records are explained by the rail, the record's NIC is null
@@ -23,6 +28,7 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
 """
 import json
 import os
+import random
 import re
 import sys
 
@@ -39,6 +45,14 @@ HOSTS8 = ",".join(f"n{i // 2}" for i in range(16))
 # the noise (well under 70%) are kept apart by the fraction.
 PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,fleet", "--threads", "1",
         "--placement", "out-of-place", "--outlier", "0.7"]
+# The default rule (--outlier 0.1) against faults that take real time (core/fault_plan.h). Sequential
+# tiling: on a cluster every GPU works on its own device, so a slow one's extra time costs the others
+# nothing; here 16 ranks share 2 cores, and in concurrent groups the healthy ones finish first and
+# leave the slow one alone with both cores, which hides most of a slept fault. Taking turns, every
+# group measures under the same conditions, twice (harness/row_measure.cpp, better_pass).
+DEFAULT_RULE = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,fleet", "--threads", "1",
+                "--tiling", "sequential"]
+CLEAN_LAUNCHES = 5
 
 
 def work(name):  # a fresh output file's path (a leftover one and its journal removed)
@@ -62,12 +76,12 @@ def load_valid(path):
     return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
 
 
-def check_fleet_shape(doc):
+def check_fleet_shape(doc, tiling="concurrent"):
     hosts = [f"n{i}" for i in range(8)]
     if sorted(h["name"] for h in doc["hosts"]) != hosts:
         fail(f"hosts {[h['name'] for h in doc['hosts']]}, expected n0..n7 from GPUSCALE_TEST_HOSTS")
-    if doc["plan"]["options"]["tiling"] != "concurrent":
-        fail(f"plan.options.tiling {doc['plan']['options'].get('tiling')}, expected the default concurrent")
+    if doc["plan"]["options"]["tiling"] != tiling:
+        fail(f"plan.options.tiling {doc['plan']['options'].get('tiling')}, expected {tiling}")
     for r in doc["results"]:
         if r["benchmark"] in ("pairs", "gpu_pairs"):
             continue
@@ -143,10 +157,72 @@ def case_clean():
     print(f"ok: 16 ranks as 8 nodes, {len(doc['results'])} rows, no outlier")
 
 
+def case_clean_default():
+    """Five unplanted launches in a row at the default rule: none names anything."""
+    for launch in range(1, CLEAN_LAUNCHES + 1):
+        out = work(f"clean-default-{launch}.json")
+        p = mpirun(16, DEFAULT_RULE + ["--fail-on-outliers", "-o", out], {"GPUSCALE_TEST_HOSTS": HOSTS8})
+        doc = load_valid(out)
+        a = doc["analysis"]
+        if p.returncode != 0 or a["outliers"] or a["outlier_hosts"] or "fleet outliers" in p.stdout:
+            fail(f"unplanted launch {launch} of {CLEAN_LAUNCHES} at the default --outlier: exit {p.returncode}, "
+                 f"outliers {json.dumps(a['outliers'])[:2000]}\n{p.stderr[-2000:]}")
+        if launch == 1:
+            check_fleet_shape(doc, "sequential")
+        print(f"ok: unplanted launch {launch}: no outlier")
+
+
+def check_named_alone(p, out, host, tag):
+    """`host`, and no other, in the summary, the JSON, the drain list and the heatmaps; exit 1."""
+    if p.returncode != 1:
+        fail(f"{tag} with --fail-on-outliers: exit {p.returncode}, expected 1:\n{p.stderr[-3000:]}")
+    doc = load_valid(out)
+    a = doc["analysis"]
+    if a["outlier_hosts"] != [host]:
+        fail(f"{tag}: outlier_hosts {a['outlier_hosts']}, expected only {host}: {json.dumps(a['outliers'])[:3000]}")
+    for o in a["outliers"]:
+        if host not in o["hosts"]:
+            fail(f"{tag}: an outlier without {host}: {o}")
+    summary = p.stdout[p.stdout.find("fleet outliers"):].split("\nresults:")[0]
+    others = {h for h in re.findall(r"\bn[0-7]\b", summary)} - {host}
+    if f"suspect hosts: {host}\n" not in summary or others:
+        fail(f"{tag}: the summary does not name {host} alone:\n{summary}")
+    r = gs("report", "--drain-list", out)
+    if r.returncode != 0 or r.stdout != f"{host}\n":
+        fail(f"{tag}: report --drain-list: exit {r.returncode}, {r.stdout!r} {r.stderr}")
+    html = out + ".html"
+    r = gs("report", out, "--html", html)
+    if r.returncode != 0:
+        fail(f"{tag}: report --html: exit {r.returncode}: {r.stderr}")
+    with open(html) as f:
+        heat = re.findall(r"<svg[^>]*class=\"[^\"]*heatmap[^\"]*\".*?</svg>", f.read(), re.S)
+    marked = {t.replace("\u25b6", "").strip()
+              for t in re.findall(r"class=\"[^\"]*suspect[^\"]*\"[^>]*>([^<]+)<", "".join(heat))}
+    if host not in marked or marked - {host, "GPU0", "GPU1"}:
+        fail(f"{tag}: the heatmaps mark {marked}, expected {host} alone")
+    return doc
+
+
+def case_slow_mem():
+    """A real-time slow-mem at 10x on one random host (the seed printed) at the default rule."""
+    seed = int(os.environ.get("GPUSCALE_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
+    print(f"seed: GPUSCALE_TEST_SEED={seed} replays this case")
+    host = f"n{random.Random(seed).randrange(8)}"
+    out = work("slow-mem.json")
+    p = mpirun(16, DEFAULT_RULE + ["--fail-on-outliers", "-o", out],
+               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": f"slow-mem:{host}:10"})
+    doc = check_named_alone(p, out, host, f"slow-mem:{host}:10")
+    kinds = {(o["kind"], o.get("benchmark", "")) for o in doc["analysis"]["outliers"]}
+    print(f"ok: slow-mem:{host}:10 names {host} alone ({len(doc['analysis']['outliers'])} records {sorted(kinds)}), "
+          f"exit 1, drain list, heatmap")
+
+
 def case_slow_host():
+    # The reported variant (exact: the factor is the rank's own time under the shared load): the
+    # concurrent tiling at --outlier 0.7, where a slept fault would run alone at the end (DEFAULT_RULE).
     out = work("slow.json")
     p = mpirun(16, PLAN + ["--fail-on-outliers", "-o", out],
-               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-host:n3:10"})
+               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-host-reported:n3:10"})
     if p.returncode != 1:
         fail(f"planted slow host with --fail-on-outliers: exit {p.returncode}, expected 1:\n{p.stderr[-3000:]}")
     doc = load_valid(out)
@@ -310,7 +386,13 @@ def case_bad_input():
             (["--pairs-rounds", "0"], {}, "invalid --pairs-rounds '0'"),
             (["--tiling", "bogus"], {}, "invalid --tiling 'bogus'"),
             ([], {"GPUSCALE_TEST_HOSTS": "a,b,c"}, "GPUSCALE_TEST_HOSTS: it names 3 hosts for a world of 2 ranks"),
-            ([], {"GPUSCALE_TEST_FAULT": "slow-host:n1:0.5"}, "GPUSCALE_TEST_FAULT")]:
+            ([], {"GPUSCALE_TEST_FAULT": "slow-host:n1:0.5"}, "GPUSCALE_TEST_FAULT"),
+            ([], {"GPUSCALE_TEST_FAULT": "slow-disk:n1:2"}, "'slow-disk:n1:2': not a known fault kind"),
+            ([], {"GPUSCALE_TEST_HOSTS": "n1,n1", "GPUSCALE_TEST_FAULT": "slow-nic:n1:2:3"},
+             "host 'n1' runs 2 rank(s) (local indices 0 to 1), not 2"),
+            ([], {"GPUSCALE_TEST_FAULT": "flaky:n1:1.5:3"}, "the probability is not a number in [0, 1]"),
+            ([], {"GPUSCALE_TEST_HOSTS": "a,b", "GPUSCALE_TEST_FAULT": "slow-mem:n9:3"},
+             "no rank of the job runs on host 'n9'")]:
         p = mpirun(2, base + args, env, timeout=120)
         lines = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
         if p.returncode != 2 or len(lines) != 1 or needle not in lines[0]:
@@ -331,7 +413,10 @@ def main():
     # which run the same code, stay in it.
     # RUN_SERIAL: nothing else of the suite runs beside them, so its load is not their noise.
     timed = {"RUN_SERIAL": "TRUE", "TIMEOUT": 600, "LABELS": "e2e;fleet"}
-    cases = {"clean": (case_clean, timed), "slow_host": (case_slow_host, timed), "slow_nic": (case_slow_nic, timed),
+    long_timed = dict(timed, TIMEOUT=CLEAN_LAUNCHES * 400)
+    cases = {"clean": (case_clean, timed), "slow_host": (case_slow_host, timed),
+             "clean_default": (case_clean_default, long_timed), "slow_mem": (case_slow_mem, timed),
+             "slow_nic": (case_slow_nic, timed),
              "modes": (case_modes, cores), "only_html": (case_fleet_only_html, cores), "bad_input": (case_bad_input, {})}
     e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
 
