@@ -149,18 +149,23 @@ class NodePairs final : public PairsBase {
     std::size_t rails = 0;  // the most GPUs on one node
     for (const auto& rs : where.ranks) rails = std::max(rails, rs.size());
     const std::size_t matrices = by_rail ? rails : 1;
+    // --tiling sequential: the pairs of a round take turns, each alone (its rails still at once), as
+    // the tiled groups do: on a machine of more ranks than cores, concurrent pairs that finish first
+    // leave a slow one every core, which hides a slow NIC's extra time.
+    const bool in_turns = ctx.opts.tiling == TilingMode::sequential;
     // One pass: every pair of the schedule once (every rail of it at once), the cells gathered
-    // (identical on every rank).
+    // (identical on every rank). Each rank measures in at most one pair a round: one record a round.
     const auto pass = [&] {
       std::vector<double> mine;
       for (const auto& round : schedule) {
-        int colour = -1;
+        int colour = -1, my_pair = -1;
         std::size_t a = 0, b = 0, matrix = 0;
         for (std::size_t i = 0; i < round.pairs.size(); ++i) {
           const auto& np = round.pairs[i];
           if (static_cast<std::size_t>(np.a) != my_node && static_cast<std::size_t>(np.b) != my_node) continue;
           a = static_cast<std::size_t>(np.a);
           b = static_cast<std::size_t>(np.b);
+          my_pair = static_cast<int>(i);
           if (!by_rail) {
             colour = static_cast<int>(i);
             continue;
@@ -171,10 +176,12 @@ class NodePairs final : public PairsBase {
               colour = static_cast<int>(i * rails + matrix);
             }
         }
-        Group pair(ctx.group, colour, ctx.group.rank());
         PairResult r;
         double cell = kNaN;
-        if (pair.member()) {
+        const std::size_t turns = in_turns ? round.pairs.size() : 1;
+        for (std::size_t turn = 0; turn < turns; ++turn) {
+          Group pair(ctx.group, !in_turns || my_pair == static_cast<int>(turn) ? colour : -1, ctx.group.rank());
+          if (!pair.member()) continue;
           const auto name = by_rail ? fmt::format("rail {} of pair {} + {}", matrix, where.node_hosts[a], where.node_hosts[b])
                                     : fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]);
           r = run_pair(inner(p), p.inner, pair, ctx, name, out);
@@ -236,10 +243,12 @@ class NodePairs final : public PairsBase {
 
   // Nodes are at most the ranks; --pairs-rounds caps the rounds. The rails of a round run at once, each
   // rank in one two-rank group of the same message: a round's work per rank is one collective's, as for
-  // the all_reduce over the pair.
+  // the all_reduce over the pair. --tiling sequential runs a round's pairs in turns: as many turns as
+  // pairs, each a communicator and the collective's time.
   std::size_t rounds(const DemandContext& ctx) const override {
     const auto all = round_robin_rounds(ctx.ranks);
-    return std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
+    const auto r = std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
+    return ctx.opts.tiling == TilingMode::sequential ? r * std::max(1, ctx.ranks / 2) : r;
   }
 
  private:
