@@ -13,6 +13,11 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
   fleet_slow_mem:  a real-time slow-mem:HOST:10 (time really slept in each STREAM pass) on one random host
                    (seed printed; GPUSCALE_TEST_SEED replays) at the default --outlier: that host alone in
                    the summary, the JSON, the heatmap and the drain list, exit 1.
+  fleet_slow_nic:  GPUSCALE_TEST_FAULT=slow-nic:n5:1:10 (real time: n5's local rank 1 sends slowly off the
+                   node) at the default --outlier, the pairs in turns (--tiling sequential): the rail-1
+                   matrix names n5, no other host or rail is
+                   named, the node matrix's records are explained by the rail, the record's NIC is null
+                   with the CPU backend's reason, the summary and the HTML heatmap of rail 1 name n5.
   fleet_modes:     --tiling sequential and first on 4 ranks of 2 hosts: recorded in the file, groups per
                    count as the mode says, idle ranks named; a one-node fleet run says there are no pairs
                    and measures the rest.
@@ -100,14 +105,32 @@ def check_fleet_shape(doc, tiling="concurrent"):
     if sorted(r["params"]["collective"] for r in pairs) != ["all_reduce", "sendrecv"]:
         fail(f"pairs rows: {[r['params'] for r in pairs]}")
     for r in pairs:
-        m = r["matrices"][0]
-        v = m["values"]
-        if m["kind"] != "node" or sorted(m["hosts"]) != hosts or len(v) != 8 or any(len(row) != 8 for row in v):
-            fail(f"pairs {r['params']['collective']}: not an 8 x 8 node matrix: {m['hosts']}")
-        for i in range(8):
-            for j in range(8):
-                if (i == j) != (v[i][j] is None) or v[i][j] != v[j][i]:
-                    fail(f"pairs {r['params']['collective']}: cell {i},{j} is {v[i][j]} (full and symmetric expected)")
+        c = r["params"]["collective"]
+        # The sendrecv rail by rail: its node matrix (each pair's slowest rail), then rails 0 and 1; the
+        # all_reduce over both nodes' ranks: its node matrix alone.
+        kinds = [(m["kind"], m.get("rail")) for m in r["matrices"]]
+        want = [("node", None), ("rail", 0), ("rail", 1)] if c == "sendrecv" else [("node", None)]
+        if kinds != want:
+            fail(f"pairs {c}: matrices {kinds}, expected {want}")
+        for m in r["matrices"]:
+            v = m["values"]
+            if sorted(m["hosts"]) != hosts or len(v) != 8 or any(len(row) != 8 for row in v):
+                fail(f"pairs {c} {m['kind']} matrix: not 8 x 8: {m['hosts']}")
+            for i in range(8):
+                for j in range(8):
+                    if (i == j) != (v[i][j] is None) or v[i][j] != v[j][i]:
+                        fail(f"pairs {c} {m['kind']} {m.get('rail')}: cell {i},{j} is {v[i][j]} (full and symmetric expected)")
+            if m["kind"] == "rail":  # each node's rank on the rail: its local rank `rail`
+                if m["ranks"] != [[2 * n + m["rail"]] for n in range(8)]:
+                    fail(f"pairs {c} rail {m['rail']}: ranks {m['ranks']}")
+        if c == "sendrecv":
+            node, rails = r["matrices"][0]["values"], [m["values"] for m in r["matrices"][1:]]
+            for i in range(8):
+                for j in range(8):
+                    if i != j and abs(node[i][j] - min(x[i][j] for x in rails)) > 1e-9 * node[i][j]:
+                        fail(f"pairs sendrecv: node cell {i},{j} {node[i][j]} is not its slowest rail's")
+            if r["metrics"].get("rails") != 2:
+                fail(f"pairs sendrecv: metrics.rails {r['metrics'].get('rails')}, expected 2")
         if r["status"] != "ok" or r["gpu_count"] != 16:
             fail(f"pairs row status {r['status']} at {r['gpu_count']} GPUs")
     gp = [r for r in doc["results"] if r["benchmark"] == "gpu_pairs"]
@@ -238,6 +261,53 @@ def case_slow_host():
     print(f"ok: n3 alone named ({len(a['outliers'])} records), exit 1, drain list n3, heatmap marks n3")
 
 
+def case_slow_nic():
+    out = work("slow-nic.json")
+    # --tiling sequential: the pairs of a round take turns (their rails at once). Concurrent, the healthy
+    # pairs finish first and leave n5's rail-1 group both cores, which hid the fault once (its best
+    # repetitions as fast as a healthy pair's).
+    p = mpirun(16, ["--backend", "cpu", "--quick", "--benchmarks", "pairs", "--threads", "1", "--tiling", "sequential",
+                    "-o", out], {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-nic:n5:1:10"})
+    if p.returncode != 0:
+        fail(f"planted slow NIC: exit {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    doc = load_valid(out)
+    a = doc["analysis"]
+    dump = json.dumps(a["outliers"])[:3000]
+    if a["outlier_hosts"] != ["n5"]:
+        fail(f"outlier_hosts {a['outlier_hosts']}, expected only n5: {dump}")
+    on_rail = [o for o in a["outliers"] if "rail" in o]
+    named = [o for o in on_rail if o["kind"] == "node" and o["hosts"] == ["n5"] and o["rail"] == 1]
+    if len(named) != 1 or named[0]["ranks"] != [11]:
+        fail(f"the rail-1 matrix does not name n5 (rank 11) once: {dump}")
+    if named[0]["nics"] != [None] or "CPU backend" not in named[0].get("nic_note", ""):
+        fail(f"the CPU backend's rail record: nics {named[0]['nics']}, note {named[0].get('nic_note')!r}")
+    for o in a["outliers"]:
+        if "n5" not in o["hosts"] or o.get("rail", 1) != 1:
+            fail(f"an outlier of another host or rail: {o}")
+        if "rail" not in o and o["kind"] == "node" and o.get("explained_by_rail") != 1:
+            fail(f"a node-matrix record of n5 not explained by its rail: {o}")
+    passes = {r["params"]["collective"]: r["metrics"].get("passes") for r in doc["results"] if r["benchmark"] == "pairs"}
+    if passes.get("sendrecv") != 2:
+        fail(f"pairs passes {passes}: the sendrecv's suspect rail was not confirmed by a second pass")
+    summary = p.stdout[p.stdout.find("fleet outliers"):].split("\nresults:")[0]
+    if ("suspect hosts: n5\n" not in summary or "on rail 1" not in summary or "on rail 0" in summary
+            or re.search(r"\bn[0-46-7]\b", summary)):
+        fail(f"the summary does not name n5 on rail 1 alone:\n{summary}")
+    html = work("slow-nic.html")
+    r = gs("report", out, "--html", html)
+    if r.returncode != 0:
+        fail(f"report --html: exit {r.returncode}: {r.stderr}")
+    with open(html) as f:
+        page = f.read()
+    rails = re.findall(r"<svg[^>]*data-kind=\"rail\" data-rail=\"(\d+)\".*?</svg>", page, re.S)
+    heat = re.search(r"<svg[^>]*data-kind=\"rail\" data-rail=\"1\".*?</svg>", page, re.S)
+    marked = {t.replace("\u25b6", "").strip()
+              for t in re.findall(r"class=\"[^\"]*suspect[^\"]*\"[^>]*>([^<]+)<", heat.group(0) if heat else "")}
+    if rails != ["1"] or marked != {"n5"}:
+        fail(f"the HTML draws rails {rails} (expected 1 alone) marking {marked} (expected n5)")
+    print(f"ok: n5 on rail 1 alone ({len(a['outliers'])} records, {len(on_rail)} on a rail), heatmap of rail 1 marks n5")
+
+
 def case_modes():
     hosts4 = "a,a,b,b"
     for mode, groups_at in (("sequential", {1: 4, 2: 2, 4: 1}), ("first", {1: 1, 2: 1, 4: 1})):
@@ -350,6 +420,7 @@ def main():
     long_timed = dict(timed, TIMEOUT=CLEAN_LAUNCHES * 400)
     cases = {"clean": (case_clean, timed), "slow_host": (case_slow_host, timed),
              "clean_default": (case_clean_default, long_timed), "slow_mem": (case_slow_mem, timed),
+             "slow_nic": (case_slow_nic, timed),
              "modes": (case_modes, cores), "only_html": (case_fleet_only_html, cores), "bad_input": (case_bad_input, {})}
     e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
 
