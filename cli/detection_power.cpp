@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", c.seed, "the run's seed: trial I uses a seed mixed from it and I (default 1)");
   app.add_option("--trial", trial, "replay trial I alone: where each fault sat and what every rule named");
   app.add_option("--outlier", c.outlier.fraction, "the fleet rule's fraction below the median (the run's default 0.1)");
+  app.add_option("--mad-k", c.outlier.mad_k,
+                 "the fleet rule's MAD band in robust deviations (default 3.5; the run has no such flag: for "
+                 "measuring what a rule change would do)");
   app.add_option("--threshold", c.regression.threshold, "the history rule's threshold (the run's default 0.1)");
   app.add_option("--baseline-runs", c.regression.baseline_runs, "the history rule's baseline runs (default 5)");
   app.add_option("--rep-noise", c.noise.rep_noise, "relative standard deviation of one repetition (default 0.01)");

@@ -69,6 +69,7 @@ void check_config(const PowerConfig& c) {
     throw Error(fmt::format("--trials {}: between 1 and {} (a trial is counted and dropped, so the bound is time, "
                             "not memory)", c.trials, kMaxTrials));
   if (!fraction(c.outlier.fraction)) throw Error(fmt::format("--outlier {}: a fraction in (0, 1)", c.outlier.fraction));
+  if (!(c.outlier.mad_k > 0 && c.outlier.mad_k <= 100)) throw Error(fmt::format("--mad-k {}: in (0, 100]", c.outlier.mad_k));
   if (!fraction(c.regression.threshold))
     throw Error(fmt::format("--threshold {}: a fraction in (0, 1)", c.regression.threshold));
   if (c.regression.baseline_runs < 1) throw Error("--baseline-runs: at least 1");
