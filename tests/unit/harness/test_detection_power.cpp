@@ -149,6 +149,9 @@ TEST(DetectionPower, BadConfigurationsAreOneLineEach) {
   bad.outlier.fraction = 1;
   refused(bad, "--outlier");
   bad = c;
+  bad.outlier.mad_k = 0;
+  refused(bad, "--mad-k");
+  bad = c;
   bad.sizes = {0.1, 1.5};
   refused(bad, "1.5 is not a slowdown");
   bad = c;
