@@ -24,6 +24,20 @@ std::string figure(const std::optional<double>& v) { return v ? figure_text(*v) 
 
 }  // namespace
 
+std::string outlier_reason(const FleetOutlier& o) {
+  if (o.explained_by.empty() || o.explained_by_rail) return o.reason;
+  return o.reason + (o.reason.empty() ? "" : " ") + "(explained by suspect " + o.explained_by + ")";
+}
+
+std::string outlier_rail(const FleetOutlier& o) {
+  if (!o.rail) return "";
+  std::string nics;
+  for (const auto& n : o.nics) nics += (nics.empty() ? "" : ", ") + n;
+  if (nics.empty()) return fmt::format("rail {}", *o.rail);
+  const bool unknown = std::find(o.nics.begin(), o.nics.end(), "-") != o.nics.end();
+  return fmt::format("rail {} (NIC {}{})", *o.rail, nics, unknown && !o.nic_note.empty() ? ": " + o.nic_note : "");
+}
+
 std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& rows) {
   std::string unit = o.unit.empty() ? "" : " " + o.unit;
   for (const auto& r : rows)
@@ -35,7 +49,8 @@ std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& ro
   std::string line = fmt::format("{} {}{}: {}{} vs median {}, {} below; ranks {}", o.kind, o.hosts.empty() ? "-" : join(o.hosts, ","),
                                  where.empty() ? "" : " (" + where + ")", figure(o.value), unit, figure(o.median),
                                  o.deficit ? fmt::format("{:.1f}%", *o.deficit * 100) : "-", ranks.empty() ? "-" : ranks);
-  if (!o.explained_by.empty()) line += "; explained by suspect " + o.explained_by;
+  if (const auto rail = outlier_rail(o); !rail.empty()) line += "; " + rail;
+  if (!o.explained_by.empty() && !o.explained_by_rail) line += "; explained by suspect " + o.explained_by;
   if (!o.uuids.empty()) line += "; GPU " + join(o.uuids, ",");
   if (!o.pci_bus_ids.empty()) line += "; PCI " + join(o.pci_bus_ids, ",");
   if (!o.reason.empty()) line += "; " + o.reason;

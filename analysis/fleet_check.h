@@ -16,6 +16,12 @@ namespace gpuscale {
 // "node h3 (pairs.sendrecv): 5.01 GB/s vs median 10.1, 50.4% below; ranks 4,5; <reason>".
 std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& rows);
 
+// The outlier's reason and what explains it: " (explained by suspect h3)" added for a host (a rail's
+// explanation is in the reason itself).
+std::string outlier_reason(const FleetOutlier& o);
+// A rail outlier's place: "rail 1 (NIC mlx5_1 port 1)", "rail 1 (NIC -: why)"; "" for the others.
+std::string outlier_rail(const FleetOutlier& o);
+
 struct OutlierCheck {
   std::string file;
   std::vector<std::string> failures;  // outlier_line of each outlier, in file order

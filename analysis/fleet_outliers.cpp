@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <map>
 #include <set>
@@ -15,6 +16,8 @@ namespace gpuscale {
 namespace {
 
 using nlohmann::json;
+
+constexpr int kNoRail = -1, kBadRail = -2;
 
 std::vector<double> numbers(const json& row) {
   std::vector<double> out;
@@ -82,6 +85,83 @@ json record(const Outlier& o, const ResultRow& row, const json& identities) {
   return out;
 }
 
+// The NICs of a rail outlier's ranks, from the rank identities (ranks[].device.details.nic: the NIC
+// nearest the GPU, docs/fleet.md "Rails"), null where the identity has none, with the first reason given.
+void add_nics(json& out, const std::vector<int>& ranks, const json& identities) {
+  out["nics"] = json::array();
+  std::string note;
+  for (int r : ranks) {
+    json nic = nullptr;
+    std::string why = "the rank's identity records no NIC";
+    if (r >= 0 && identities.is_array() && static_cast<std::size_t>(r) < identities.size()) {
+      const auto& id = identities[static_cast<std::size_t>(r)];
+      const json& device = id.is_object() && id.contains("device") ? id["device"] : json();
+      const json& details = device.is_object() && device.contains("details") ? device["details"] : json();
+      if (details.is_object() && details.contains("nic") && details["nic"].is_object()) {
+        const auto& n = details["nic"];
+        if (n.contains("device") && n["device"].is_string() && n.contains("port") && n["port"].is_number_integer() &&
+            n["port"].get<std::int64_t>() >= 1 && n["port"].get<std::int64_t>() <= INT32_MAX)
+          nic = {{"device", n["device"]}, {"port", n["port"]}};
+      }
+      if (details.is_object() && details.contains("nic_note") && details["nic_note"].is_string())
+        why = details["nic_note"].get<std::string>();
+    }
+    if (nic.is_null() && note.empty()) note = why;
+    out["nics"].push_back(std::move(nic));
+  }
+  if (!note.empty()) out["nic_note"] = note;
+}
+
+// The rail of a matrices[] entry: its index for kind "rail", nullopt for the others; a rail matrix
+// without a valid index is not read (-1).
+int rail_of(const json& m) {
+  const auto& kind = m.contains("kind") ? m["kind"] : json();
+  if (!kind.is_string() || kind.get<std::string>() != "rail") return kNoRail;
+  const auto& rail = m.contains("rail") ? m["rail"] : json();
+  if (!rail.is_number_integer() || rail.get<std::int64_t>() < 0 || rail.get<std::int64_t>() > INT32_MAX) return kBadRail;
+  return static_cast<int>(rail.get<std::int64_t>());
+}
+
+// Node and pair outliers of a node-pair matrix that a rail outlier of the same row series (benchmark
+// and GPU count: the sendrecv's rails also carry the all_reduce's traffic between the same nodes)
+// explains: a node pair is as fast as its slowest rail, so the sick rail makes the node slow in the
+// node matrix too, and the rail's record is the one that says where. They keep their record, marked
+// explained_by (the host) and explained_by_rail, and are not listed again.
+void explain_by_rails(json& list) {
+  std::map<std::string, int> node_rail, pair_rail;  // "benchmark|count|host[|host]" -> lowest rail
+  auto key = [](const json& o, std::vector<std::string> hosts) {
+    std::sort(hosts.begin(), hosts.end());
+    std::string k = fmt::format("{}|{}", o.value("benchmark", std::string()), o.value("gpu_count", 0));
+    for (const auto& h : hosts) k += "|" + h;
+    return k;
+  };
+  auto hosts_of = [](const json& o) { return o["hosts"].get<std::vector<std::string>>(); };
+  for (const auto& o : list) {
+    if (!o.contains("rail")) continue;
+    auto& to = o["kind"] == "node" ? node_rail : pair_rail;
+    const int rail = o["rail"].get<int>();
+    auto [it, fresh] = to.emplace(key(o, hosts_of(o)), rail);
+    if (!fresh) it->second = std::min(it->second, rail);
+  }
+  for (auto& o : list) {
+    if (o.contains("rail") || (o["kind"] != "node" && o["kind"] != "pair")) continue;
+    const auto hosts = hosts_of(o);
+    if (o["kind"] == "node") {
+      const auto it = node_rail.find(key(o, hosts));
+      if (it == node_rail.end()) continue;
+      o["explained_by"] = hosts.front();
+      o["explained_by_rail"] = it->second;
+      o["reason"] = o["reason"].get<std::string>() +
+                    fmt::format("; explained by {}'s outlier on rail {} (a node pair is as fast as its slowest rail)",
+                                hosts.front(), it->second);
+    } else if (const auto it = pair_rail.find(key(o, hosts)); it != pair_rail.end()) {
+      o["explained_by_rail"] = it->second;
+      o["reason"] = o["reason"].get<std::string>() +
+                    fmt::format("; explained by the outlier link on rail {} between the same nodes", it->second);
+    }
+  }
+}
+
 // A collective's groups are compared at its largest message size only, as pairwise health checks
 // measure one large message: small messages measure latency, whose noise from one host to the next
 // (a shared or loaded machine, the OS) is not what makes a node sick.
@@ -106,6 +186,16 @@ bool compared(const ResultRow& row, const std::set<std::string>& largest) {
   return largest.count(row_key(row)) > 0;
 }
 
+// " on rail 1 (NIC mlx5_1 port 1)" for a rail outlier, "" for the others.
+std::string rail_text(const json& o) {
+  if (!o.contains("rail")) return "";
+  std::vector<std::string> nics;
+  for (const auto& n : o.value("nics", json::array()))
+    if (n.is_object()) nics.push_back(terminal_safe(fmt::format("{} port {}", n["device"].get<std::string>(), n["port"].get<int>())));
+  return fmt::format(" on rail {}{}", o["rail"].get<int>(),
+                     nics.empty() ? std::string() : fmt::format(" (NIC {})", fmt::join(nics, ", ")));
+}
+
 }  // namespace
 
 json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const OutlierRule& rule) {
@@ -120,12 +210,24 @@ json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const
     }
     if (!row.matrices.is_array()) continue;
     for (const auto& m : row.matrices) {
-      const auto matrix = pair_matrix(m);
-      if (!matrix) continue;
-      const auto kind = m.value("kind", std::string("node")) == "gpu" ? OutlierKind::gpu : OutlierKind::node;
-      for (const auto& o : matrix_outliers(*matrix, kind, rule)) list.push_back(record(o, row, ranks));
+      auto matrix = pair_matrix(m);
+      const int rail = matrix ? rail_of(m) : kBadRail;
+      if (!matrix || rail == kBadRail) continue;
+      if (rail != kNoRail) matrix->member_name = fmt::format("node's rail {}", rail);
+      const auto kind = m["kind"] == "gpu" ? OutlierKind::gpu : OutlierKind::node;
+      for (const auto& o : matrix_outliers(*matrix, kind, rule)) {
+        auto e = record(o, row, ranks);
+        if (rail != kNoRail) {  // the node's GPU and NIC on that rail, or the link between rail counterparts
+          e["rail"] = rail;
+          e["reason"] = fmt::format("on rail {} (local rank {} of each node: its GPU, NIC, cable and switch port): {}", rail,
+                                    rail, o.reason);
+          add_nics(e, o.ranks, ranks);
+        }
+        list.push_back(std::move(e));
+      }
     }
   }
+  explain_by_rails(list);
   // Suspect hosts: what a single node explains (docs/fleet.md, "Acting on an outlier").
   std::set<std::string> suspects;
   for (const auto& o : list) {
@@ -160,21 +262,22 @@ std::string format_fleet_outliers(const json& fleet, std::size_t max_lines) {
                                                             : fmt::format("{}", fmt::join(hosts, " ")));
   std::size_t shown = 0, explained = 0;
   for (const auto& o : list) {
-    if (o.contains("explained_by")) {
+    if (o.contains("explained_by") || o.contains("explained_by_rail")) {
       ++explained;
       continue;
     }
     if (shown++ == max_lines) break;
     std::vector<std::string> names;
     for (const auto& h : o["hosts"]) names.push_back(terminal_safe(h.get<std::string>()));
-    out += fmt::format("  {:<5} {:<24} {} {} at {} GPU(s): {:.4g} vs median {:.4g} {} ({:+.0f}%)\n",
+    out += fmt::format("  {:<5} {:<24} {} {} at {} GPU(s){}: {:.4g} vs median {:.4g} {} ({:+.0f}%)\n",
                        o["kind"].get<std::string>(), fmt::format("{}", fmt::join(names, "+")),
                        terminal_safe(o["benchmark"].get<std::string>()), terminal_safe(params_label(o["params"], false)),
-                       o["gpu_count"].get<int>(), o["value"].get<double>(), o["median"].get<double>(),
+                       o["gpu_count"].get<int>(), rail_text(o), o["value"].get<double>(), o["median"].get<double>(),
                        terminal_safe(o.value("unit", std::string())), -o["deficit"].get<double>() * 100);
   }
   if (shown > max_lines) out += fmt::format("  ... more in the result file's analysis.outliers\n");
-  if (explained > 0) out += fmt::format("  ({} more slow groups or pairs include a suspect host: explained by it)\n", explained);
+  if (explained > 0)
+    out += fmt::format("  ({} more slow groups, nodes or pairs are explained by a suspect host or a slow rail)\n", explained);
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The outliers of a run's rows (docs/fleet.md): the groups of each tiled GPU count (a collective's at
-// its largest message size only: smaller ones measure latency), the nodes and
-// node pairs of each node-pair matrix, the GPUs and GPU pairs of each node's GPU-pair matrix, by the
+// its largest message size only: smaller ones measure latency), the nodes and node pairs of each
+// node-pair matrix and of each rail's, the GPUs and GPU pairs of each node's GPU-pair matrix, by the
 // rule of analysis/outliers.h; then attributed to hosts. Pure: rows and rank identities in, the
 // result file's analysis.outliers / outlier_hosts out. `gpuscale run` writes it at the end of a run.
 #include <string>
@@ -21,6 +21,11 @@ namespace gpuscale {
 // - the suspect hosts: a node named by a node-pair matrix, the node of a GPU named by its GPU-pair
 //   matrix, the one host of an outlier group that stays inside one node. A slow group or pair that
 //   spans a suspect host carries "explained_by": that host (it is slow because the host is);
+// - an outlier of a rail's matrix carries "rail" and "nics" (per rank of the record: {device, port} of
+//   the NIC nearest its GPU from ranks[].device.details.nic, or null, with "nic_note" saying why);
+// - a node or pair outlier of a node-pair matrix that a rail outlier of the same benchmark and GPU count
+//   explains (the same host, or the same two hosts) carries "explained_by_rail" (and a node's
+//   "explained_by" its host): one fault is listed once, on its rail;
 // - `ranks` is the result file's ranks array (identities, by rank).
 nlohmann::json fleet_outliers(const std::vector<ResultRow>& rows, const nlohmann::json& ranks, const OutlierRule& rule);
 

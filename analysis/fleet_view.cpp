@@ -47,6 +47,14 @@ Problem figure(const json& j, std::optional<double>& out) {
   return {};
 }
 
+// null (or absent): none; an integer 0 .. INT_MAX: a rail's index.
+Problem rail_index(const json& j, std::optional<int>& out) {
+  if (j.is_null()) return {};
+  if (!j.is_number_integer() || j.get<std::int64_t>() < 0 || j.get<std::int64_t>() > INT_MAX) return "is not an integer >= 0";
+  out = j.get<int>();
+  return {};
+}
+
 const json& field(const json& obj, const char* key) {
   static const json null;
   return obj.is_object() && obj.contains(key) ? obj[key] : null;
@@ -67,8 +75,13 @@ Problem read_groups(const std::vector<RowGroup>& groups, FleetRow& row) {
 Problem read_matrix(const json& e, FleetMatrix& m) {
   if (!e.is_object()) return "is not an object";
   const auto& kind = field(e, "kind");
-  if (!kind.is_string() || (kind != "node" && kind != "gpu")) return "kind: is not \"node\" or \"gpu\"";
+  if (!kind.is_string() || (kind != "node" && kind != "rail" && kind != "gpu")) return "kind: is not \"node\", \"rail\" or \"gpu\"";
   m.kind = kind.get<std::string>();
+  if (auto p = rail_index(field(e, "rail"), m.rail); !p.empty()) return "rail: " + p;
+  if ((m.kind == "rail") != m.rail.has_value()) return m.kind == "rail" ? "rail: is absent" : "rail: only a rail matrix has one";
+  const auto& note = field(e, "note");
+  if (!note.is_null() && !note.is_string()) return "note: is not a string";
+  if (note.is_string()) m.note = note.get<std::string>();
   if (auto p = strings(field(e, "hosts"), m.hosts); !p.empty()) return "hosts: " + p;
   const std::size_t n = m.hosts.size();
   if (n < 2) return "hosts: a pair matrix needs at least 2 members";
@@ -139,6 +152,23 @@ FleetOutlier read_outlier(const std::string& file, std::size_t i, const json& e)
   for (auto [key, out] : {List{"uuids", &o.uuids}, List{"pci_bus_ids", &o.pci_bus_ids}})
     if (!field(e, key).is_null())
       if (auto p = strings(field(e, key), *out); !p.empty()) throw bad(key, p);
+  using Rail = std::pair<const char*, std::optional<int>*>;
+  for (auto [key, out] : {Rail{"rail", &o.rail}, Rail{"explained_by_rail", &o.explained_by_rail}})
+    if (auto p = rail_index(field(e, key), *out); !p.empty()) throw bad(key, p);
+  const auto& nics = field(e, "nics");
+  if (!nics.is_null() && !nics.is_array()) throw bad("nics", "is not an array");
+  for (const auto& n : nics.is_array() ? nics : json::array()) {
+    if (n.is_null()) {
+      o.nics.push_back("-");
+      continue;
+    }
+    if (!n.is_object() || !field(n, "device").is_string() || !field(n, "port").is_number_integer())
+      throw bad("nics", "is not an array of {device, port} or null");
+    o.nics.push_back(fmt::format("{} port {}", n["device"].get<std::string>(), n["port"].get<std::int64_t>()));
+  }
+  const auto& note = field(e, "nic_note");
+  if (!note.is_null() && !note.is_string()) throw bad("nic_note", "is not a string");
+  if (note.is_string()) o.nic_note = note.get<std::string>();
   return o;
 }
 
@@ -322,16 +352,18 @@ MatrixMarks matrix_marks(const FleetMatrix& m, const ResultRow& row, const Fleet
   const std::size_t n = m.size();
   marks.suspect.assign(n, false);
   const bool ranked = m.ranks.size() == n;
+  // A rail's outliers mark its own matrix; the others mark the node and GPU matrices.
+  const auto member_kind = m.kind == "rail" ? std::string("node") : m.kind;
   for (std::size_t i = 0; i < n; ++i) {
     if (m.kind == "node" && view.suspect_host(m.hosts[i])) marks.suspect[i] = true;
     for (const auto& o : view.outliers) {
-      if (o.kind != m.kind || !outlier_of_row(o, row)) continue;
-      if (m.kind == "node" && o.hosts == std::vector<std::string>{m.hosts[i]}) marks.suspect[i] = true;
+      if (o.kind != member_kind || o.rail != m.rail || !outlier_of_row(o, row)) continue;
+      if (m.kind != "gpu" && o.hosts == std::vector<std::string>{m.hosts[i]}) marks.suspect[i] = true;
       if (m.kind == "gpu" && ranked && !o.ranks.empty() && rank_set(o.ranks) == rank_set(m.ranks[i])) marks.suspect[i] = true;
     }
   }
   for (const auto& o : view.outliers) {
-    if (o.kind != "pair" || !outlier_of_row(o, row)) continue;
+    if (o.kind != "pair" || o.rail != m.rail || !outlier_of_row(o, row)) continue;
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {
         if (i == j) continue;
@@ -340,7 +372,7 @@ MatrixMarks matrix_marks(const FleetMatrix& m, const ResultRow& row, const Fleet
           auto both = m.ranks[i];
           both.insert(both.end(), m.ranks[j].begin(), m.ranks[j].end());
           hit = m.directed ? o.ranks == both : rank_set(o.ranks) == rank_set(both);
-        } else if (m.kind == "node" && o.hosts.size() == 2) {
+        } else if (m.kind != "gpu" && o.hosts.size() == 2) {
           hit = o.hosts == std::vector<std::string>{m.hosts[i], m.hosts[j]} ||
                 (!m.directed && o.hosts == std::vector<std::string>{m.hosts[j], m.hosts[i]});
         }

@@ -37,10 +37,12 @@ struct FleetRow {
   std::size_t measured() const;  // groups with a value
 };
 
-// A pair matrix of a fleet row: node pairs, or the GPU pairs of one node.
+// A pair matrix of a fleet row: node pairs, node pairs on one rail, or the GPU pairs of one node.
 struct FleetMatrix {
   std::size_t row = 0;   // index into LoadedResult::rows
-  std::string kind;      // "node" | "gpu"
+  std::string kind;      // "node" | "rail" | "gpu"
+  std::optional<int> rail;  // kind "rail": the local rank index of both nodes of each pair
+  std::string note;         // what the file says of it ("each pair's slowest rail", unmeasured rails)
   std::vector<std::string> hosts, labels;
   std::vector<std::vector<int>> ranks;                    // per member (empty when the file has none)
   std::vector<std::vector<std::optional<double>>> values;  // M x M; nullopt: not measured
@@ -60,6 +62,10 @@ struct FleetOutlier {
   nlohmann::json params = nlohmann::json::object();
   std::optional<int> gpu_count;
   std::vector<std::string> uuids, pci_bus_ids;
+  std::optional<int> rail, explained_by_rail;  // an outlier of rail `rail`'s matrix; explained by that rail's outlier
+  std::vector<std::string> nics;  // per rank of a rail outlier: "mlx5_1 port 1", or "-" where unknown
+  std::string nic_note;           // why a NIC is unknown
+  bool explained() const { return !explained_by.empty() || explained_by_rail.has_value(); }
 };
 
 struct FleetView {
@@ -104,9 +110,10 @@ std::vector<std::size_t> per_node_rows(const LoadedResult& run, const FleetView&
 bool outlier_of_row(const FleetOutlier& o, const ResultRow& row);
 
 // What the outliers mark in a matrix: suspect members (node matrix: a host of analysis.outlier_hosts
-// or of a node outlier of the row; GPU matrix: the ranks of a gpu outlier of the row) and the cells of
-// the row's pair outliers (matched on ranks, or for node matrices on the two hosts), both orders for
-// an undirected matrix.
+// or of a node outlier of the row; rail matrix: the host of a node outlier of the row on that rail;
+// GPU matrix: the ranks of a gpu outlier of the row) and the cells of the row's pair outliers (matched
+// on ranks, or for node matrices on the two hosts; a rail's pair outliers on its own matrix only), both
+// orders for an undirected matrix.
 struct MatrixMarks {
   std::vector<bool> suspect;
   std::vector<std::pair<std::size_t, std::size_t>> cells;

@@ -137,6 +137,7 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
   const auto mf = outlier_floor(members, rule);
   std::vector<bool> suspect(n, false);
   const char* member = outlier_kind_name(member_kind);
+  const std::string subject = m.member_name.empty() ? std::string(member) : m.member_name;
   for (std::size_t i = 0; i < n; ++i) {
     const bool most_slow = slow_of[i] >= 2 && 2 * slow_of[i] > pairs_of[i];
     const bool median_slow = mf.population > 0 && measured(members[i].value) &&
@@ -147,11 +148,11 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
     out.push_back({member_kind, {m.hosts[i]}, ranks_of(i), v, f.median, 1 - v / f.median,
                    most_slow ? fmt::format("{} of its {} measured pairs are below the noise floor at {} below the median "
                                            "of {} pairs: the {} is suspect, not its links",
-                                           slow_of[i], pairs_of[i], pct(1 - f.floor / f.median), f.population, member)
+                                           slow_of[i], pairs_of[i], pct(1 - f.floor / f.median), f.population, subject)
                              : fmt::format("the median of its {} pairs is {} below the median of the {} {}s' medians, "
                                            "beyond their noise floor at {} below: the {} is suspect, not its links",
                                            pairs_of[i], pct(1 - v / mf.median), mf.population, member,
-                                           pct(1 - mf.floor / mf.median), member)});
+                                           pct(1 - mf.floor / mf.median), subject)});
   }
   for (std::size_t c = 0; c < cells.size(); ++c) {
     if (!slow[c] || suspect[cells[c].i] || suspect[cells[c].j]) continue;
@@ -159,7 +160,7 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
     out.push_back({OutlierKind::pair, o.hosts, o.ranks, o.value, f.median, 1 - o.value / f.median,
                    fmt::format("{} below the median of {} pairs, beyond the noise floor at {} below, while neither "
                                "{} is slow in most of its pairs: the link between them is suspect",
-                               pct(1 - o.value / f.median), f.population, pct(1 - f.floor / f.median), member)});
+                               pct(1 - o.value / f.median), f.population, pct(1 - f.floor / f.median), subject)});
   }
   return out;
 }

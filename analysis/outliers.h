@@ -75,6 +75,7 @@ struct PairMatrix {
   std::vector<std::vector<double>> values; // M x M; NaN (or any non-finite / <= 0) where not measured
   std::vector<std::vector<double>> spread_down, spread_up;  // same shape, or empty for 0
   bool directed = false;  // false: only the upper triangle (i < j) is read; true: every i != j is its own sample
+  std::string member_name;  // what a member is in the reasons ("node's rail 1"); "" : the member kind's name
 };
 
 // Outliers of a pair matrix with attribution. The measured pairs form one population (the rule above);

@@ -4,7 +4,8 @@
 //
 // Bounds, so that a 512-node run still gives a page a browser opens: every node-pair matrix is drawn
 // (svg_heatmap.h bounds each one); GPU-pair matrices up to kMaxGpuHeatmaps, those with a mark first;
-// per-node bars for the rows per_node_rows() picks (each series at 1 GPU and at its largest intra-node
+// the rail matrices with an outlier (the others named in a line: rail_heatmaps); per-node bars for the
+// rows per_node_rows() picks (each series at 1 GPU and at its largest intra-node
 // count), up to kMaxNodeBars. What is left out is said on the page; the text report and the JSON have
 // the rest.
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/fleet_check.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
 #include "analysis/svg_chart.h"
@@ -41,9 +43,14 @@ std::string heatmap_of(const FleetMatrix& m, const ResultRow& row, const FleetVi
   hm.outlier_cells = marks.cells;
   hm.range = range;
   hm.data = {{"benchmark", row.benchmark}, {"kind", m.kind}};
+  const auto note = [&](std::string base) { return m.note.empty() ? base : base + "; " + m.note; };
   if (m.kind == "node") {
     hm.title = fmt::format("{}: node pairs ({} nodes)", row_point(row), m.size());
-    hm.note = m.directed ? "row: sender, column: receiver" : "symmetric: each pair measured once";
+    hm.note = note(m.directed ? "row: sender, column: receiver" : "symmetric: each pair measured once");
+  } else if (m.kind == "rail") {
+    hm.title = fmt::format("{}: node pairs on rail {} ({} nodes)", row_point(row), m.rail.value_or(0), m.size());
+    hm.data.emplace_back("rail", std::to_string(m.rail.value_or(0)));
+    hm.note = note(fmt::format("local rank {} of each node with its counterpart; symmetric", m.rail.value_or(0)));
   } else {
     hm.title = fmt::format("{}: GPU pairs ({})", m.hosts.front(), row_point(row));
     hm.data.emplace_back("host", m.hosts.front());
@@ -57,6 +64,43 @@ bool has_marks(const MatrixMarks& m) {
   return !m.cells.empty() || std::find(m.suspect.begin(), m.suspect.end(), true) != m.suspect.end();
 }
 
+// "0, 2-7": rail indices, runs joined.
+std::string rail_list(const std::vector<int>& rails) {
+  std::string out;
+  for (std::size_t i = 0; i < rails.size();) {
+    std::size_t j = i;
+    while (j + 1 < rails.size() && rails[j + 1] == rails[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + (i == j ? std::to_string(rails[i]) : fmt::format("{}-{}", rails[i], rails[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+// The rail matrices: each row's rails with an outlier drawn, the others named in one line. Eight
+// heatmaps per row would bury the one that matters, and the node-pair matrix drawn above already shows
+// each pair's slowest rail. A file without an outlier analysis has nothing to choose by: every rail.
+std::string rail_heatmaps(const FileReport& f) {
+  const auto& v = f.fleet;
+  std::string drawn, notes;
+  std::map<std::size_t, std::vector<int>> plain_of_row;
+  for (const auto& m : v.matrices) {
+    if (m.kind != "rail") continue;
+    const auto& row = f.run.rows[m.row];
+    if (!v.analysed || has_marks(matrix_marks(m, row, v)))
+      drawn += heatmap_of(m, row, v);
+    else
+      plain_of_row[m.row].push_back(m.rail.value_or(0));
+  }
+  for (const auto& [row, rails] : plain_of_row)
+    notes += fmt::format("<p class=\"rails\">{}: rail{} {}: no outlier, not drawn (the node-pair matrix above is each "
+                         "pair's slowest rail; the text report lists each rail's slowest).</p>\n",
+                         h(row_point(f.run.rows[row])), rails.size() > 1 ? "s" : "", rail_list(rails));
+  if (drawn.empty() && notes.empty()) return "";
+  std::string out = "<h4>Node pairs by rail</h4>\n" + notes;
+  if (!drawn.empty()) out += "<div class=\"charts\">\n" + drawn + "</div>\n";
+  return out;
+}
+
 std::string heatmaps(const FileReport& f) {
   const auto& v = f.fleet;
   std::string nodes;
@@ -68,6 +112,7 @@ std::string heatmaps(const FileReport& f) {
       nodes += heatmap_of(m, row, v);
       continue;
     }
+    if (m.kind == "rail") continue;  // rail_heatmaps()
     (has_marks(matrix_marks(m, row, v)) ? gpus_marked : gpus_plain).push_back(&m);
     auto& range = range_of_row.try_emplace(m.row, INFINITY, -INFINITY).first->second;
     for (const auto& line : m.values)
@@ -76,6 +121,7 @@ std::string heatmaps(const FileReport& f) {
   }
   std::string out;
   if (!nodes.empty()) out += "<h4>Node pairs</h4>\n<div class=\"charts\">\n" + nodes + "</div>\n";
+  out += rail_heatmaps(f);
   const std::size_t total = gpus_marked.size() + gpus_plain.size();
   if (total == 0) return out;
   out += "<h4>GPU pairs within each node</h4>\n";
@@ -132,16 +178,16 @@ std::string outlier_table(const FleetView& v) {
   if (!v.analysed) return "<p>No outlier analysis in this file (analysis.outliers absent).</p>\n";
   if (v.outliers.empty()) return "<p class=\"none\">No outliers.</p>\n";
   std::string out = "<table class=\"outliers\"><tr><th>kind</th><th>hosts</th><th>ranks</th><th>benchmark</th><th>GPUs</th>"
-                    "<th>value</th><th>median</th><th>below</th><th>GPU UUID</th><th>PCI bus id</th><th>reason</th></tr>\n";
+                    "<th>rail</th><th>value</th><th>median</th><th>below</th><th>GPU UUID</th><th>PCI bus id</th><th>reason</th></tr>\n";
   for (const auto& o : v.outliers) {
     std::string ranks;
     for (int r : o.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-    std::string reason = o.reason;
-    if (!o.explained_by.empty()) reason += (reason.empty() ? "" : " ") + std::string("(explained by suspect ") + o.explained_by + ")";
+    const std::string reason = outlier_reason(o);
+    const auto rail = outlier_rail(o);
     out += fmt::format("<tr class=\"bad\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        h(o.kind), h(list(o.hosts, ", ")), ranks.empty() ? "-" : ranks, h(o.benchmark.empty() ? "-" : o.benchmark),
-                       o.gpu_count ? std::to_string(*o.gpu_count) : "-", num(o.value), num(o.median),
+                       o.gpu_count ? std::to_string(*o.gpu_count) : "-", h(rail.empty() ? "-" : rail), num(o.value), num(o.median),
                        o.deficit ? fmt::format("{:.1f}%", *o.deficit * 100) : "-", h(list(o.uuids, ", ")),
                        h(list(o.pci_bus_ids, ", ")), h(reason));
   }

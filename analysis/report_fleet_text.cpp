@@ -49,21 +49,44 @@ std::vector<FleetRanked> merged(std::vector<FleetRanked> all) {
   return all;
 }
 
+// The kLowest furthest below their own median (the rails' medians may differ).
+std::vector<FleetRanked> furthest_below(std::vector<FleetRanked> all) {
+  const auto ratio = [](const FleetRanked& e) { return e.median > 0 ? e.value / e.median : 1.0; };
+  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return ratio(a) < ratio(b); });
+  if (all.size() > kLowest) all.resize(kLowest);
+  return all;
+}
+
 std::vector<DigestBlock> digest(const FileReport& f) {
   const auto& v = f.fleet;
   const auto& rows = f.run.rows;
   std::vector<DigestBlock> out;
-  std::map<std::size_t, std::vector<const FleetMatrix*>> gpu_of_row;  // GPU-pair matrices, pooled per row
+  std::map<std::size_t, std::vector<const FleetMatrix*>> gpu_of_row, rails_of_row;  // pooled per row
   for (const auto& m : v.matrices) {
-    if (m.kind == "gpu") {
-      gpu_of_row[m.row].push_back(&m);
+    if (m.kind == "gpu" || m.kind == "rail") {
+      (m.kind == "gpu" ? gpu_of_row : rails_of_row)[m.row].push_back(&m);
       continue;
     }
     std::size_t total = 0;
     const std::size_t n = measured_pairs(m, total);
-    out.push_back({fmt::format("{}: node pairs, {} nodes, {} of {} pairs measured", row_point(rows[m.row]), m.size(), n, total),
+    out.push_back({fmt::format("{}: node pairs, {} nodes, {} of {} pairs measured{}", row_point(rows[m.row]), m.size(), n, total,
+                               m.note.empty() ? "" : " (" + m.note + ")"),
                    matrix_median(m), rows[m.row].unit,
                    {{"nodes", lowest_members(m, kLowest)}, {"pairs", lowest_pairs(m, kLowest)}}});
+  }
+  // The rails of a row in one block (8 rails would be 16 lines): each node and pair on a rail against
+  // its own rail's median, the furthest below first, labelled with the rail.
+  for (const auto& [row, ms] : rails_of_row) {
+    std::vector<FleetRanked> nodes, pairs;
+    std::string notes;
+    for (const FleetMatrix* m : ms) {
+      if (!m->note.empty()) notes += "; " + m->note;
+      const auto prefix = fmt::format("rail {}: ", m->rail.value_or(0));
+      for (auto e : lowest_members(*m, m->size())) nodes.push_back({prefix + e.label, e.value, e.median});
+      for (auto e : lowest_pairs(*m, kLowest, prefix)) pairs.push_back(e);
+    }
+    out.push_back({fmt::format("{}: node pairs by rail, {} rails{}", row_point(rows[row]), ms.size(), notes), std::nullopt,
+                   rows[row].unit, {{"nodes", furthest_below(nodes)}, {"pairs", furthest_below(pairs)}}});
   }
   // GPU pairs of every node of a row against the median of all of them: a node of 2 GPUs has one
   // pair, and its own median would say nothing.
@@ -149,13 +172,15 @@ std::string fleet_markdown(const FileReport& f) {
   auto md = [](const std::string& s) { return markdown_escape(s); };
   std::string out = "\n### Fleet\n\n" + md(headline(v)) + "\n";
   if (!v.outliers.empty()) {
-    out += "\n| kind | hosts | benchmark | GPUs | ranks | value | median | below | reason |\n"
-           "|---|---|---|---:|---|---:|---:|---:|---|\n";
-    for (const auto& o : v.outliers)
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(o.kind), md(join(o.hosts, ", ")),
+    out += "\n| kind | hosts | benchmark | GPUs | rail | ranks | value | median | below | reason |\n"
+           "|---|---|---|---:|---|---|---:|---:|---:|---|\n";
+    for (const auto& o : v.outliers) {
+      const auto rail = outlier_rail(o);
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md(o.kind), md(join(o.hosts, ", ")),
                          md(o.benchmark.empty() ? "-" : o.benchmark), o.gpu_count ? std::to_string(*o.gpu_count) : "-",
-                         ints(o.ranks), figure(o.value), figure(o.median), below(o.deficit),
-                         md(o.explained_by.empty() ? o.reason : o.reason + " (explained by suspect " + o.explained_by + ")"));
+                         md(rail.empty() ? "-" : rail), ints(o.ranks), figure(o.value), figure(o.median), below(o.deficit),
+                         md(outlier_reason(o)));
+    }
   }
   const auto blocks = digest(f);
   if (!blocks.empty()) out += "\nSlowest first (change against the median):\n\n";

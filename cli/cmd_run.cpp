@@ -171,7 +171,9 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
         std::string store;
         try {
           if (auto hosts = test_hosts_from_env(world.size())) world.act_as_hosts(std::move(*hosts));
-          plant_slowdown(slow_host_factor(world.host()));  // GPUSCALE_TEST_FAULT slow-host, for the host it acts as
+          // GPUSCALE_TEST_FAULT's timing faults (core/fault_plan.h), for the host and local index the rank acts as.
+          plant_faults(timing_faults_from_env(world.hosts()), world.host(),
+                       world.local_ranks()[static_cast<std::size_t>(world.rank())]);
           opts = resolve(*flags);  // deterministic: every rank fails alike, rank 0 says so
           store = run_store_url(flags->store);  // --store / GPUSCALE_STORE, checked before the run
         } catch (const Error& e) {

@@ -13,7 +13,7 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # "lib", not GNUInstallDirs' multiarch folder: the binaries look for their modules at <exe>/../lib.
 set_target_properties(gpuscale gpuscale-kernels PROPERTIES INSTALL_RPATH "\$ORIGIN/../lib")
-install(TARGETS gpuscale gpuscale-kernels gpuscale-synth-results RUNTIME DESTINATION bin)
+install(TARGETS gpuscale gpuscale-kernels gpuscale-synth-results gpuscale-detection-power RUNTIME DESTINATION bin)
 # The CUDA backend's module, found by bin/gpuscale at ../lib/gpuscale; its NVIDIA libraries are loaded
 # before it by the loader's search (backends/cuda_module), so it carries no RUNPATH of the build machine.
 if(TARGET gpuscale_cuda_backend)

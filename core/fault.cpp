@@ -1,16 +1,14 @@
 #include "core/fault.h"
 
 #include <atomic>
-#include <charconv>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
+#include <random>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "core/host_name.h"
 
 namespace gpuscale {
 
@@ -28,62 +26,92 @@ bool fault_injected(std::string_view fault) {
   return false;
 }
 
-std::vector<SlowHost> parse_slow_hosts(std::string_view fault_list) {
-  constexpr std::string_view kPrefix = "slow-host:";
-  std::vector<SlowHost> out;
-  while (!fault_list.empty()) {
-    const auto comma = fault_list.find(',');
-    const auto item = fault_list.substr(0, comma);
-    fault_list = comma == std::string_view::npos ? std::string_view{} : fault_list.substr(comma + 1);
-    if (item.substr(0, kPrefix.size()) != kPrefix) continue;
-    auto bad = [&](std::string_view why) {
-      return Error(fmt::format("invalid {} item '{}': {} (use slow-host:NAME:FACTOR, FACTOR > 1)", kFaultEnv, item, why));
-    };
-    const auto rest = item.substr(kPrefix.size());
-    const auto colon = rest.rfind(':');
-    if (colon == std::string_view::npos) throw bad("no factor");
-    const auto name = rest.substr(0, colon), number = rest.substr(colon + 1);
-    if (!is_host_name(name)) throw bad("the host is not a host name (letters, digits, '-', '.', '_')");
-    double factor = 0;
-    const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), factor);
-    if (ec != std::errc() || ptr != number.data() + number.size() || number.empty())
-      throw bad("the factor is not a number");
-    if (!(std::isfinite(factor) && factor > 1)) throw bad("the factor must be a finite number greater than 1");
-    for (const auto& s : out)
-      if (s.host == name) throw bad("the host is already listed");
-    out.push_back({std::string(name), factor});
-  }
-  return out;
-}
-
-double slow_host_factor(std::string_view fault_list, std::string_view host) {
-  for (const auto& s : parse_slow_hosts(fault_list))
-    if (s.host == host) return s.factor;
-  return 1;
-}
-
-double slow_host_factor(std::string_view host) {
+std::vector<TimingFault> timing_faults_from_env(const std::vector<std::string>& hosts) {
   const char* env = std::getenv(kFaultEnv);
-  return env == nullptr ? 1 : slow_host_factor(env, host);
+  if (env == nullptr) return {};
+  auto faults = parse_timing_faults(env);
+  check_fault_places(faults, hosts);
+  return faults;
 }
 
 namespace {
-std::atomic<double> g_slowdown{1.0};
+
+// The planted faults of this process, set once by plant_faults before anything is timed, read by the
+// timed loops (which may run on a backend's own thread: the active factors are atomics).
+struct Planted {
+  std::vector<TimingFault> faults;  // the items acting on this rank
+  std::vector<TimingFault> all;     // every timing item (flaky draws follow the list's order)
+  std::string host;
+  int local_index = 0;
+  std::chrono::steady_clock::time_point start;
+  std::mt19937_64 draws;
+  double reported = 1;
+};
+Planted g_planted;
+std::atomic<bool> g_any{false};
+std::atomic<double> g_compute{1.0}, g_memory{1.0}, g_comm{1.0};
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
+
+std::atomic<double>& active(FaultSite site) {
+  return site == FaultSite::compute ? g_compute : site == FaultSite::memory ? g_memory : g_comm;
+}
+
 }  // namespace
 
-void plant_slowdown(double factor) { g_slowdown.store(factor > 1 ? factor : 1.0); }
+void plant_faults(const std::vector<TimingFault>& faults, const std::string& host, int local_index) {
+  g_planted.all = faults;
+  g_planted.faults = faults_of_rank(faults, host, local_index);
+  g_planted.host = host;
+  g_planted.local_index = local_index;
+  g_planted.start = std::chrono::steady_clock::now();
+  g_planted.draws.seed(fnv1a(host));
+  g_planted.reported = reported_factor(faults, host);
+  g_any.store(!g_planted.faults.empty());
+}
 
-double planted_slowdown() { return g_slowdown.load(); }
+FaultScope::FaultScope(const WorkPlace& place) {
+  saved_ = {g_compute.load(), g_memory.load(), g_comm.load()};
+  if (!g_any.load()) return;
+  std::vector<double> draws;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (const auto& f : g_planted.all)
+    if (f.kind == TimingFaultKind::flaky) draws.push_back(unit(g_planted.draws));
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_planted.start).count();
+  const auto p = planted_factors(g_planted.faults, g_planted.host, g_planted.local_index, place, elapsed, draws);
+  g_compute.store(p.compute);
+  g_memory.store(p.memory);
+  g_comm.store(p.comm);
+}
+
+FaultScope::~FaultScope() {
+  g_compute.store(saved_.compute);
+  g_memory.store(saved_.memory);
+  g_comm.store(saved_.comm);
+}
+
+double spend_planted(FaultSite site, double seconds) {
+  const double f = active(site).load();
+  if (f <= 1 || !(seconds > 0)) return 0;
+  // Slept, so the time is spent where the fault acts: in a collective the other ranks wait for this one
+  // inside their own timed operation. On a machine of more ranks than cores the sleeping rank hands its
+  // core to the others, which then run faster: the planted rank is at least F times slower than its
+  // own time under load, and the test's margins are set for that (docs/fleet.md).
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>((f - 1) * seconds));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool planted_at(FaultSite site) { return active(site).load() > 1; }
 
 double stretch_timed(double seconds) {
-  const double f = planted_slowdown();
+  const double f = g_planted.reported;
   if (f <= 1 || !(seconds > 0)) return seconds;
-  // Reported, not slept: a sleeping rank hands its core to the others, and on a machine of more ranks
-  // than cores that speeds them up while it sleeps and speeds it up once they are done (its best
-  // repetitions then run alone), so the planted factor would drift with the load. Reported, each
-  // repetition is exactly FACTOR times the rank's own time under the same load as everyone's; a
-  // collective's time reduced over the group (max) carries it to the group's figure.
-  return seconds * f;
+  return seconds * f;  // reported, not slept: each repetition exactly F times the rank's own time
 }
 
 void stall_for_test() {

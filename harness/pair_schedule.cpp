@@ -60,6 +60,13 @@ std::vector<PairRound> sampled_rounds(int nodes, int rounds, std::uint64_t seed)
   return circle(labels, rounds);
 }
 
+std::vector<RailGroup> rail_groups(const std::vector<int>& ranks_a, const std::vector<int>& ranks_b) {
+  std::vector<RailGroup> out;
+  const std::size_t rails = std::min(ranks_a.size(), ranks_b.size());
+  for (std::size_t i = 0; i < rails; ++i) out.push_back({static_cast<int>(i), ranks_a[i], ranks_b[i]});
+  return out;
+}
+
 std::vector<GpuPair> gpu_pair_schedule(int gpus, bool ordered) {
   std::vector<GpuPair> out;
   for (int s = 0; s < gpus; ++s)

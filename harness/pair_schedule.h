@@ -1,6 +1,6 @@
 #pragma once
-// Node-pair and GPU-pair schedules for the fleet benchmarks (issue 14). Pure functions of counts (and
-// a seed), unit-tested exhaustively without MPI.
+// Node-pair and GPU-pair schedules for the fleet benchmarks (issue 14), and the rail groups inside a node
+// pair (issue 24). Pure functions of counts, ranks (and a seed), unit-tested exhaustively without MPI.
 #include <cstdint>
 #include <vector>
 
@@ -27,6 +27,19 @@ std::vector<PairRound> round_robin(int nodes);
 // always gives the same schedule, on every rank. rounds < 1 throws std::invalid_argument (the option
 // parser refuses it first, see harness/fleet_options.h).
 std::vector<PairRound> sampled_rounds(int nodes, int rounds, std::uint64_t seed);
+
+// Rails inside a node pair (docs/fleet.md "Rails"): a rail-optimised fabric cables local rank i of every
+// node (its GPU and the NIC nearest it) to the switch of rail i, so node A's traffic to node B on rail i
+// runs from A's local rank i to B's local rank i. The `pairs` sendrecv measures every rail of a pair at
+// once, one two-rank group per rail.
+struct RailGroup {
+  int rail = 0;     // the local rank index on both nodes
+  int a = 0, b = 0;  // world ranks: local rank `rail` of node A, of node B
+  bool operator==(const RailGroup&) const = default;
+};
+// The rail groups of nodes A and B from their world ranks in local order: rails 0 .. min(|A|, |B|) - 1.
+// Rails beyond the smaller node have no counterpart and are not measured (their cells stay null).
+std::vector<RailGroup> rail_groups(const std::vector<int>& ranks_a, const std::vector<int>& ranks_b);
 
 // Intra-node GPU pairs, one pair at a time as nvbandwidth measures them (a peer copy or a sendrecv
 // between src and dst while every other GPU of the node is quiet).

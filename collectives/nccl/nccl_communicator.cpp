@@ -110,7 +110,16 @@ class NcclRunner final : public CollectiveRunner {
   double time(int iters) override {
     comm_.barrier(what_);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) launch(static_cast<std::uint64_t>(i));
+    if (planted_at(FaultSite::comm)) {  // test fault (core/fault.h): each operation waited for, then its extra slept
+      for (int i = 0; i < iters; ++i) {
+        const auto op0 = std::chrono::steady_clock::now();
+        launch(static_cast<std::uint64_t>(i));
+        comm_.wait(stream_, what_);
+        spend_planted(FaultSite::comm, std::chrono::duration<double>(std::chrono::steady_clock::now() - op0).count());
+      }
+    } else {
+      for (int i = 0; i < iters; ++i) launch(static_cast<std::uint64_t>(i));
+    }
     comm_.wait(stream_, what_);
     const auto t1 = std::chrono::steady_clock::now();
     return std::chrono::duration<double>(t1 - t0).count() / iters;

@@ -13,6 +13,7 @@
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
+#include "harness/benchmarks/work_place.h"
 #include "harness/registry.h"
 
 namespace gpuscale {
@@ -115,9 +116,14 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     const auto& counts = runner->counts();
     const std::uint64_t es = dtype_size(c.dtype);
     if (m.warmup > 0) runner->time(m.warmup);
+    const WorkPlace place = comm_work_place(ctx.group, ctx.hosts);  // where a planted NIC or link fault acts
     std::vector<double> mine_t, mine_bw, reduced_bw, reduced_t;
     for (int r = 0; r < m.reps; ++r) {
-      const double t = stretch_timed(runner->time(m.iters));  // a planted slow host (core/fault.h)
+      double t = 0;
+      {
+        const FaultScope planted(place);  // the transport spends a planted fault's time in each operation
+        t = stretch_timed(runner->time(m.iters));  // stretched only under slow-host-reported (core/fault.h)
+      }
       const auto all = ctx.group.allgather(t);
       const double tr = reduce_time(all, ctx.opts.time_reduce);
       mine_t.push_back(t);

@@ -98,14 +98,14 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
     const double bytes = static_cast<double>(copy_bytes_counted(c.kind, c.size_bytes));
     const auto to_gbps = [&](double s) { return bytes / s / 1e9; };
     if (c.mode == PeerMode::all_pairs || !spec_.peer) {
-      out.reps = time_independent(ctx.group, m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps);
+      out.reps = time_independent(ctx.group, FaultSite::memory, m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps);
     } else {
       // One pair at a time: the group takes the turns together; in its own turn a rank warms up and
       // times alone while the others wait at the next barrier.
       for (const auto& turn : peer_copy_turns(c.mode, ctx.group.size())) {
         ctx.group.barrier();
         if (std::find(turn.begin(), turn.end(), ctx.group.rank()) == turn.end()) continue;
-        out.reps = time_repetitions(m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps, [] {});
+        out.reps = time_repetitions(FaultSite::memory, m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps, [] {});
       }
       ctx.group.barrier();
     }

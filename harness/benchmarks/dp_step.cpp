@@ -14,6 +14,7 @@
 #include "core/units.h"
 #include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
+#include "harness/benchmarks/work_place.h"
 #include "harness/registry.h"
 
 namespace gpuscale {
@@ -107,8 +108,12 @@ class DpStepBenchmark final : public PointBenchmark<DpStepConfig> {
     const int n = ctx.group.size();
     if (m.warmup > 0) step->time(DpMode::full, m.warmup);
     std::vector<double> mine_full, mine_rate, group_rate, step_s, compute_s, comm_s;
+    const WorkPlace place = comm_work_place(ctx.group, ctx.hosts);
     for (int r = 0; r < m.reps; ++r) {
-      const double full = stretch_timed(step->time(DpMode::full, m.steps));  // a planted slow host (core/fault.h)
+      // A planted slow GPU spends its time in the step's GEMMs (core/fault.h), where the others' gradient
+      // all-reduce waits for it; slow-host-reported stretches the figures instead.
+      const FaultScope planted(place);
+      const double full = stretch_timed(step->time(DpMode::full, m.steps));
       const double compute = stretch_timed(step->time(DpMode::compute_only, m.steps));
       const double comm = stretch_timed(step->time(DpMode::comm_only, m.steps));
       mine_full.push_back(full);

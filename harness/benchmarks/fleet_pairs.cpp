@@ -9,19 +9,27 @@
 
 #include <fmt/format.h>
 
-#include "backends/backend.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "harness/benchmarks/defaults.h"
-#include "harness/guard/run_guard.h"
+#include "harness/benchmarks/fleet_measure.h"
+#include "harness/pair_cells.h"
 #include "harness/pair_confirm.h"
 #include "harness/pair_schedule.h"
 #include "harness/plan.h"
 #include "harness/registry.h"
-#include "world/test_hosts.h"
 
 namespace gpuscale {
 namespace {
+
+using fleet::add_record;
+using fleet::gather_cells;
+using fleet::matrix_json;
+using fleet::median_of_pairs;
+using fleet::PairResult;
+using fleet::Placement;
+using fleet::placement_of;
+using fleet::run_pair;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -30,102 +38,6 @@ struct PairsPoint {
   std::string collective;  // "sendrecv" | "all_reduce"
   nlohmann::json inner;    // the collective's params: dtype, size_bytes, placement (op)
 };
-
-// Where the group's ranks run: the nodes in Topology numbering, and each rank's place on its node.
-struct Placement {
-  Topology topo;
-  std::vector<std::string> node_hosts;   // host of each node
-  std::vector<std::vector<int>> ranks;   // world ranks of each node, in local order
-};
-
-Placement placement_of(const std::vector<std::string>& hosts) {
-  Placement p;
-  p.topo = make_topology(hosts, local_ranks_of(hosts));
-  p.node_hosts.resize(static_cast<std::size_t>(p.topo.nodes));
-  p.ranks.resize(static_cast<std::size_t>(p.topo.nodes));
-  for (std::size_t r = 0; r < hosts.size(); ++r) {
-    const auto n = static_cast<std::size_t>(p.topo.node_of_rank[r]);
-    if (p.ranks[n].empty()) p.node_hosts[n] = hosts[r];
-    p.ranks[n].push_back(static_cast<int>(r));
-  }
-  return p;
-}
-
-// One pair's figure as this rank saw it: the collective's busbw, its repetition spread, whether it
-// was valid. A failed or wrong pair leaves NaN in the matrix and makes this rank's measurement wrong.
-struct PairResult {
-  double value = kNaN, down = kNaN, up = kNaN;
-};
-
-PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const Group& pair, RunContext& ctx,
-                    const std::string& name, RankMeasurement& out) {
-  PairResult r;
-  RankMeasurement m;
-  try {
-    auto comm = watch_communicator(ctx.backend->make_communicator(pair));
-    RunContext sub{ctx.device, comm.get(), pair, ctx.opts, ctx.seed, ctx.backend, ctx.hosts};
-    m = inner.run(params, sub);
-  } catch (const CommunicatorAborted&) {
-    throw;  // the run ends (harness/runner.cpp)
-  } catch (const std::exception& e) {
-    m.failed = true;
-    m.message = e.what();
-  }
-  if (m.failed || !m.valid || m.skipped) {
-    out.failed |= m.failed;
-    out.valid &= m.valid && !m.failed;
-    out.skipped |= m.skipped && !m.failed && m.valid;
-    if (out.message.empty()) out.message = fmt::format("{}: {}", name, m.message);
-    return r;
-  }
-  if (!m.aggregate) return r;
-  r.value = *m.aggregate;
-  const auto s = compute_stats(m.reps);
-  if (s.n > 0 && s.median > 0) {
-    r.down = std::max(0.0, (s.median - s.min) / s.median);
-    r.up = std::max(0.0, (s.max - s.median) / s.median);
-  }
-  return r;
-}
-
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-// M x M cells of `values` (row-major) as JSON rows, NaN as null.
-nlohmann::json json_matrix(const std::vector<double>& cells, std::size_t m) {
-  nlohmann::json out = nlohmann::json::array();
-  for (std::size_t i = 0; i < m; ++i) {
-    nlohmann::json row = nlohmann::json::array();
-    for (std::size_t j = 0; j < m; ++j) row.push_back(number_or_null(cells[i * m + j]));
-    out.push_back(std::move(row));
-  }
-  return out;
-}
-
-// Every member contributes three M x M tables (value, spread below, spread above) with only its own
-// cells set; the first finite value of each cell wins. Identical on every member.
-std::array<std::vector<double>, 3> merge_cells(const Group& group, const std::array<std::vector<double>, 3>& mine) {
-  const std::size_t cells = mine[0].size();
-  std::vector<double> flat;
-  for (const auto& t : mine) flat.insert(flat.end(), t.begin(), t.end());
-  const auto all = group.allgather(flat);
-  std::array<std::vector<double>, 3> out;
-  for (auto& t : out) t.assign(cells, kNaN);
-  for (std::size_t member = 0; member * flat.size() < all.size(); ++member)
-    for (std::size_t t = 0; t < 3; ++t)
-      for (std::size_t c = 0; c < cells; ++c) {
-        const double v = all[member * flat.size() + t * cells + c];
-        if (std::isnan(out[t][c]) && std::isfinite(v)) out[t][c] = v;
-      }
-  return out;
-}
-
-double median_of_pairs(const std::vector<double>& cells, std::size_t m) {
-  std::vector<double> v;
-  for (std::size_t i = 0; i < m; ++i)
-    for (std::size_t j = i + 1; j < m; ++j)
-      if (std::isfinite(cells[i * m + j])) v.push_back(cells[i * m + j]);
-  return median_of(v);
-}
 
 BenchmarkInfo fleet_info(const char* key, const char* description) {
   BenchmarkInfo info{key,
@@ -204,12 +116,17 @@ class PairsBase : public PointBenchmark<PairsPoint> {
   const char* topology_;
 };
 
-// Every pair of nodes, all GPUs of both nodes taking part: the node-pair matrix.
+// Every pair of nodes: the sendrecv rail by rail (local rank i of one node with local rank i of the
+// other, every rail at once, as a rail-optimised fabric is cabled: one matrix per rail, and the node-pair
+// matrix as each pair's slowest rail); the all_reduce over all GPUs of both nodes (NCCL's own mix of
+// NVLink and network: the node-pair matrix alone).
 class NodePairs final : public PairsBase {
  public:
   NodePairs()
-      : PairsBase(fleet_info("pairs", "every pair of nodes (round-robin rounds of disjoint pairs at once), all GPUs of "
-                                      "both taking part: the node-pair matrix of busbw (--pairs-rounds samples it)"),
+      : PairsBase(fleet_info("pairs", "every pair of nodes (round-robin rounds of disjoint pairs at once): sendrecv rail "
+                                      "by rail (local rank i of both nodes, all rails at once), all_reduce over all GPUs "
+                                      "of both; a matrix per rail and the node-pair matrix of busbw (--pairs-rounds "
+                                      "samples it)"),
                   {"sendrecv", "all_reduce"}, "inter-node") {}
 
  protected:
@@ -227,65 +144,125 @@ class NodePairs final : public PairsBase {
         ctx.opts.pairs_rounds ? sampled_rounds(where.topo.nodes, *ctx.opts.pairs_rounds, ctx.seed) : round_robin(where.topo.nodes);
     const int me = ctx.group.world_rank();
     const auto my_node = static_cast<std::size_t>(where.topo.node_of_rank[static_cast<std::size_t>(me)]);
-    // One pass: every pair of the schedule once, the cells merged (identical on every rank).
+    // sendrecv: one two-rank group per rail; all_reduce: one group of both nodes' ranks.
+    const bool by_rail = p.collective == "sendrecv";
+    std::size_t rails = 0;  // the most GPUs on one node
+    for (const auto& rs : where.ranks) rails = std::max(rails, rs.size());
+    const std::size_t matrices = by_rail ? rails : 1;
+    // --tiling sequential: the pairs of a round take turns, each alone (its rails still at once), as
+    // the tiled groups do: on a machine of more ranks than cores, concurrent pairs that finish first
+    // leave a slow one every core, which hides a slow NIC's extra time.
+    const bool in_turns = ctx.opts.tiling == TilingMode::sequential;
+    // One pass: every pair of the schedule once (every rail of it at once), the cells gathered
+    // (identical on every rank). Each rank measures in at most one pair a round: one record a round.
     const auto pass = [&] {
-      std::array<std::vector<double>, 3> mine;
-      for (auto& t : mine) t.assign(m * m, kNaN);
+      std::vector<double> mine;
       for (const auto& round : schedule) {
-        int colour = -1;
-        for (std::size_t i = 0; i < round.pairs.size(); ++i)
-          if (static_cast<std::size_t>(round.pairs[i].a) == my_node || static_cast<std::size_t>(round.pairs[i].b) == my_node)
+        int colour = -1, my_pair = -1;
+        std::size_t a = 0, b = 0, matrix = 0;
+        for (std::size_t i = 0; i < round.pairs.size(); ++i) {
+          const auto& np = round.pairs[i];
+          if (static_cast<std::size_t>(np.a) != my_node && static_cast<std::size_t>(np.b) != my_node) continue;
+          a = static_cast<std::size_t>(np.a);
+          b = static_cast<std::size_t>(np.b);
+          my_pair = static_cast<int>(i);
+          if (!by_rail) {
             colour = static_cast<int>(i);
-        Group pair(ctx.group, colour, ctx.group.rank());
-        if (!pair.member()) continue;
-        const auto& np = round.pairs[static_cast<std::size_t>(colour)];
-        const auto a = static_cast<std::size_t>(np.a), b = static_cast<std::size_t>(np.b);
-        const auto r = run_pair(inner(p), p.inner, pair, ctx,
-                                fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]), out);
-        for (std::size_t t = 0; t < 3; ++t) {
-          const double v = t == 0 ? r.value : t == 1 ? r.down : r.up;
-          mine[t][a * m + b] = mine[t][b * m + a] = v;
+            continue;
+          }
+          for (const auto& g : rail_groups(where.ranks[a], where.ranks[b]))
+            if (g.a == me || g.b == me) {
+              matrix = static_cast<std::size_t>(g.rail);
+              colour = static_cast<int>(i * rails + matrix);
+            }
         }
-        if (std::isfinite(r.value)) out.reps.push_back(r.value);
+        PairResult r;
+        double cell = kNaN;
+        const std::size_t turns = in_turns ? round.pairs.size() : 1;
+        for (std::size_t turn = 0; turn < turns; ++turn) {
+          Group pair(ctx.group, !in_turns || my_pair == static_cast<int>(turn) ? colour : -1, ctx.group.rank());
+          if (!pair.member()) continue;
+          const auto name = by_rail ? fmt::format("rail {} of pair {} + {}", matrix, where.node_hosts[a], where.node_hosts[b])
+                                    : fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]);
+          r = run_pair(inner(p), p.inner, pair, ctx, name, out);
+          cell = static_cast<double>((matrix * m + a) * m + b);
+          if (std::isfinite(r.value)) out.reps.push_back(r.value);
+        }
+        add_record(mine, cell, r);
       }
-      return merge_cells(ctx.group, mine);
+      return gather_cells(ctx.group, mine, matrices, m);
     };
+    // Each node's rank on rail i (none where the node has fewer GPUs).
+    const auto rail_ranks = [&](std::size_t rail) {
+      std::vector<std::vector<int>> out_ranks;
+      for (const auto& rs : where.ranks) out_ranks.push_back(rail < rs.size() ? std::vector<int>{rs[rail]} : std::vector<int>{});
+      return out_ranks;
+    };
+    const auto node_cells = [&](const std::vector<PairCells>& cells) { return by_rail ? slowest_rail(cells) : cells.front(); };
     auto cells = pass();
-    // A suspect is confirmed before it is named: when the first pass shows one (the run's own outlier
-    // rule), every pair is measured again under the same schedule and load, and each cell keeps its
-    // better pass (best of N, as STREAM reports). A sick node or link is slow in both; a process
-    // starved for a moment (16 ranks on 2 cores, a noisy neighbour) is slow in one.
-    const bool confirm = pass_has_suspects(cells, where.node_hosts, where.ranks, ctx.opts.outlier);
-    if (confirm) cells = best_cells(cells, pass());
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const auto& rs : where.ranks) ranks.push_back(rs);
-    out.aggregate = median_of_pairs(cells[0], m);
+    // A suspect is confirmed before it is named: when the first pass shows one in the node-pair matrix
+    // or in any rail's (the run's own outlier rule), every pair is measured again under the same
+    // schedule and load, and each cell of each rail keeps its better pass (best of N, as STREAM
+    // reports). A sick node, NIC or link is slow in both; a process starved for a moment (16 ranks on
+    // 2 cores, a noisy neighbour) is slow in one.
+    bool confirm = pass_has_suspects(node_cells(cells), where.node_hosts, where.ranks, ctx.opts.outlier);
+    for (std::size_t r = 0; by_rail && !confirm && r < rails; ++r)
+      confirm = pass_has_suspects(cells[r], where.node_hosts, rail_ranks(r), ctx.opts.outlier);
+    if (confirm) {
+      const auto second = pass();
+      for (std::size_t r = 0; r < matrices; ++r) cells[r] = best_cells(cells[r], second[r]);
+    }
+    const auto node = node_cells(cells);
+    out.aggregate = median_of_pairs(node[0], m);
     out.metrics["pairs_measured"] = out.reps.size();
     out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")},
                        {"rounds", schedule.size()},
                        {"passes", confirm ? 2 : 1},
-                       {"tournament_rounds", round_robin_rounds(where.topo.nodes)},
-                       {"matrices", nlohmann::json::array({{{"kind", "node"},
-                                                           {"hosts", where.node_hosts},
-                                                           {"labels", where.node_hosts},
-                                                           {"ranks", ranks},
-                                                           {"values", json_matrix(cells[0], m)},
-                                                           {"spread_down", json_matrix(cells[1], m)},
-                                                           {"spread_up", json_matrix(cells[2], m)},
-                                                           {"directed", false}}})}};
+                       {"tournament_rounds", round_robin_rounds(where.topo.nodes)}};
+    if (by_rail) out.row_metrics["rails"] = rails;
+    // The matrices travel in the group's first rank's summary only (harness/measurement_json.h): the
+    // others need not build them.
+    if (ctx.group.rank() != 0) return out;
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& rs : where.ranks) ranks.push_back(rs);
+    auto list = nlohmann::json::array({matrix_json("node", where.node_hosts, where.node_hosts, ranks, node)});
+    if (by_rail) {
+      list[0]["note"] = "each pair's slowest rail";
+      for (std::size_t r = 0; r < rails; ++r) {
+        auto e = matrix_json("rail", where.node_hosts, where.node_hosts, rail_ranks(r), cells[r]);
+        e["rail"] = r;
+        if (const auto note = missing_rail_note(where, r); !note.empty()) e["note"] = note;
+        list.push_back(std::move(e));
+      }
+    }
+    out.row_metrics["matrices"] = std::move(list);
     return out;
   }
 
   std::size_t max_passes() const override { return 2; }
 
-  // Nodes are at most the ranks; --pairs-rounds caps the rounds.
+  // Nodes are at most the ranks; --pairs-rounds caps the rounds. The rails of a round run at once, each
+  // rank in one two-rank group of the same message: a round's work per rank is one collective's, as for
+  // the all_reduce over the pair. --tiling sequential runs a round's pairs in turns: as many turns as
+  // pairs, each a communicator and the collective's time.
   std::size_t rounds(const DemandContext& ctx) const override {
     const auto all = round_robin_rounds(ctx.ranks);
-    return std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
+    const auto r = std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
+    return ctx.opts.tiling == TilingMode::sequential ? r * std::max(1, ctx.ranks / 2) : r;
   }
 
  private:
   static std::size_t round_robin_rounds(int nodes) { return nodes < 2 ? 0 : static_cast<std::size_t>(nodes % 2 ? nodes : nodes - 1); }
+
+  // Rail `rail`'s unmeasured nodes, said in the matrix: "" when every node has a GPU on it.
+  static std::string missing_rail_note(const Placement& where, std::size_t rail) {
+    std::vector<std::string> missing;
+    for (std::size_t n = 0; n < where.ranks.size(); ++n)
+      if (where.ranks[n].size() <= rail) missing.push_back(fmt::format("{} ({} GPU(s))", where.node_hosts[n], where.ranks[n].size()));
+    if (missing.empty()) return "";
+    return fmt::format("rail {}: not measured for {}: no local rank {} there, so no rail counterpart", rail,
+                       fmt::join(missing, ", "), rail);
+  }
 };
 
 // Every pair of GPUs within each node, one pair at a time per node (as nvbandwidth measures them),
@@ -314,33 +291,31 @@ class GpuPairs final : public PairsBase {
     const auto my_index = static_cast<int>(std::find(local.begin(), local.end(), me) - local.begin());
     const auto steps = gpu_pair_schedule(static_cast<int>(g), false);
     const auto nodes = where.ranks.size();
-    std::array<std::vector<double>, 3> mine;
-    for (auto& t : mine) t.assign(nodes * g * g, kNaN);
+    std::vector<double> mine;  // one record per step (harness/pair_cells.h): node n's cells are matrix n of g x g
     for (const auto& step : steps) {
       const bool in_pair = (step.src == my_index || step.dst == my_index) &&
                            static_cast<std::size_t>(std::max(step.src, step.dst)) < local.size();
       Group pair(ctx.group, in_pair ? static_cast<int>(node) : -1, my_index);
-      if (!pair.member()) continue;
-      const auto s = static_cast<std::size_t>(step.src), d = static_cast<std::size_t>(step.dst);
-      const auto r = run_pair(inner(p), p.inner, pair, ctx,
-                              fmt::format("GPU pair {}:{} + {}", where.node_hosts[node], s, d), out);
-      const std::size_t base = node * g * g;
-      for (std::size_t t = 0; t < 3; ++t) {
-        const double v = t == 0 ? r.value : t == 1 ? r.down : r.up;
-        mine[t][base + s * g + d] = mine[t][base + d * g + s] = v;
+      PairResult r;
+      double cell = kNaN;
+      if (pair.member()) {
+        const auto s = static_cast<std::size_t>(step.src), d = static_cast<std::size_t>(step.dst);
+        r = run_pair(inner(p), p.inner, pair, ctx, fmt::format("GPU pair {}:{} + {}", where.node_hosts[node], s, d), out);
+        cell = static_cast<double>((node * g + s) * g + d);
+        if (std::isfinite(r.value)) out.reps.push_back(r.value);
       }
-      if (std::isfinite(r.value)) out.reps.push_back(r.value);
+      add_record(mine, cell, r);
     }
-    const auto cells = merge_cells(ctx.group, mine);
+    const auto cells = gather_cells(ctx.group, mine, nodes, g);
     nlohmann::json matrices = nlohmann::json::array();
     std::vector<double> all_pairs;
     for (std::size_t n = 0; n < nodes; ++n) {
       const auto members = where.ranks[n].size();
       if (members < 2) continue;
-      std::array<std::vector<double>, 3> node_cells;
+      PairCells node_cells;
       for (std::size_t t = 0; t < 3; ++t)
         for (std::size_t i = 0; i < members; ++i)
-          for (std::size_t j = 0; j < members; ++j) node_cells[t].push_back(cells[t][n * g * g + i * g + j]);
+          for (std::size_t j = 0; j < members; ++j) node_cells[t].push_back(cells[n][t][i * g + j]);
       for (std::size_t i = 0; i < members; ++i)
         for (std::size_t j = i + 1; j < members; ++j)
           if (std::isfinite(node_cells[0][i * members + j])) all_pairs.push_back(node_cells[0][i * members + j]);
@@ -349,14 +324,7 @@ class GpuPairs final : public PairsBase {
         labels.push_back(fmt::format("GPU{}", i));
         ranks.push_back({where.ranks[n][i]});
       }
-      matrices.push_back({{"kind", "gpu"},
-                          {"hosts", std::vector<std::string>(members, where.node_hosts[n])},
-                          {"labels", labels},
-                          {"ranks", ranks},
-                          {"values", json_matrix(node_cells[0], members)},
-                          {"spread_down", json_matrix(node_cells[1], members)},
-                          {"spread_up", json_matrix(node_cells[2], members)},
-                          {"directed", false}});
+      matrices.push_back(matrix_json("gpu", std::vector<std::string>(members, where.node_hosts[n]), labels, ranks, node_cells));
     }
     out.aggregate = median_of(all_pairs);
     out.metrics["pairs_measured"] = out.reps.size();

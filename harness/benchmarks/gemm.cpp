@@ -109,7 +109,7 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
     agreed_setup(ctx.group, key(), [&] { problem = ctx.device.make_gemm(type, s, ctx.seed); });
     const double flops = gemm_flops(s);
     out.reps = time_independent(
-        ctx.group, m.warmup, m.reps, [&] { return problem->run(); }, [&](double sec) { return flops / sec / 1e12; });
+        ctx.group, FaultSite::compute, m.warmup, m.reps, [&] { return problem->run(); }, [&](double sec) { return flops / sec / 1e12; });
     out.metrics["implementation"] = problem->details();
     apply_check(out, problem->verify());
     return out;

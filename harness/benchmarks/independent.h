@@ -3,17 +3,20 @@
 // group's ranks released together (so k ranks really work at once), each converted to the unit.
 #include <functional>
 
+#include "core/fault_plan.h"
 #include "harness/benchmark.h"
 
 namespace gpuscale {
 
 // `pass` runs one repetition and returns its seconds; `to_unit` turns seconds into the row's unit.
-std::vector<double> time_independent(const Group& group, int warmup, int reps, const std::function<double()>& pass,
-                                     const std::function<double(double)>& to_unit);
+// `site` is what the pass loads (compute for GEMM, memory for STREAM and copies): a timing fault
+// planted there (core/fault_plan.h) really spends its extra time in each timed repetition.
+std::vector<double> time_independent(const Group& group, FaultSite site, int warmup, int reps,
+                                     const std::function<double()>& pass, const std::function<double(double)>& to_unit);
 
 // The same loop with `before_each` run before every timed repetition (time_independent: the group's
 // barrier; a rank timing alone: nothing).
-std::vector<double> time_repetitions(int warmup, int reps, const std::function<double()>& pass,
+std::vector<double> time_repetitions(FaultSite site, int warmup, int reps, const std::function<double()>& pass,
                                      const std::function<double(double)>& to_unit,
                                      const std::function<void()>& before_each);
 

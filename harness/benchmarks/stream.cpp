@@ -72,7 +72,7 @@ class StreamBenchmark final : public PointBenchmark<StreamPoint> {
     const double bytes = static_cast<double>(stream_bytes(spec_.op, n, dtype_size(type)));
     RankMeasurement out;
     out.reps = time_independent(
-        ctx.group, m.warmup, m.reps, [&] { return arrays->run(spec_.op); },
+        ctx.group, FaultSite::memory, m.warmup, m.reps, [&] { return arrays->run(spec_.op); },
         [&](double s) { return bytes / s / 1e9; });
     out.metrics["bytes_per_pass"] = bytes;
     // BabelStream prints the best repetition, the row's value is the median: both are given. Per

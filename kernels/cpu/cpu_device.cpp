@@ -36,6 +36,9 @@ class CpuDevice final : public Device {
         {"last_level_cache", topo_.llc_name},
         {"default_stream_array_bytes", stream_bytes_},
         {"stream_array_capped_by_memory", capped},
+        // A CUDA rank records the NIC nearest its GPU (kernels/cuda/nic_plan.h); a CPU rank has none of its own.
+        {"nic", nullptr},
+        {"nic_note", "the CPU backend's traffic goes through MPI, over whatever interface MPI picks: no NIC per rank"},
     };
   }
 

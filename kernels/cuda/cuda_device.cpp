@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu_topology.h"
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/gpu_identity.h"
+#include "kernels/cuda/nic_probe.h"
 
 #ifndef GPUSCALE_CUDA_ARCHS_TEXT
 #error "GPUSCALE_CUDA_ARCHS_TEXT must name the architectures the kernels were built for"
@@ -118,6 +119,9 @@ class CudaDevice final : public Device {
         {"cpu_model", read_cpu_topology().model},
         {"clocks_note", "maximum clocks as the CUDA runtime reports them; current clocks and power limits need NVML"},
     };
+    // The NIC its inter-node traffic leaves by (the rail outliers name it: docs/fleet.md "Rails").
+    const char* hca = std::getenv("NCCL_IB_HCA");
+    info_.details.update(nic_details("/sys", bus, o.ordinal, hca ? hca : ""));
   }
 
   const DeviceInfo& info() const override { return info_; }

@@ -6,6 +6,7 @@ exit codes; a real CPU-backend run (the analysis_run fixture) is reported, compa
 report is opened in headless Chromium. --update-golden rewrites the golden files (review the diff).
 """
 import argparse
+import collections
 import copy
 import csv
 import io
@@ -18,8 +19,12 @@ import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import analysis_oracle
+import analysis_outputs
 import e2e_common
+import golden_verdicts
 import result_rows
+from analysis_oracle import LOWER_IS_BETTER, expected_regressions
 
 ARGS = None
 fail = e2e_common.fail
@@ -89,10 +94,15 @@ GOLDEN_CODES = {"compare-a-b.txt": 1, "check-a.txt": 1}
 
 
 def case_golden():
+    # Each output, and each golden file before it is compared byte for byte, carries the verdicts
+    # derived without gpuscale (golden_verdicts.py: make_synthetic.py's plan, and the rules written
+    # again in analysis_oracle.py); --update-golden writes only outputs that carry them.
+    exp = golden_verdicts.expected(ARGS.data)
     bad = []
     for name, args in GOLDEN:
         p = gs(*args, cwd=ARGS.data)
         expect_code(p, GOLDEN_CODES.get(name, 0), " ".join(args))
+        golden_verdicts.check_output(name, p.stdout, exp, "gpuscale " + " ".join(args))
         path = os.path.join(ARGS.data, "golden", name)
         if ARGS.update_golden:
             with open(path, "w", newline="") as f:
@@ -100,6 +110,7 @@ def case_golden():
             continue
         with open(path, newline="") as f:
             want = f.read()
+        golden_verdicts.check_output(name, want, exp, path)
         if p.stdout != want:
             out = work("actual-" + name)
             with open(out, "w", newline="") as f:
@@ -107,6 +118,13 @@ def case_golden():
             bad.append(f"{name} (diff {path} {out})")
     if bad:
         fail("output differs from golden: " + ", ".join(bad))
+    # The JUnit of compare and check: one case per row, failing exactly where the rules' verdicts fail.
+    p = gs("compare", "synthetic-a.json", "synthetic-b.json", "--junit", "-", cwd=ARGS.data)
+    expect_code(p, 1, "compare --junit -")
+    golden_verdicts.check_compare_junit(p.stdout, exp, "compare --junit")
+    p = gs("check", "synthetic-a.json", "--reference", "reference-alpha.json", "--junit", "-", cwd=ARGS.data)
+    expect_code(p, 1, "check --junit -")
+    golden_verdicts.check_check_junit(p.stdout, exp, "check --junit")
     # The Prometheus text parses with the reference client library and holds the documented families.
     from prometheus_client.parser import text_string_to_metric_families
     with open(os.path.join(ARGS.data, "golden", "report-a.prom")) as f:
@@ -116,16 +134,7 @@ def case_golden():
                  "gpuscale_rank_bandwidth_bytes_per_second", "gpuscale_straggler_deficit_ratio", "gpuscale_run_info"]:
         if name not in fams:
             fail(f"{name} missing from the Prometheus export")
-    strag = fams["gpuscale_straggler_deficit_ratio"].samples
-    if len(strag) != 1 or strag[0].labels["rank"] != "3" or strag[0].labels["host"] != "node-a2":
-        fail(f"straggler metric: {strag}")
-    valid = {(s.labels["benchmark"], s.labels["gpu_count"]): s.value for s in fams["gpuscale_valid"].samples}
-    if valid[("stream.copy", "4")] != 0 or valid[("stream.copy", "2")] != 1:
-        fail("gpuscale_valid does not mark the invalid row")
-    # CSV: one line per row, all sizes.
-    rows = list(csv.DictReader(io.StringIO(open(os.path.join(ARGS.data, "golden", "report-a.csv"), newline="").read())))
-    if len(rows) != len(load(data("synthetic-a.json"))["results"]):
-        fail("CSV does not have one line per result row")
+    # (the straggler and valid families' samples, and the CSV's lines, are held to the rules above)
 
 
 # ---- compare exit codes ----------------------------------------------------------------------------------
@@ -168,15 +177,14 @@ def moved_within_spread(doc, seed=7):
     return d
 
 
-LOWER_IS_BETTER = {"us", "ms", "s", "ns"}
-
-
-def lowered(doc, factor=0.8):
-    """Every figure of every row made worse by factor: aggregates, efficiencies, fractions of peak, group
-    values and summaries, rank values and statistics (times longer by 1/factor for lower-is-better
-    units). Spreads are relative: they stay."""
+def lowered(doc, factor=0.8, only=None):
+    """Every figure of every row (of the rows whose keys are in `only`, when given) made worse by factor:
+    aggregates, efficiencies, fractions of peak, group values and summaries, rank values and statistics
+    (times longer by 1/factor for lower-is-better units). Spreads are relative: they stay."""
     d = copy.deepcopy(doc)
     for r in d["results"]:
+        if only is not None and analysis_oracle.row_key(r) not in only:
+            continue
         f = 1 / factor if r["unit"] in LOWER_IS_BETTER else factor
         for key in ("aggregate", "scaling_efficiency", "fraction_of_peak"):
             if r[key] is not None:
@@ -203,47 +211,6 @@ def lowered(doc, factor=0.8):
     return d
 
 
-def expected_regressions(a, b, threshold=0.05):
-    """The noise rule of docs/analysis.md, written again independently of the C++ code: each side's
-    median lies in [v (1 - down), v (1 + up)] (the ranks' stats, or the row's spread where the ranks carry
-    none); a regression when even the best end of the goodness ratio's interval is below 1 - threshold,
-    and both sides have at least 2 repetitions."""
-    def band(r):
-        entries = e2e_common.rank_entries(r)
-        if not any("stats" in rv for rv in entries):
-            s = r.get("spread", {})
-            return s.get("down", 0.0), s.get("up", 0.0), s.get("reps", 0)
-        down = up = 0.0
-        reps = 0
-        for rv in entries:
-            s = rv["stats"]
-            if rv["value"] is None or s["n"] == 0 or s["median"] <= 0:
-                continue
-            # The median's bounds (the k-th smallest and largest repetition); min and max in older files.
-            down = max(down, (s["median"] - s.get("lo", s["min"])) / s["median"])
-            up = max(up, (s.get("hi", s["max"]) - s["median"]) / s["median"])
-            reps = max(reps, s["n"])
-        return down, up, reps
-    key = lambda r: (r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"])
-    bb = {key(r): r for r in b["results"]}
-    out = set()
-    for ra in a["results"]:
-        rb = bb.get(key(ra))
-        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra["aggregate"] or not rb["aggregate"]:
-            continue
-        da, ua, na = band(ra)
-        db, ub, nb = band(rb)
-        if na < 2 or nb < 2 or ra["unit"] != rb["unit"]:
-            continue
-        if ra["unit"] in LOWER_IS_BETTER:
-            hi = ra["aggregate"] / rb["aggregate"] * (1 + ua) / max(1 - db, 1e-300)
-        else:
-            hi = rb["aggregate"] / ra["aggregate"] * (1 + ub) / max(1 - da, 1e-300)
-        if hi < 1 - threshold:
-            out.add(key(ra))
-    return out
-
-
 def table_lines(text):
     """The row lines of compare's narrow table (after the column header, before the summary)."""
     lines = text.splitlines()
@@ -260,19 +227,41 @@ def expect_width(p, width, what):
         fail(f"{what}: {len(long)} line(s) longer than {width} columns, e.g. {long[0]!r}")
 
 
+def expect_verdicts(p, a, b, what):
+    """Every row compare printed carries the verdict the noise rule (written again in analysis_oracle)
+    gives it, not only the regressions (rows counted per benchmark, GPU count and verdict: the table
+    groups rows under their benchmark), and the summary line counts them."""
+    want = analysis_oracle.compare_verdicts(a, b)
+    rows, counts = analysis_outputs.compare_rows(p.stdout, what)
+    expected = sorted((r["benchmark"], r["gpu_count"], want[analysis_oracle.row_key(r)].verdict)
+                      for r in a["results"] if analysis_oracle.row_key(r) in want)
+    got = sorted((bench, gpus, verdict) for bench, _, _, gpus, _, verdict in rows)
+    if got != expected:
+        extra = list((collections.Counter(got) - collections.Counter(expected)).elements())
+        missing = list((collections.Counter(expected) - collections.Counter(got)).elements())
+        fail(f"{what}: verdicts differ from the noise rule's: printed, not expected {extra[:4]}; expected, not printed {missing[:4]}")
+    verdicts = [v.verdict for v in want.values()]
+    if any(counts[v] != verdicts.count(v) for v in analysis_outputs.VERDICTS) or counts["matched"] != len(verdicts):
+        fail(f"{what}: summary counts {counts}, the noise rule's verdicts {verdicts}")
+
+
 def compare_codes(path, expect_lowered_code):
     doc = load(path)
     same = gs("compare", path, path)
     expect_code(same, 0, "compare with itself")
+    expect_verdicts(same, doc, doc, "compare with itself")
     moved = work("moved.json")
-    save(moved_within_spread(doc), moved)
+    moved_doc = moved_within_spread(doc)
+    save(moved_doc, moved)
     p = gs("compare", path, moved)
     expect_code(p, 0, "compare with values moved within their spread")
+    expect_verdicts(p, doc, moved_doc, "compare with values moved within their spread")
     low = work("lowered.json")
     low_doc = lowered(doc)
     save(low_doc, low)
     junit = work("compare.xml")
     p = gs("compare", path, low, "--junit", junit)
+    expect_verdicts(p, doc, low_doc, "compare with values lowered by 20%")
     want = expected_regressions(doc, low_doc)
     code = 1 if want else 0
     if expect_lowered_code is not None and code != expect_lowered_code:
@@ -491,26 +480,47 @@ def case_real_compare():
 
 def case_real_check():
     path = real_run()
+    doc = load(path)
     ref = work("ref.json")
     p = gs("reference", path, "-o", ref)
     expect_code(p, 0, "reference")
     p = gs("check", path, "--reference", ref)
-    expect_code(p, 0, "check against its own reference")
+    expect_code(p, 0, "check against its own reference")  # every input run passes its own (docs/analysis.md)
+    # A planted difference on some rows, the others as measured: a random third of the rows with a value
+    # (seeded, printed) 30% low, another third 40% low. With the default floor (lower 0.10) both thirds
+    # fail; with --tolerance 0.35 only the 40% third does. The reference rule written again in Python
+    # (analysis_oracle.check_verdicts) must agree with that plan, and check's JUnit with both.
+    seed = random.randrange(1 << 30)
+    print(f"seed {seed}")
+    keys = [analysis_oracle.row_key(r) for r in doc["results"]
+            if r["status"] == "ok" and r["aggregate"] and r["unit"] not in LOWER_IS_BETTER]
+    random.Random(seed).shuffle(keys)
+    factor = {k: (1.0, 0.7, 0.6)[i % 3] for i, k in enumerate(keys)}
+    mixed_doc = lowered(lowered(doc, 0.7, {k for k, f in factor.items() if f == 0.7}), 0.6,
+                        {k for k, f in factor.items() if f == 0.6})
     low = work("low.json")
-    save(lowered(load(path), 0.7), low)
-    junit = work("check.xml")
-    p = gs("check", low, "--reference", ref, "--junit", junit)
-    expect_code(p, 1, "check with values 30% low")
-    root = ET.parse(junit).getroot()
-    cases = list(root.iter("testcase"))
-    fails = [c for c in cases if c.find("failure") is not None]
-    n_entries = len(load(ref)["clusters"][0]["entries"])
-    if len(cases) != n_entries or len(fails) != n_entries:
-        fail(f"JUnit: {len(cases)} cases, {len(fails)} failures, expected {n_entries} of each")
-    # Tolerances: 30% low passes with lower 0.35.
+    save(mixed_doc, low)
     ref2 = work("ref-wide.json")
     expect_code(gs("reference", path, "-o", ref2, "--tolerance", "0.35"), 0, "reference --tolerance")
-    expect_code(gs("check", low, "--reference", ref2), 0, "check within a wide tolerance")
+    for ref_path, tolerance in ((ref, 0.10), (ref2, 0.35)):
+        checks, unmatched, _ = analysis_oracle.check_verdicts(mixed_doc, load(ref_path))
+        order = [analysis_oracle.row_key(r) for r in mixed_doc["results"] if analysis_oracle.row_key(r) in checks]
+        want = [factor.get(k, 1.0) < 1 - tolerance for k in order]
+        if sorted(checks) != sorted(keys) or unmatched or [not checks[k].ok for k in order] != want:
+            fail(f"tolerance {tolerance}: the reference rule and the planted factors disagree: "
+                 f"{[(k, factor.get(k), checks[k]) for k in order if (not checks[k].ok) != (factor.get(k, 1.0) < 1 - tolerance)][:4]}")
+        junit = work("check.xml")
+        if os.path.exists(junit):
+            os.remove(junit)
+        p = gs("check", low, "--reference", ref_path, "--junit", junit)
+        expect_code(p, 1 if any(want) else 0, f"check with a third 30% and a third 40% low, tolerance {tolerance}")
+        with open(junit) as f:
+            cases = analysis_outputs.junit_cases(f.read(), "check --junit")
+        if [c[2] == "failure" for c in cases] != want:
+            fail(f"tolerance {tolerance}: JUnit fails {sum(c[2] == 'failure' for c in cases)} of {len(cases)} cases, "
+                 f"expected {sum(want)} of {len(want)}, at other rows: {[c[:2] for c, w in zip(cases, want) if (c[2] == 'failure') != w][:4]}")
+    print(f"ok: {len(keys)} rows, {sum(f < 0.9 for f in factor.values())} fail at the 10% floor, "
+          f"{sum(f < 0.65 for f in factor.values())} at 35%")
     # No overwrite without --force.
     expect_code(gs("reference", path, "-o", ref2), 2, "reference over an existing file")
     expect_code(gs("reference", path, "-o", ref2, "--force"), 0, "reference --force")
@@ -541,6 +551,7 @@ def case_back_to_back():
     # That back-to-back runs compare clean on a quiet machine is a measurement (docs/measurements.md,
     # "Comparison noise"), not a test.
     p = gs("compare", a, b)
+    expect_verdicts(p, load(a), load(b), "compare of two back-to-back runs")
     pair = expected_regressions(load(a), load(b))
     expect_code(p, 1 if pair else 0, f"compare of two back-to-back --reps 10 runs ({len(pair)} row(s) the rule flags)")
     expect_width(p, 80, "compare")
@@ -561,6 +572,7 @@ def case_back_to_back():
     want = expected_regressions(doc_b, worse_doc)
     p = gs("compare", b, worse)
     expect_code(p, 1 if want else 0, f"compare with a 20% worse copy ({len(want)} row(s) tight enough to flag)")
+    expect_verdicts(p, doc_b, worse_doc, "compare with a 20% worse copy")
     expect_width(p, 80, "compare")
     flagged = [l for l in table_lines(p.stdout) if l.rstrip().endswith("REGRESSION") or "REGRESSION (" in l]
     if len(flagged) != len(want):
@@ -627,6 +639,22 @@ def chromium(args, url):
     return run(cmd, timeout=120)
 
 
+class Elements(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.count = {}
+
+    def handle_starttag(self, tag, attrs):
+        self.count[tag] = self.count.get(tag, 0) + 1
+
+
+def elements(html):
+    """{tag: how many} of a page (the DOM chromium dumps)."""
+    e = Elements()
+    e.feed(html)
+    return e.count
+
+
 def console_messages(stderr):
     return [l for l in stderr.splitlines() if ":CONSOLE" in l]
 
@@ -635,13 +663,16 @@ def case_browser():
     if not (shutil.which("chromium") or shutil.which("chromium-browser")):
         print("SKIP: chromium is not installed (scripts/install-deps --test installs it)")
         sys.exit(77)
-    # The console check catches errors: a control page with one must show it.
+    # The console check catches errors, and the element count sees markup: a control page with a
+    # script and an image, raw, must show both.
     control = work("control.html")
     with open(control, "w") as f:
-        f.write("<!DOCTYPE html><html><body><script>console.error('gpuscale-control')</script></body></html>")
+        f.write("<!DOCTYPE html><html><body><script>console.error('gpuscale-control')</script><img src=x></body></html>")
     p = chromium(["--dump-dom"], "file://" + control)
     if not any("gpuscale-control" in l for l in console_messages(p.stderr)):
         fail(f"the console capture does not work (control page): {p.stderr[-2000:]}")
+    if not (elements(p.stdout).get("script") and elements(p.stdout).get("img")):
+        fail(f"the element count does not see the control page's script and image: {elements(p.stdout)}")
 
     path = real_run()
     html = work("report.html")
@@ -699,7 +730,18 @@ def case_browser():
     blue = sum(c for c, rgb in colors if abs(rgb[0] - 0x1f) < 20 and abs(rgb[1] - 0x77) < 20 and abs(rgb[2] - 0xb4) < 20)
     if var < 100 or len(colors) < 20 or blue < 500:
         fail(f"the screenshot looks blank: variance {var:.0f}, {len(colors)} colours, {blue} chart-blue pixels")
-    print(f"ok: charts {charts.kinds}; screenshot variance {var:.0f}, {len(colors)} colours")
+    # The hostile page (hostile.json: markup and scripts in every string field) renders without running
+    # anything: the control page above shows that a script's console output would be caught.
+    hostile = work("hostile.html")
+    expect_code(gs("report", data("hostile.json"), "--html", hostile), 0, "report --html of hostile.json")
+    p = chromium(["--dump-dom"], "file://" + hostile)
+    if p.returncode != 0 or console_messages(p.stderr):
+        fail(f"the hostile page: exit {p.returncode}, console messages {console_messages(p.stderr)}")
+    if elements(p.stdout).get("script") or elements(p.stdout).get("img"):
+        fail(f"the browser made elements of the hostile strings: {elements(p.stdout)}")
+    if "&lt;script&gt;alert(1)&lt;/script&gt;" not in p.stdout:
+        fail("the browser does not show the hostile host name as text")
+    print(f"ok: charts {charts.kinds}; screenshot variance {var:.0f}, {len(colors)} colours; the hostile page ran nothing")
 
 
 # ---- hostile strings ----------------------------------------------------------------------------------
@@ -751,11 +793,7 @@ def case_hostile():
     ET.fromstring(p.stdout)  # well-formed XML
     if "<script" in p.stdout or "\x1b" in p.stdout:
         fail("markup or control characters reached the JUnit XML unescaped")
-    # The browser renders the hostile page without running anything.
-    if shutil.which("chromium"):
-        p = chromium(["--dump-dom"], "file://" + outs["html"])
-        if console_messages(p.stderr):
-            fail(f"console messages on the hostile page: {console_messages(p.stderr)}")
+    # (the browser's view of the hostile page: case browser, which skips with 77 where chromium is missing)
 
 
 # ---- version 1 at the edge (issue 23) -------------------------------------------------------------

@@ -5,9 +5,19 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
   fleet_clean:     rows at 1 and 2 GPUs hold 16 and 8 groups, every count's groups cover every host, the
                    node-pair matrix is 8 x 8 and full, each node has its GPU-pair matrix; no outlier is
                    named (noise alone, on a loaded 2-core machine) and --fail-on-outliers exits 0.
-  fleet_slow_host: GPUSCALE_TEST_FAULT=slow-host:n3:10: n3, and no other host, is the outlier named in the
-                   summary, the JSON (analysis.outlier_hosts, every outlier record includes n3), the HTML
-                   heatmap and the drain list; --fail-on-outliers exits 1.
+  fleet_slow_host: GPUSCALE_TEST_FAULT=slow-host-reported:n3:10 (the exact, reported variant): n3, and no
+                   other host, is the outlier named in the summary, the JSON (analysis.outlier_hosts, every
+                   outlier record includes n3), the HTML heatmap and the drain list; --fail-on-outliers exits 1.
+  fleet_clean_default: five unplanted launches in a row at the default --outlier (10%), sequential
+                   tiling (DEFAULT_RULE): none names anything, --fail-on-outliers exits 0 each time.
+  fleet_slow_mem:  a real-time slow-mem:HOST:10 (time really slept in each STREAM pass) on one random host
+                   (seed printed; GPUSCALE_TEST_SEED replays) at the default --outlier: that host alone in
+                   the summary, the JSON, the heatmap and the drain list, exit 1.
+  fleet_slow_nic:  GPUSCALE_TEST_FAULT=slow-nic:n5:1:10 (real time: n5's local rank 1 sends slowly off the
+                   node) at the default --outlier, the pairs in turns (--tiling sequential): the rail-1
+                   matrix names n5, no other host or rail is
+                   named, the node matrix's records are explained by the rail, the record's NIC is null
+                   with the CPU backend's reason, the summary and the HTML heatmap of rail 1 name n5.
   fleet_modes:     --tiling sequential and first on 4 ranks of 2 hosts: recorded in the file, groups per
                    count as the mode says, idle ranks named; a one-node fleet run says there are no pairs
                    and measures the rest.
@@ -19,6 +29,7 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
 """
 import json
 import os
+import random
 import re
 import sys
 
@@ -35,6 +46,14 @@ HOSTS8 = ",".join(f"n{i // 2}" for i in range(16))
 # the noise (well under 70%) are kept apart by the fraction.
 PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,fleet", "--threads", "1",
         "--placement", "out-of-place", "--outlier", "0.7"]
+# The default rule (--outlier 0.1) against faults that take real time (core/fault_plan.h). Sequential
+# tiling: on a cluster every GPU works on its own device, so a slow one's extra time costs the others
+# nothing; here 16 ranks share 2 cores, and in concurrent groups the healthy ones finish first and
+# leave the slow one alone with both cores, which hides most of a slept fault. Taking turns, every
+# group measures under the same conditions, twice (harness/row_measure.cpp, better_pass).
+DEFAULT_RULE = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,fleet", "--threads", "1",
+                "--tiling", "sequential"]
+CLEAN_LAUNCHES = 5
 
 
 def work(name):  # a fresh output file's path (a leftover one and its journal removed)
@@ -58,12 +77,12 @@ def load_valid(path):
     return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
 
 
-def check_fleet_shape(doc):
+def check_fleet_shape(doc, tiling="concurrent"):
     hosts = [f"n{i}" for i in range(8)]
     if sorted(h["name"] for h in doc["hosts"]) != hosts:
         fail(f"hosts {[h['name'] for h in doc['hosts']]}, expected n0..n7 from GPUSCALE_TEST_HOSTS")
-    if doc["plan"]["options"]["tiling"] != "concurrent":
-        fail(f"plan.options.tiling {doc['plan']['options'].get('tiling')}, expected the default concurrent")
+    if doc["plan"]["options"]["tiling"] != tiling:
+        fail(f"plan.options.tiling {doc['plan']['options'].get('tiling')}, expected {tiling}")
     for r in doc["results"]:
         if r["benchmark"] in ("pairs", "gpu_pairs"):
             continue
@@ -86,14 +105,32 @@ def check_fleet_shape(doc):
     if sorted(r["params"]["collective"] for r in pairs) != ["all_reduce", "sendrecv"]:
         fail(f"pairs rows: {[r['params'] for r in pairs]}")
     for r in pairs:
-        m = r["matrices"][0]
-        v = m["values"]
-        if m["kind"] != "node" or sorted(m["hosts"]) != hosts or len(v) != 8 or any(len(row) != 8 for row in v):
-            fail(f"pairs {r['params']['collective']}: not an 8 x 8 node matrix: {m['hosts']}")
-        for i in range(8):
-            for j in range(8):
-                if (i == j) != (v[i][j] is None) or v[i][j] != v[j][i]:
-                    fail(f"pairs {r['params']['collective']}: cell {i},{j} is {v[i][j]} (full and symmetric expected)")
+        c = r["params"]["collective"]
+        # The sendrecv rail by rail: its node matrix (each pair's slowest rail), then rails 0 and 1; the
+        # all_reduce over both nodes' ranks: its node matrix alone.
+        kinds = [(m["kind"], m.get("rail")) for m in r["matrices"]]
+        want = [("node", None), ("rail", 0), ("rail", 1)] if c == "sendrecv" else [("node", None)]
+        if kinds != want:
+            fail(f"pairs {c}: matrices {kinds}, expected {want}")
+        for m in r["matrices"]:
+            v = m["values"]
+            if sorted(m["hosts"]) != hosts or len(v) != 8 or any(len(row) != 8 for row in v):
+                fail(f"pairs {c} {m['kind']} matrix: not 8 x 8: {m['hosts']}")
+            for i in range(8):
+                for j in range(8):
+                    if (i == j) != (v[i][j] is None) or v[i][j] != v[j][i]:
+                        fail(f"pairs {c} {m['kind']} {m.get('rail')}: cell {i},{j} is {v[i][j]} (full and symmetric expected)")
+            if m["kind"] == "rail":  # each node's rank on the rail: its local rank `rail`
+                if m["ranks"] != [[2 * n + m["rail"]] for n in range(8)]:
+                    fail(f"pairs {c} rail {m['rail']}: ranks {m['ranks']}")
+        if c == "sendrecv":
+            node, rails = r["matrices"][0]["values"], [m["values"] for m in r["matrices"][1:]]
+            for i in range(8):
+                for j in range(8):
+                    if i != j and abs(node[i][j] - min(x[i][j] for x in rails)) > 1e-9 * node[i][j]:
+                        fail(f"pairs sendrecv: node cell {i},{j} {node[i][j]} is not its slowest rail's")
+            if r["metrics"].get("rails") != 2:
+                fail(f"pairs sendrecv: metrics.rails {r['metrics'].get('rails')}, expected 2")
         if r["status"] != "ok" or r["gpu_count"] != 16:
             fail(f"pairs row status {r['status']} at {r['gpu_count']} GPUs")
     gp = [r for r in doc["results"] if r["benchmark"] == "gpu_pairs"]
@@ -121,10 +158,72 @@ def case_clean():
     print(f"ok: 16 ranks as 8 nodes, {len(doc['results'])} rows, no outlier")
 
 
+def case_clean_default():
+    """Five unplanted launches in a row at the default rule: none names anything."""
+    for launch in range(1, CLEAN_LAUNCHES + 1):
+        out = work(f"clean-default-{launch}.json")
+        p = mpirun(16, DEFAULT_RULE + ["--fail-on-outliers", "-o", out], {"GPUSCALE_TEST_HOSTS": HOSTS8})
+        doc = load_valid(out)
+        a = doc["analysis"]
+        if p.returncode != 0 or a["outliers"] or a["outlier_hosts"] or "fleet outliers" in p.stdout:
+            fail(f"unplanted launch {launch} of {CLEAN_LAUNCHES} at the default --outlier: exit {p.returncode}, "
+                 f"outliers {json.dumps(a['outliers'])[:2000]}\n{p.stderr[-2000:]}")
+        if launch == 1:
+            check_fleet_shape(doc, "sequential")
+        print(f"ok: unplanted launch {launch}: no outlier")
+
+
+def check_named_alone(p, out, host, tag):
+    """`host`, and no other, in the summary, the JSON, the drain list and the heatmaps; exit 1."""
+    if p.returncode != 1:
+        fail(f"{tag} with --fail-on-outliers: exit {p.returncode}, expected 1:\n{p.stderr[-3000:]}")
+    doc = load_valid(out)
+    a = doc["analysis"]
+    if a["outlier_hosts"] != [host]:
+        fail(f"{tag}: outlier_hosts {a['outlier_hosts']}, expected only {host}: {json.dumps(a['outliers'])[:3000]}")
+    for o in a["outliers"]:
+        if host not in o["hosts"]:
+            fail(f"{tag}: an outlier without {host}: {o}")
+    summary = p.stdout[p.stdout.find("fleet outliers"):].split("\nresults:")[0]
+    others = {h for h in re.findall(r"\bn[0-7]\b", summary)} - {host}
+    if f"suspect hosts: {host}\n" not in summary or others:
+        fail(f"{tag}: the summary does not name {host} alone:\n{summary}")
+    r = gs("report", "--drain-list", out)
+    if r.returncode != 0 or r.stdout != f"{host}\n":
+        fail(f"{tag}: report --drain-list: exit {r.returncode}, {r.stdout!r} {r.stderr}")
+    html = out + ".html"
+    r = gs("report", out, "--html", html)
+    if r.returncode != 0:
+        fail(f"{tag}: report --html: exit {r.returncode}: {r.stderr}")
+    with open(html) as f:
+        heat = re.findall(r"<svg[^>]*class=\"[^\"]*heatmap[^\"]*\".*?</svg>", f.read(), re.S)
+    marked = {t.replace("\u25b6", "").strip()
+              for t in re.findall(r"class=\"[^\"]*suspect[^\"]*\"[^>]*>([^<]+)<", "".join(heat))}
+    if host not in marked or marked - {host, "GPU0", "GPU1"}:
+        fail(f"{tag}: the heatmaps mark {marked}, expected {host} alone")
+    return doc
+
+
+def case_slow_mem():
+    """A real-time slow-mem at 10x on one random host (the seed printed) at the default rule."""
+    seed = int(os.environ.get("GPUSCALE_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
+    print(f"seed: GPUSCALE_TEST_SEED={seed} replays this case")
+    host = f"n{random.Random(seed).randrange(8)}"
+    out = work("slow-mem.json")
+    p = mpirun(16, DEFAULT_RULE + ["--fail-on-outliers", "-o", out],
+               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": f"slow-mem:{host}:10"})
+    doc = check_named_alone(p, out, host, f"slow-mem:{host}:10")
+    kinds = {(o["kind"], o.get("benchmark", "")) for o in doc["analysis"]["outliers"]}
+    print(f"ok: slow-mem:{host}:10 names {host} alone ({len(doc['analysis']['outliers'])} records {sorted(kinds)}), "
+          f"exit 1, drain list, heatmap")
+
+
 def case_slow_host():
+    # The reported variant (exact: the factor is the rank's own time under the shared load): the
+    # concurrent tiling at --outlier 0.7, where a slept fault would run alone at the end (DEFAULT_RULE).
     out = work("slow.json")
     p = mpirun(16, PLAN + ["--fail-on-outliers", "-o", out],
-               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-host:n3:10"})
+               {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-host-reported:n3:10"})
     if p.returncode != 1:
         fail(f"planted slow host with --fail-on-outliers: exit {p.returncode}, expected 1:\n{p.stderr[-3000:]}")
     doc = load_valid(out)
@@ -160,6 +259,53 @@ def case_slow_host():
     if "n3" not in marked or marked - {"n3", "GPU0", "GPU1"}:
         fail(f"the heatmaps mark {marked}, expected n3 alone")
     print(f"ok: n3 alone named ({len(a['outliers'])} records), exit 1, drain list n3, heatmap marks n3")
+
+
+def case_slow_nic():
+    out = work("slow-nic.json")
+    # --tiling sequential: the pairs of a round take turns (their rails at once). Concurrent, the healthy
+    # pairs finish first and leave n5's rail-1 group both cores, which hid the fault once (its best
+    # repetitions as fast as a healthy pair's).
+    p = mpirun(16, ["--backend", "cpu", "--quick", "--benchmarks", "pairs", "--threads", "1", "--tiling", "sequential",
+                    "-o", out], {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": "slow-nic:n5:1:10"})
+    if p.returncode != 0:
+        fail(f"planted slow NIC: exit {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    doc = load_valid(out)
+    a = doc["analysis"]
+    dump = json.dumps(a["outliers"])[:3000]
+    if a["outlier_hosts"] != ["n5"]:
+        fail(f"outlier_hosts {a['outlier_hosts']}, expected only n5: {dump}")
+    on_rail = [o for o in a["outliers"] if "rail" in o]
+    named = [o for o in on_rail if o["kind"] == "node" and o["hosts"] == ["n5"] and o["rail"] == 1]
+    if len(named) != 1 or named[0]["ranks"] != [11]:
+        fail(f"the rail-1 matrix does not name n5 (rank 11) once: {dump}")
+    if named[0]["nics"] != [None] or "CPU backend" not in named[0].get("nic_note", ""):
+        fail(f"the CPU backend's rail record: nics {named[0]['nics']}, note {named[0].get('nic_note')!r}")
+    for o in a["outliers"]:
+        if "n5" not in o["hosts"] or o.get("rail", 1) != 1:
+            fail(f"an outlier of another host or rail: {o}")
+        if "rail" not in o and o["kind"] == "node" and o.get("explained_by_rail") != 1:
+            fail(f"a node-matrix record of n5 not explained by its rail: {o}")
+    passes = {r["params"]["collective"]: r["metrics"].get("passes") for r in doc["results"] if r["benchmark"] == "pairs"}
+    if passes.get("sendrecv") != 2:
+        fail(f"pairs passes {passes}: the sendrecv's suspect rail was not confirmed by a second pass")
+    summary = p.stdout[p.stdout.find("fleet outliers"):].split("\nresults:")[0]
+    if ("suspect hosts: n5\n" not in summary or "on rail 1" not in summary or "on rail 0" in summary
+            or re.search(r"\bn[0-46-7]\b", summary)):
+        fail(f"the summary does not name n5 on rail 1 alone:\n{summary}")
+    html = work("slow-nic.html")
+    r = gs("report", out, "--html", html)
+    if r.returncode != 0:
+        fail(f"report --html: exit {r.returncode}: {r.stderr}")
+    with open(html) as f:
+        page = f.read()
+    rails = re.findall(r"<svg[^>]*data-kind=\"rail\" data-rail=\"(\d+)\".*?</svg>", page, re.S)
+    heat = re.search(r"<svg[^>]*data-kind=\"rail\" data-rail=\"1\".*?</svg>", page, re.S)
+    marked = {t.replace("\u25b6", "").strip()
+              for t in re.findall(r"class=\"[^\"]*suspect[^\"]*\"[^>]*>([^<]+)<", heat.group(0) if heat else "")}
+    if rails != ["1"] or marked != {"n5"}:
+        fail(f"the HTML draws rails {rails} (expected 1 alone) marking {marked} (expected n5)")
+    print(f"ok: n5 on rail 1 alone ({len(a['outliers'])} records, {len(on_rail)} on a rail), heatmap of rail 1 marks n5")
 
 
 def case_modes():
@@ -244,7 +390,13 @@ def case_bad_input():
             (["--pairs-rounds", "0"], {}, "invalid --pairs-rounds '0'"),
             (["--tiling", "bogus"], {}, "invalid --tiling 'bogus'"),
             ([], {"GPUSCALE_TEST_HOSTS": "a,b,c"}, "GPUSCALE_TEST_HOSTS: it names 3 hosts for a world of 2 ranks"),
-            ([], {"GPUSCALE_TEST_FAULT": "slow-host:n1:0.5"}, "GPUSCALE_TEST_FAULT")]:
+            ([], {"GPUSCALE_TEST_FAULT": "slow-host:n1:0.5"}, "GPUSCALE_TEST_FAULT"),
+            ([], {"GPUSCALE_TEST_FAULT": "slow-disk:n1:2"}, "'slow-disk:n1:2': not a known fault kind"),
+            ([], {"GPUSCALE_TEST_HOSTS": "n1,n1", "GPUSCALE_TEST_FAULT": "slow-nic:n1:2:3"},
+             "host 'n1' runs 2 rank(s) (local indices 0 to 1), not 2"),
+            ([], {"GPUSCALE_TEST_FAULT": "flaky:n1:1.5:3"}, "the probability is not a number in [0, 1]"),
+            ([], {"GPUSCALE_TEST_HOSTS": "a,b", "GPUSCALE_TEST_FAULT": "slow-mem:n9:3"},
+             "no rank of the job runs on host 'n9'")]:
         p = mpirun(2, base + args, env, timeout=120)
         lines = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
         if p.returncode != 2 or len(lines) != 1 or needle not in lines[0]:
@@ -265,7 +417,10 @@ def main():
     # which run the same code, stay in it.
     # RUN_SERIAL: nothing else of the suite runs beside them, so its load is not their noise.
     timed = {"RUN_SERIAL": "TRUE", "TIMEOUT": 600, "LABELS": "e2e;fleet"}
+    long_timed = dict(timed, TIMEOUT=CLEAN_LAUNCHES * 400)
     cases = {"clean": (case_clean, timed), "slow_host": (case_slow_host, timed),
+             "clean_default": (case_clean_default, long_timed), "slow_mem": (case_slow_mem, timed),
+             "slow_nic": (case_slow_nic, timed),
              "modes": (case_modes, cores), "only_html": (case_fleet_only_html, cores), "bad_input": (case_bad_input, {})}
     e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
 

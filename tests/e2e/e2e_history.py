@@ -88,7 +88,7 @@ def case_runs():
         hosts = "a1,a2" if i % 2 else "b1,b2"
         env = {"GPUSCALE_TEST_HOSTS": hosts}
         if cluster == "beta" and i >= 6:
-            env["GPUSCALE_TEST_FAULT"] = f"slow-host:{SLOW}:{SLOW_FACTOR}"
+            env["GPUSCALE_TEST_FAULT"] = f"slow-host-reported:{SLOW}:{SLOW_FACTOR}"
         out = e2e_common.out_path(work("runs"), f"run{i:02}.json")
         p = e2e_common.mpirun(2, ["run"] + PLAN + ["--cluster", cluster, "-q", "-o", out, "--store", store], env,
                               timeout=300, env_drop=CLEAN, echo=False)

@@ -106,10 +106,14 @@ class CpuDpStep final : public DpStep {
     const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
     const int lda = s.trans_a ? k : m, ldb = s.trans_b ? n : k;
     const auto ta = s.trans_a ? CblasTrans : CblasNoTrans, tb = s.trans_b ? CblasTrans : CblasNoTrans;
+    const auto t0 = std::chrono::steady_clock::now();
     if constexpr (sizeof(T) == 8)
       cblas_dgemm(CblasColMajor, ta, tb, m, n, k, 1.0, operand(g.a), lda, operand(g.b), ldb, 0.0, operand(g.c), m);
     else
       cblas_sgemm(CblasColMajor, ta, tb, m, n, k, 1.0f, operand(g.a), lda, operand(g.b), ldb, 0.0f, operand(g.c), m);
+    // A planted slow GPU (core/fault.h) spends its extra time here, in the step, where the gradient
+    // all-reduce of the other ranks waits for it.
+    spend_planted(FaultSite::compute, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
 
   // C[i][j] of GEMM g with the k products' inputs, as stored right now.

@@ -181,11 +181,65 @@ def hostile():
     return d
 
 
-def main():
-    hosts_a = ["node-a1", "node-a2"]
-    a = build("alpha", "NVIDIA H100 80GB HBM3", hosts_a)
+def files():
+    """{file name: document} of every file this script writes."""
+    a = build("alpha", "NVIDIA H100 80GB HBM3", ["node-a1", "node-a2"])
     b = build("beta", "NVIDIA A100-SXM4-80GB", ["node-b1", "node-b2"], scale=0.7, peak_scale=0.7)
-    for name, d in (("synthetic-a.json", a), ("synthetic-b.json", b), ("hostile.json", hostile())):
+    return {"synthetic-a.json": a, "synthetic-b.json": b, "hostile.json": hostile()}
+
+
+# ---- what the planted differences must give, worked out by hand from the plan above ------------------
+# tests/e2e/e2e_analysis.py (case golden) holds gpuscale's output, the golden files and its own second
+# implementation of the rules (tests/e2e/analysis_oracle.py) to these. Change them with the plan.
+
+def planned_compare(r):
+    """compare synthetic-a.json synthetic-b.json: (verdict, judged on fraction of peak) of A's row r.
+    B is built with scale 0.7 and peak_scale 0.7 on another device model (A100 vs H100), so rows with
+    a fraction of peak on both sides are judged on it; every rank spreads +-2% over 5 repetitions, so
+    an unchanged figure gives the B/A range [0.98/1.02, 1.02/0.98] = [0.961, 1.041], inside the 5%
+    threshold's [0.95, 1.05]."""
+    if r["status"] != "ok":
+        return "PROBLEM", False  # stream.copy at 4 GPUs is invalid in both files: no fraction of peak
+    if r["benchmark"] in ("stream.triad", "stream.copy", "gemm"):
+        return "same", True  # values and peaks both x0.7: the fraction of peak is A's, B/A = 1
+    if r["benchmark"] in ("all_reduce", "all_gather"):
+        # busbw x0.7 against the same link peaks (450, 50 GB/s): B/A = 0.7, range 0.7 x [0.961, 1.041]
+        # = [0.673, 0.729], all of it below 0.95
+        return "REGRESSION", True
+    if r["benchmark"] == "dp-step":
+        return "same", False  # dp_steps() ignores scale and has no peak: equal absolute values
+    raise ValueError(f"no planned verdict for {r['benchmark']}")
+
+
+# check synthetic-a.json --reference reference-alpha.json: (benchmark, gpu_count, params subset, passes,
+# why it fails, index of the entry that decides). Per-GPU values from build(): STREAM triad 3000 x
+# (1 + 0.01 r) with rank 3 at 0.85 at 4 GPUs, copy 3100 x (1 + 0.01 r), GEMM 700 x (1 + 0.01 r); rows sum
+# their ranks. Entry 0 (triad fp64 @ 4, 12000 +-5%: 11400..12600), entry 1 (stream.* fp*: at least
+# 2700), entry 2 (gemm @ 4, 3000 +-5%: 2850..3150), entry 3 (all_reduce 16M @ 4, 35 +-10%: 31.5..38.5),
+# entry 4 (broadcast @ 8: no such row).
+PLANNED_CHECK = [
+    ("stream.triad", 1, {}, True, "", 1),        # 3000
+    ("stream.triad", 2, {}, True, "", 1),        # 3000 + 3030 = 6030
+    ("stream.triad", 4, {}, True, "", 0),        # 3000 + 3030 + 3060 + 2550 = 11640
+    ("stream.copy", 1, {}, True, "", 1),         # 3100
+    ("stream.copy", 2, {}, True, "", 1),         # 3100 + 3131 = 6231
+    ("stream.copy", 4, {}, False, "invalid", 1),  # the invalid row
+    ("gemm", 4, {}, False, "outside", 2),        # 700 + 707 + 714 + 721 = 2842 < 2850
+    # t = 12 us x 6 steps + 1.5 x 16 MiB / 40 GB/s = 701.1 us: algbw 23.93, busbw 1.5 x that = 35.89
+    ("all_reduce", 4, {"size_bytes": 1 << 24}, True, "", 3),
+]
+PLANNED_UNMATCHED = [("alpha", 4)]  # broadcast at 8 GPUs
+PLANNED_UNCOVERED = 44 - len(PLANNED_CHECK)  # gemm at 1 and 2 GPUs, the other collectives, dp-step
+
+# Stragglers (more than 10% below the median of the ranks): only rank 3 of stream.triad at 4 GPUs, on
+# node-a2: 2550 against the median of 3000, 3030, 3060, 2550, which is 3015 (15.4% below). Every
+# other independent row's ranks lie within 3% of each other; collectives are not judged.
+PLANNED_STRAGGLERS = [("stream.triad", 4, 3, "node-a2", 2550.0, 3015.0)]
+PLANNED_INVALID = [("stream.copy", 4)]  # invalid_at=4
+
+
+def main():
+    for name, d in files().items():
         with open(os.path.join(HERE, name), "w") as f:
             json.dump(d, f, indent=1, sort_keys=True)
             f.write("\n")

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/fleet_outliers.h"
 #include "analysis/outliers.h"
 #include "analysis_fixtures.h"
 #include "core/error.h"
@@ -26,6 +27,12 @@ struct FleetSpec {
   double factor = 0.5;    // its figures are multiplied by this
   double noise = 0.02;    // +- relative noise of every figure
   bool analysis = true;   // write analysis.outliers and outlier_hosts
+  // The node-pair row as the sendrecv measures it, rail by rail: a matrix per rail (gpus_per_node of
+  // them) and the node matrix as each pair's slowest rail. The analysis is then the run's own
+  // (fleet_outliers over the document's rows).
+  bool rails = false;
+  int slow_rail = -1;     // with rails: the slowed host is slow on this rail only (a NIC), nowhere else
+  bool nics = false;      // the ranks' identities record their NIC (details.nic: mlx5_<local rank>, port 1)
 };
 
 // Host names with a random stem, so no test can lean on a fixed spelling.
@@ -64,7 +71,12 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
   if (hosts_out) *hosts_out = hosts;
   const int g = s.gpus_per_node, n = s.nodes * g;
   auto host_of = [&](int rank) { return hosts[static_cast<std::size_t>(rank / g)]; };
-  auto slowed = [&](const std::string& h) { return s.slow >= 0 && h == hosts[static_cast<std::size_t>(s.slow)] ? s.factor : 1.0; };
+  const bool nic_fault = s.rails && s.slow_rail >= 0;  // only the slow host's rail s.slow_rail is slow
+  auto slowed_on = [&](const std::string& h, int rail) {
+    const bool hit = s.slow >= 0 && h == hosts[static_cast<std::size_t>(s.slow)] && (!nic_fault || rail == s.slow_rail);
+    return hit ? s.factor : 1.0;
+  };
+  auto slowed = [&](const std::string& h) { return nic_fault ? 1.0 : slowed_on(h, -1); };
   auto ranks_of = [&](int node) {
     std::vector<int> r;
     for (int k = 0; k < g; ++k) r.push_back(node * g + k);
@@ -122,19 +134,43 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
     pm.ranks.push_back(ranks_of(i));
     member_ranks.push_back(ranks_of(i));
   }
-  for (int i = 0; i < s.nodes; ++i)
-    for (int j = i + 1; j < s.nodes; ++j)
-      pm.values[i][j] = pm.values[j][i] = bw * u(gen) * std::min(slowed(hosts[i]), slowed(hosts[j]));
-  for (int i = 0; i < s.nodes; ++i) {
-    json line = json::array();
-    for (int j = 0; j < s.nodes; ++j) line.push_back(i == j ? json(nullptr) : json(pm.values[i][j]));
-    values.push_back(line);
+  const std::size_t nn = static_cast<std::size_t>(s.nodes);
+  auto as_json = [&](const std::vector<std::vector<double>>& cells) {
+    json out = json::array();
+    for (std::size_t i = 0; i < nn; ++i) {
+      json line = json::array();
+      for (std::size_t j = 0; j < nn; ++j) line.push_back(i == j ? json(nullptr) : json(cells[i][j]));
+      out.push_back(line);
+    }
+    return out;
+  };
+  json rail_matrices = json::array();
+  if (!s.rails) {
+    for (int i = 0; i < s.nodes; ++i)
+      for (int j = i + 1; j < s.nodes; ++j)
+        pm.values[i][j] = pm.values[j][i] = bw * u(gen) * std::min(slowed(hosts[i]), slowed(hosts[j]));
+  } else {
+    for (int r = 0; r < g; ++r) {
+      std::vector<std::vector<double>> cells(nn, std::vector<double>(nn, NAN));
+      for (std::size_t i = 0; i < nn; ++i)
+        for (std::size_t j = i + 1; j < nn; ++j) {
+          cells[i][j] = cells[j][i] = bw * u(gen) * std::min(slowed_on(hosts[i], r), slowed_on(hosts[j], r));
+          if (r == 0 || cells[i][j] < pm.values[i][j]) pm.values[i][j] = pm.values[j][i] = cells[i][j];  // the slowest rail
+        }
+      json rail_ranks = json::array();
+      for (int i = 0; i < s.nodes; ++i) rail_ranks.push_back({i * g + r});
+      rail_matrices.push_back({{"kind", "rail"}, {"rail", r}, {"hosts", hosts}, {"ranks", rail_ranks}, {"labels", hosts},
+                               {"values", as_json(cells)}, {"directed", false}});
+    }
   }
+  values = as_json(pm.values);
   auto pairs_row = result_row("pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, n, std::vector<double>(static_cast<std::size_t>(n), bw));
   fix_hosts(pairs_row);
   json pairs = pairs_row;
   pairs["matrices"] = json::array({{{"kind", "node"}, {"hosts", hosts}, {"ranks", member_ranks}, {"labels", hosts},
                                     {"values", values}, {"directed", false}}});
+  if (s.rails) pairs["matrices"][0]["note"] = "each pair's slowest rail";
+  for (const auto& m : rail_matrices) pairs["matrices"].push_back(m);
   rows.push_back(pairs);
   for (const auto& o : matrix_outliers(pm, OutlierKind::node, rule)) record(o, "pairs.sendrecv", n);
   auto gpu_pairs_row = result_row("gpu_pairs.sendrecv", "collective", {{"size_bytes", 1 << 20}}, g, std::vector<double>(static_cast<std::size_t>(g), bw));
@@ -160,6 +196,7 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
   for (auto& r : doc["ranks"]) {
     r["host"] = host_of(r["rank"].get<int>());
     r["local_rank"] = r["rank"].get<int>() % g;
+    if (s.nics) r["device"]["details"]["nic"] = {{"device", "mlx5_" + std::to_string(r["rank"].get<int>() % g)}, {"port", 1}};
   }
   doc["hosts"] = json::array();
   for (int i = 0; i < s.nodes; ++i) doc["hosts"].push_back({{"name", hosts[i]}, {"node_index", i}, {"cpu_model", "x"}, {"ranks", ranks_of(i)}});
@@ -167,6 +204,7 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
     doc["analysis"] = {{"straggler_threshold", 0.1}, {"stragglers", json::array()}, {"outliers", found},
                        {"outlier_hosts", std::vector<std::string>(suspects.begin(), suspects.end())},
                        {"outlier_rule", {{"fraction", rule.fraction}, {"mad_k", rule.mad_k}}}};
+    if (s.rails) doc["analysis"].update(fleet_outliers(result_from_json("fleet.json", doc).rows, doc["ranks"], rule));
   }
   return doc;
 }

@@ -7,8 +7,10 @@
 #include <functional>
 #include <random>
 
+#include "analysis/fleet_check.h"
 #include "analysis/fleet_view.h"
 #include "core/error.h"
+#include "results/result_schema.h"
 #include "fleet_fixtures.h"
 
 namespace gpuscale {
@@ -261,6 +263,85 @@ TEST(FleetView, MalformedOutlierAnalysisIsRefused) {
       EXPECT_EQ(std::string(e.what()).rfind("fleet.json: " + want, 0), 0u) << e.what();
     }
   }
+}
+
+// The sendrecv measured rail by rail: 8 nodes of 4 GPUs, host 5's rail 2 at a tenth (a NIC).
+json rail_doc(std::mt19937_64& gen, std::vector<std::string>& hosts) {
+  FleetSpec s;
+  s.gpus_per_node = 4;
+  s.slow = 5;
+  s.factor = 0.1;
+  s.rails = true;
+  s.slow_rail = 2;
+  s.nics = true;
+  return testing::fleet_doc(s, gen, &hosts);
+}
+
+TEST(FleetView, RailMatricesAndRailOutliersAreReadAndMarkTheirOwnRail) {
+  std::mt19937_64 gen(61);
+  std::vector<std::string> hosts;
+  const auto doc = rail_doc(gen, hosts);
+  EXPECT_EQ(validate_result_json(doc), "");
+  const auto run = load(doc);
+  const auto v = fleet_view(run);
+  EXPECT_TRUE(v.problems.empty()) << v.problems.front();
+  std::vector<const FleetMatrix*> rails;
+  const FleetMatrix* node = nullptr;
+  for (const auto& m : v.matrices) {
+    if (m.kind == "rail") rails.push_back(&m);
+    if (m.kind == "node") node = &m;
+  }
+  ASSERT_EQ(rails.size(), 4u);
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(node->note, "each pair's slowest rail");
+  EXPECT_FALSE(node->rail);
+  for (int r = 0; r < 4; ++r) {
+    const auto& m = *rails[static_cast<std::size_t>(r)];
+    EXPECT_EQ(m.rail, r);
+    ASSERT_EQ(m.ranks.size(), 8u);
+    EXPECT_EQ(m.ranks[3], std::vector<int>{3 * 4 + r});
+    const auto marks = matrix_marks(m, run.rows[m.row], v);
+    for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(marks.suspect[i], r == 2 && i == 5u) << r << " " << i;
+    EXPECT_TRUE(marks.cells.empty());
+  }
+  EXPECT_EQ(matrix_marks(*node, run.rows[node->row], v).suspect[5], true);  // a suspect host
+  const FleetOutlier* on_rail = nullptr;
+  for (const auto& o : v.outliers)
+    if (o.rail) on_rail = &o;
+  ASSERT_NE(on_rail, nullptr);
+  EXPECT_EQ(*on_rail->rail, 2);
+  EXPECT_EQ(on_rail->hosts, std::vector<std::string>{hosts[5]});
+  EXPECT_EQ(on_rail->nics, std::vector<std::string>{"mlx5_2 port 1"});
+  EXPECT_EQ(outlier_rail(*on_rail), "rail 2 (NIC mlx5_2 port 1)");
+  EXPECT_FALSE(on_rail->explained());
+  std::size_t explained = 0;
+  for (const auto& o : v.outliers) explained += o.explained_by_rail == 2 ? 1 : 0;
+  EXPECT_GE(explained, 1u);  // the node matrix's record of the same host
+  EXPECT_EQ(v.outlier_hosts, std::vector<std::string>{hosts[5]});
+}
+
+TEST(FleetView, TheSchemaAndTheReaderHoldRailMatricesToTheirFields) {
+  std::mt19937_64 gen(62);
+  std::vector<std::string> hosts;
+  const auto good = rail_doc(gen, hosts);
+  // The schema: a rail matrix names its rail; a rail is an integer >= 0; so are an outlier's.
+  for (const auto& [what, mutate] : std::vector<std::pair<std::string, std::function<void(json&)>>>{
+           {"rail matrix without its rail", [](json& d) { d["results"][2]["matrices"][1].erase("rail"); }},
+           {"a negative rail", [](json& d) { d["results"][2]["matrices"][1]["rail"] = -1; }},
+           {"kind rack", [](json& d) { d["results"][2]["matrices"][1]["kind"] = "rack"; }},
+           {"an outlier's rail as text", [](json& d) { d["analysis"]["outliers"][0]["rail"] = "2"; }},
+           {"a NIC without its port", [](json& d) { d["analysis"]["outliers"][0]["nics"] = {{{"device", "mlx5_0"}}}; }}}) {
+    SCOPED_TRACE(what);
+    auto doc = good;
+    mutate(doc);
+    EXPECT_NE(validate_result_json(doc), "");
+  }
+  // The reader, where the schema lets it through: a rail on a node matrix.
+  auto doc = good;
+  doc["results"][2]["matrices"][0]["rail"] = 1;
+  const auto v = fleet_view(load(doc));
+  ASSERT_EQ(v.problems.size(), 1u);
+  EXPECT_NE(v.problems[0].find("/results/2/matrices/0: rail: only a rail matrix has one"), std::string::npos) << v.problems[0];
 }
 
 }  // namespace

@@ -206,5 +206,58 @@ TEST(ReportFleet, StringsFromTheFileAreEscaped) {
   EXPECT_EQ(html.find('\x1b'), std::string::npos);
 }
 
+// The sendrecv measured rail by rail (8 nodes of 4 GPUs), host 3's rail 1 at a fifth: a slow NIC.
+json rail_doc(std::mt19937_64& gen, std::vector<std::string>& hosts) {
+  FleetSpec s;
+  s.gpus_per_node = 4;
+  s.slow = 3;
+  s.factor = 0.2;
+  s.rails = true;
+  s.slow_rail = 1;
+  s.nics = true;
+  return testing::fleet_doc(s, gen, &hosts);
+}
+
+TEST(ReportFleet, HtmlDrawsTheNodeMatrixThenOnlyTheRailWithAnOutlier) {
+  std::mt19937_64 gen(71);
+  std::vector<std::string> hosts;
+  std::vector<FileReport> files;
+  files.push_back(report_of(rail_doc(gen, hosts)));
+  const auto html = report_html(files);
+  const auto node = html.find("data-kind=\"node\"");
+  const auto rail = html.find("data-kind=\"rail\" data-rail=\"1\"");
+  ASSERT_NE(node, std::string::npos);
+  ASSERT_NE(rail, std::string::npos);
+  EXPECT_LT(node, rail);
+  EXPECT_EQ(count(html, "data-kind=\"rail\""), 1u);  // rails 0, 2 and 3 measured nothing below the noise
+  EXPECT_NE(html.find("rails 0, 2-3: no outlier, not drawn"), std::string::npos);
+  EXPECT_NE(html.find("node pairs on rail 1 (8 nodes)"), std::string::npos);
+  const auto svg = html.substr(rail, html.find("</svg>", rail) - rail);
+  EXPECT_EQ(count(svg, "\xE2\x96\xB6 " + hosts[3] + "</text>"), 2u);  // marked on both axes of its rail
+  EXPECT_NE(html.find("<td>rail 1 (NIC mlx5_1 port 1)</td>"), std::string::npos);
+  // A file without the analysis has nothing to choose by: every rail is drawn.
+  auto bare = rail_doc(gen, hosts);
+  bare.erase("analysis");
+  std::vector<FileReport> plain;
+  plain.push_back(report_of(bare));
+  EXPECT_EQ(count(report_html(plain), "data-kind=\"rail\""), 4u);
+}
+
+TEST(ReportFleet, TextPutsTheRailsInOneBlockTheSlowRailFirst) {
+  std::mt19937_64 gen(72);
+  std::vector<std::string> hosts;
+  std::vector<FileReport> files;
+  files.push_back(report_of(rail_doc(gen, hosts)));
+  const auto& f = files.front();
+  const auto text = report_text(f, 0);
+  EXPECT_EQ(count(text, "node pairs by rail, 4 rails"), 1u) << text;
+  const auto nodes = line_after(text, "node pairs by rail", "nodes:");
+  EXPECT_EQ(nodes.find("nodes: rail 1: " + hosts[3] + " "), nodes.find_first_not_of(' ')) << nodes;
+  EXPECT_NE(text.find("node pairs, 8 nodes, 28 of 28 pairs measured (each pair's slowest rail)"), std::string::npos) << text;
+  EXPECT_NE(text.find("rail 1 (NIC mlx5_1 port 1)"), std::string::npos) << text;
+  const auto md = report_markdown(files);
+  EXPECT_NE(md.find("| rail 1 (NIC mlx5\\_1 port 1) |"), std::string::npos) << md;  // Markdown-escaped
+}
+
 }  // namespace
 }  // namespace gpuscale

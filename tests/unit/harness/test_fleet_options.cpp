@@ -1,5 +1,4 @@
-// The fleet's inputs: GPUSCALE_TEST_HOSTS (world/test_hosts), the slow-host test fault (core/fault)
-// and the --outlier / --pairs-rounds parsers (harness/fleet_options): values accepted, every bad one
+// The fleet's inputs: GPUSCALE_TEST_HOSTS (world/test_hosts) and the --outlier / --pairs-rounds parsers (harness/fleet_options): values accepted, every bad one
 // refused with one line naming the variable or flag, exit 2.
 #include <gtest/gtest.h>
 
@@ -8,7 +7,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/fault.h"
 #include "core/host_name.h"
 #include "harness/fleet_options.h"
 #include "harness/plan.h"
@@ -68,35 +66,6 @@ TEST(TestHosts, FromTheEnvironment) {
   EXPECT_EQ(*test_hosts_from_env(2), (std::vector<std::string>{"p", "q"}));
   EXPECT_TRUE(has(usage_error([] { test_hosts_from_env(3); }), "names 2 hosts for a world of 3 ranks"));
   unsetenv(kTestHostsEnv);
-}
-
-TEST(SlowHostFault, FactorOfAPlantedHost) {
-  const std::string list = "wrong:stream.triad,slow-host:h3:2,stall:all_reduce@2,slow-host:node-7.x:1.5";
-  EXPECT_DOUBLE_EQ(slow_host_factor(list, "h3"), 2);
-  EXPECT_DOUBLE_EQ(slow_host_factor(list, "node-7.x"), 1.5);
-  EXPECT_DOUBLE_EQ(slow_host_factor(list, "h4"), 1);
-  EXPECT_DOUBLE_EQ(slow_host_factor("", "h3"), 1);
-  const auto all = parse_slow_hosts(list);
-  ASSERT_EQ(all.size(), 2u);
-  EXPECT_EQ(all[0].host, "h3");
-  EXPECT_EQ(all[1].host, "node-7.x");
-  // Other items still match as before.
-  setenv(kFaultEnv, list.c_str(), 1);
-  EXPECT_TRUE(fault_injected("wrong:stream.triad"));
-  EXPECT_FALSE(fault_injected("slow-host:h3"));
-  EXPECT_DOUBLE_EQ(slow_host_factor("h3"), 2);
-  unsetenv(kFaultEnv);
-  EXPECT_DOUBLE_EQ(slow_host_factor("h3"), 1);
-}
-
-TEST(SlowHostFault, MalformedItemsAreRefused) {
-  for (const char* item : {"slow-host:h3", "slow-host:h3:", "slow-host::2", "slow-host:h3:1", "slow-host:h3:0.5",
-                           "slow-host:h3:-2", "slow-host:h3:x", "slow-host:h3:2x", "slow-host:h3:inf",
-                           "slow-host:h3:nan", "slow-host:h 3:2", "slow-host:h3:2,slow-host:h3:3"}) {
-    const auto e = usage_error([&] { parse_slow_hosts(item); });
-    EXPECT_TRUE(has(e, "GPUSCALE_TEST_FAULT")) << item << ": " << e;
-    EXPECT_TRUE(has(e, "slow-host:NAME:FACTOR")) << item << ": " << e;
-  }
 }
 
 TEST(FleetOptions, OutlierFraction) {

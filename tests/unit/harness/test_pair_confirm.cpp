@@ -86,5 +86,28 @@ TEST(PairConfirm, ASickNodeSurvivesTheConfirmingPassAndAStarvedOneDoesNot) {
   EXPECT_FALSE(pass_has_suspects(starved, hosts(8), ranks(8), 0.1));
 }
 
+// Each node's rank on one rail (rail `rail` of nodes of 2 ranks, as ranks() places them).
+std::vector<std::vector<int>> rail_ranks(std::size_t m, int rail) {
+  std::vector<std::vector<int>> r;
+  for (std::size_t i = 0; i < m; ++i) r.push_back({static_cast<int>(2 * i) + rail});
+  return r;
+}
+
+TEST(PairConfirm, ASlowNicIsASuspectOnItsRailAndInTheSlowestRailNodeMatrix) {
+  std::mt19937 rng(14);
+  // Node 5's rail 1 at a fifth: its rail matrix and the node matrix (each pair's slowest rail) name it;
+  // rail 0 does not.
+  const std::vector<PairCells> rails = {matrix(8, rng), matrix(8, rng, 5, 0.2)};
+  EXPECT_FALSE(pass_has_suspects(rails[0], hosts(8), rail_ranks(8, 0), 0.1));
+  EXPECT_TRUE(pass_has_suspects(rails[1], hosts(8), rail_ranks(8, 1), 0.1));
+  EXPECT_TRUE(pass_has_suspects(slowest_rail(rails), hosts(8), ranks(8), 0.1));
+  // Kept per rail, the better pass of each: slow in both passes stays, slow in one goes.
+  const std::vector<PairCells> again = {matrix(8, rng, 2, 0.2), matrix(8, rng, 5, 0.2)};
+  std::vector<PairCells> best;
+  for (std::size_t r = 0; r < 2; ++r) best.push_back(best_cells(rails[r], again[r]));
+  EXPECT_FALSE(pass_has_suspects(best[0], hosts(8), rail_ranks(8, 0), 0.1));  // node 2, starved once
+  EXPECT_TRUE(pass_has_suspects(best[1], hosts(8), rail_ranks(8, 1), 0.1));
+}
+
 }  // namespace
 }  // namespace gpuscale

@@ -1,7 +1,11 @@
 // harness/pair_schedule: the round-robin node-pair tournament (every pair exactly once, pairs
 // disjoint within a round, the bye of odd counts), exhaustively for 1..64 nodes and at 512, 1000 and
-// 4096; seeded sampled rounds; the intra-node GPU-pair order.
+// 4096; seeded sampled rounds; the intra-node GPU-pair order; the rail groups inside a node pair (even
+// and uneven nodes, every rank in at most one group of a round).
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
 
 #include <cstdint>
 #include <set>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "harness/pair_schedule.h"
+#include "test_seed.h"
 
 namespace gpuscale {
 namespace {
@@ -127,6 +132,48 @@ TEST(PairSchedule, GpuPairsOneAtATime) {
   EXPECT_EQ(gpu_pair_schedule(3, true),
             (std::vector<GpuPair>{{0, 1}, {0, 2}, {1, 0}, {1, 2}, {2, 0}, {2, 1}}));
   EXPECT_EQ(gpu_pair_schedule(3, false), (std::vector<GpuPair>{{0, 1}, {0, 2}, {1, 2}}));
+}
+
+TEST(RailGroups, LocalRankIWithLocalRankI) {
+  // Ranks placed round-robin over the nodes (node A holds 0, 2, 4, 6), as a launcher may place them.
+  EXPECT_EQ(rail_groups({0, 2, 4, 6}, {1, 3, 5, 7}),
+            (std::vector<RailGroup>{{0, 0, 1}, {1, 2, 3}, {2, 4, 5}, {3, 6, 7}}));
+  EXPECT_EQ(rail_groups({8, 9}, {0, 1}), (std::vector<RailGroup>{{0, 8, 0}, {1, 9, 1}}));
+}
+
+TEST(RailGroups, RailsBeyondTheSmallerNodeHaveNoGroup) {
+  EXPECT_EQ(rail_groups({0, 1, 2, 3}, {4, 5}), (std::vector<RailGroup>{{0, 0, 4}, {1, 1, 5}}));
+  EXPECT_EQ(rail_groups({4}, {0, 1, 2}), (std::vector<RailGroup>{{0, 4, 0}}));
+  EXPECT_TRUE(rail_groups({}, {0, 1}).empty());
+}
+
+TEST(RailGroups, EveryRankOfARoundIsInAtMostOneGroupWithItsCounterpart) {
+  std::mt19937 rng(static_cast<std::uint32_t>(test_seed()));
+  for (int trial = 0; trial < 50; ++trial) {
+    const int nodes = std::uniform_int_distribution<int>(2, 13)(rng);
+    std::vector<std::vector<int>> ranks(static_cast<std::size_t>(nodes));
+    int next = 0;
+    for (auto& rs : ranks)
+      for (int k = std::uniform_int_distribution<int>(1, 8)(rng); k > 0; --k) rs.push_back(next++);
+    for (const auto& round : round_robin(nodes)) {
+      std::set<int> seen;
+      std::size_t expected = 0;
+      for (const auto& p : round.pairs) {
+        const auto& a = ranks[static_cast<std::size_t>(p.a)];
+        const auto& b = ranks[static_cast<std::size_t>(p.b)];
+        const auto groups = rail_groups(a, b);
+        expected += std::min(a.size(), b.size());
+        ASSERT_EQ(groups.size(), std::min(a.size(), b.size()));
+        for (const auto& g : groups) {
+          EXPECT_EQ(g.a, a[static_cast<std::size_t>(g.rail)]);
+          EXPECT_EQ(g.b, b[static_cast<std::size_t>(g.rail)]);
+          EXPECT_TRUE(seen.insert(g.a).second) << g.a << " in two groups";
+          EXPECT_TRUE(seen.insert(g.b).second) << g.b << " in two groups";
+        }
+      }
+      EXPECT_EQ(seen.size(), 2 * expected);
+    }
+  }
 }
 
 }  // namespace

@@ -52,6 +52,15 @@ TEST(WatchdogBudget, FleetPointsGrowWithTheirRounds) {
   EXPECT_DOUBLE_EQ(some.bytes, one.bytes * 8 * 2);
   EXPECT_LT(watchdog_budget(some, "cuda", std::nullopt), watchdog_budget(all, "cuda", std::nullopt));
   EXPECT_GE(registry().find("gpu_pairs")->demand(p, DemandContext{o, "cuda", 8}).setup_s, 28 * 2.0);  // 8 GPUs: 28 pairs
+  // The sendrecv rail by rail: each rank is in one two-rank group a round, of the same message: the
+  // round's work per rank is still one sendrecv's (the all_reduce over the pair is budgeted alike).
+  const auto rails = pairs->demand(p, DemandContext{o, "cuda", 4096});
+  EXPECT_DOUBLE_EQ(rails.bytes, registry().find("sendrecv")->demand(p, DemandContext{o, "cuda", 2}).bytes * 8 * 2);
+  // --tiling sequential: a round's pairs take turns (at most ranks / 2 of them), each its own setup.
+  o.tiling = TilingMode::sequential;
+  const auto turns = pairs->demand(p, DemandContext{o, "cuda", 16});
+  EXPECT_DOUBLE_EQ(turns.bytes, one.bytes * 8 * 8 * 2);
+  EXPECT_DOUBLE_EQ(turns.setup_s, 2.0 * 8 * 8 * 2);
 }
 
 TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
