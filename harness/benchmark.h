@@ -81,6 +81,7 @@ struct DemandContext {
   const RunOptions& opts;
   std::string backend;  // "cpu", "cuda"
   int ranks = 1;        // the largest group the point runs on (the world size)
+  int nodes = 0;        // the job's nodes (the fleet benchmarks' pairs), 0 when not known: at most `ranks`
 };
 
 struct PointDemand {

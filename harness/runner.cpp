@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -159,7 +160,10 @@ class Run {
     return static_cast<std::size_t>(std::count_if(counts_.begin(), counts_.end(), [&](int k) { return measured_at(b, k); }));
   }
 
-  DemandContext demand_context() const { return {opts_, backend_->name(), world_.size()}; }
+  DemandContext demand_context() const {
+    const auto& hosts = world_.hosts();
+    return {opts_, backend_->name(), world_.size(), static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size())};
+  }
 
   // Before measuring: every point still to measure fits in a rank's memory; the watchdog and the
   // sentinel start (harness/guard/run_guard.h).

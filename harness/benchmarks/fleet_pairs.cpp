@@ -241,14 +241,15 @@ class NodePairs final : public PairsBase {
 
   std::size_t max_passes() const override { return 2; }
 
-  // Nodes are at most the ranks; --pairs-rounds caps the rounds. The rails of a round run at once, each
-  // rank in one two-rank group of the same message: a round's work per rank is one collective's, as for
-  // the all_reduce over the pair. --tiling sequential runs a round's pairs in turns: as many turns as
-  // pairs, each a communicator and the collective's time.
+  // The job's nodes (at most the ranks where not known); --pairs-rounds caps the rounds. The rails of a
+  // round run at once, each rank in one two-rank group of the same message: a round's work per rank is
+  // one collective's, as for the all_reduce over the pair. --tiling sequential runs a round's pairs in
+  // turns: as many turns as pairs, each a communicator and the collective's time.
   std::size_t rounds(const DemandContext& ctx) const override {
-    const auto all = round_robin_rounds(ctx.ranks);
+    const int nodes = ctx.nodes > 0 ? std::min(ctx.nodes, ctx.ranks) : ctx.ranks;
+    const auto all = round_robin_rounds(nodes);
     const auto r = std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
-    return ctx.opts.tiling == TilingMode::sequential ? r * std::max(1, ctx.ranks / 2) : r;
+    return ctx.opts.tiling == TilingMode::sequential ? r * static_cast<std::size_t>(std::max(1, nodes / 2)) : r;
   }
 
  private:

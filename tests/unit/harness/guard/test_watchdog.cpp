@@ -61,6 +61,11 @@ TEST(WatchdogBudget, FleetPointsGrowWithTheirRounds) {
   const auto turns = pairs->demand(p, DemandContext{o, "cuda", 16});
   EXPECT_DOUBLE_EQ(turns.bytes, one.bytes * 8 * 8 * 2);
   EXPECT_DOUBLE_EQ(turns.setup_s, 2.0 * 8 * 8 * 2);
+  // Where the run knows its nodes (16 ranks on 8 nodes): 7 rounds (8 with --pairs-rounds 8 capped), 4 turns each.
+  EXPECT_DOUBLE_EQ(pairs->demand(p, DemandContext{o, "cuda", 16, 8}).setup_s, 2.0 * 7 * 4 * 2);
+  o.tiling = TilingMode::concurrent;
+  o.pairs_rounds.reset();
+  EXPECT_DOUBLE_EQ(pairs->demand(p, DemandContext{o, "cuda", 4096, 512}).bytes, one.bytes * 511 * 2);
 }
 
 TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
