@@ -39,7 +39,9 @@ int main(int argc, char** argv) {
                  "the fleet rule's MAD band in robust deviations (default 3.5; the run has no such flag: for "
                  "measuring what a rule change would do)");
   app.add_option("--threshold", c.regression.threshold, "the history rule's threshold (the run's default 0.1)");
-  app.add_option("--baseline-runs", c.regression.baseline_runs, "the history rule's baseline runs (default 5)");
+  app.add_option("--baseline-runs", c.regression.baseline_runs,
+                 fmt::format("the history rule's baseline: at most the last K runs before a step (the run's default {})",
+                             history::RegressionRules{}.baseline_runs));
   app.add_option("--rep-noise", c.noise.rep_noise, "relative standard deviation of one repetition (default 0.01)");
   app.add_option("--spread", c.noise.spread, "relative standard deviation of a GPU's, NIC's or link's own speed (default 0.02)");
   app.add_option("--run-noise", c.noise.run_noise, "relative standard deviation of a GPU's speed from run to run (default 0.01)");
