@@ -129,7 +129,8 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
         auto mine = measure_mine(b, params, count, seed, run);
         m = pass == 0 ? std::move(mine) : better_pass(std::move(m), std::move(mine));
       }
-      if (sequential) run.world.barrier();
+      // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).
+      if (sequential) run.world.turn_barrier();
     }
   // Each rank reduces its repetitions itself; one two-level gather brings the summaries to rank 0.
   const bool first = count.mine >= 0 && count.group->rank() == 0;

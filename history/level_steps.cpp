@@ -11,7 +11,7 @@
 namespace gpuscale::history {
 namespace {
 
-// c(m) and q(m) for m = 1..30 differences, printed by TEST(LevelSteps, DISABLED_PrintTables) from
+// c(m) and q(m) for m = 1..30 differences, printed by tests/tools/level_step_tables.cpp from
 // 2,000,000 Gaussian series each (seed 20240601): c(m) = 1 / E[median of m |differences|] at sigma 1;
 // q(m) the 99.5% point of level_shift's z for m + 1 points against one more, the noise from their m
 // differences. TEST(LevelSteps, TablesMatchASimulation) checks them. Beyond 30 each tends to its limit

@@ -27,14 +27,21 @@ def fmt(v, unit):
     return "-" if v is None else f"{v:,.1f} {unit}"
 
 
+def num(v, spec, width=0):
+    """v formatted by `spec`, or "-" where the file holds no number (a 1-rank collective's algbw is null
+    while its row is ok: no bandwidth between one rank and itself), right-aligned to `width`."""
+    text = format(v, spec) if isinstance(v, (int, float)) and not isinstance(v, bool) else "-"
+    return f"{text:>{width}}"
+
+
 def coll_summary(path):
-    """Collective rows of one run on one GPU: counts by status, the transports, and the largest size's
-    time per collective (at one rank busbw is 0 for all_reduce by nccl-tests' definition)."""
+    """Collective rows of one run: counts by status, the transports, and the largest size's time per
+    collective and GPU count (at one rank there is no bandwidth: algbw is null, shown as "-")."""
     doc = load(path)
     if not doc:
         print(f"\ncollectives: no result at {path}")
         return
-    rows = doc["results"]
+    rows = [r for r in doc["results"] if r.get("scope") == "collective"]
     by = {}
     for r in rows:
         by[r["status"]] = by.get(r["status"], 0) + 1
@@ -43,14 +50,15 @@ def coll_summary(path):
     for r in rows:
         if r["status"] != "ok":
             continue
-        key = (r["benchmark"], r["params"].get("transport"), r["params"]["dtype"], r["params"]["placement"])
-        if key not in largest or r["params"]["size_bytes"] > largest[key]["params"]["size_bytes"]:
+        key = (r["benchmark"], r["params"].get("transport"), r["params"].get("dtype"), r["params"].get("placement", ""),
+               r["gpu_count"])
+        if key not in largest or r["params"].get("size_bytes", 0) > largest[key]["params"].get("size_bytes", 0):
             largest[key] = r
     for key, r in sorted(largest.items(), key=lambda kv: str(kv[0])):
         if key[2] == "fp32":
             m = r["metrics"]
-            print(f"  {key[0]:<15} {key[1] or '':<5} {key[3]:<13} {m['size_bytes']:>12} B  {m['time_us']:>10.1f} us  "
-                  f"algbw {m['algbw']:8.1f} GB/s")
+            print(f"  {key[0]:<15} {key[1] or '':<5} {key[3] or '':<13} {key[4]:>3} GPU(s) {num(m.get('size_bytes'), 'd', 12)} B  "
+                  f"{num(m.get('time_us'), '.1f', 10)} us  algbw {num(m.get('algbw'), '.1f', 8)} GB/s")
     for r in rows:
         if r["status"] in ("invalid", "failed"):
             print(f"  {r['status']}: {r['benchmark']} {r['params']}: {'; '.join(r['errors'])}")
@@ -68,9 +76,10 @@ def dp_summary(path):
             print(f"  {p['dtype']}: {r['status']} {'; '.join(r['errors'])}")
             continue
         mfu = r["fraction_of_peak"]
-        print(f"  {p['dtype']:<5} width {p['width']} depth {p['depth']} batch {p['batch']}: {r['aggregate']:,.0f} samples/s, "
-              f"{m['tflops']:.1f} TFLOP/s, MFU {'-' if mfu is None else f'{100 * mfu:.1f}%'}, step {m['step_time_us']:.0f} us "
-              f"(compute {m['compute_time_us']:.0f}, comm {m['comm_time_us']:.0f}, exposed {m['exposed_comm_us']:.0f})")
+        print(f"  {p['dtype']:<5} width {p['width']} depth {p['depth']} batch {p['batch']}: {num(r['aggregate'], ',.0f')} samples/s, "
+              f"{num(m.get('tflops'), '.1f')} TFLOP/s, MFU {'-' if mfu is None else f'{100 * mfu:.1f}%'}, "
+              f"step {num(m.get('step_time_us'), '.0f')} us (compute {num(m.get('compute_time_us'), '.0f')}, "
+              f"comm {num(m.get('comm_time_us'), '.0f')}, exposed {num(m.get('exposed_comm_us'), '.0f')})")
 
 
 def main():

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "world/activity.h"
+#include "world/patient_wait.h"
 #include "world/test_hosts.h"
 
 namespace gpuscale {
@@ -21,6 +23,19 @@ void check(int rc, const char* call) {
   int len = 0;
   MPI_Error_string(rc, msg, &len);
   throw Error(fmt::format("{} failed: {}", call, std::string(msg, static_cast<std::size_t>(len))), 1);
+}
+
+// MPI_Ibarrier, then MPI_Test with the pauses of patient_pause between polls (world/patient_wait.h).
+void patient_barrier(MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(comm, &req), "MPI_Ibarrier");
+  const PatientWait plan;
+  for (int polls = 0;; polls = std::min(polls + 1, 64)) {  // past 64 polls every pause is the cap
+    int done = 0;
+    check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    std::this_thread::sleep_for(patient_pause(plan, polls));
+  }
 }
 
 std::string hostname() {
@@ -125,9 +140,9 @@ std::string World::library_version() const {
   return s;
 }
 
-void World::barrier() const {
-  ActivityScope wait(Phase::waiting, "barrier of all ranks");
-  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+void World::turn_barrier() const {
+  ActivityScope wait(Phase::waiting, "barrier of all ranks (waiting its turn)");
+  patient_barrier(MPI_COMM_WORLD);
 }
 
 std::vector<std::string> World::gather_to_root(const std::string& mine) const {
@@ -217,6 +232,11 @@ int Group::size() const {
 void Group::barrier() const {
   ActivityScope wait(Phase::waiting, "barrier of the GPU count's ranks");
   check(MPI_Barrier(comm_), "MPI_Barrier");
+}
+
+void Group::turn_barrier() const {
+  ActivityScope wait(Phase::waiting, "barrier of the GPU count's ranks (waiting its turn)");
+  patient_barrier(comm_);
 }
 
 std::vector<double> Group::allgather(double mine) const {

@@ -1,6 +1,6 @@
 #pragma once
 // The MPI seam of the harness: the world of ranks, where each one runs, and the few control-plane
-// operations the runner needs (barrier, gather to rank 0, broadcast, sub-groups per GPU count).
+// operations the runner needs (a turn barrier, gather to rank 0, broadcast, sub-groups per GPU count).
 // Everything above this file decides with plain data (harness/plan.h), so it is unit-tested without MPI.
 #include <mpi.h>
 
@@ -37,7 +37,10 @@ class World {
   void act_as_hosts(std::vector<std::string> hosts);
   std::string library_version() const;
 
-  void barrier() const;
+  // A barrier whose waiting ranks sleep between polls (world/patient_wait.h) instead of spinning, so
+  // they leave the cores to the ranks still working: for turns that hand the machine from one group
+  // to the next (sequential tiling). Up to 2 ms later than MPI_Barrier; never inside a timed region.
+  void turn_barrier() const;
   // Every rank contributes a string; rank 0 receives all of them in rank order (others get {}). Two
   // levels: a node's ranks to their leader, then the leaders to rank 0 (rank 0's fan-in is O(nodes)).
   std::vector<std::string> gather_to_root(const std::string& mine) const;
@@ -83,6 +86,7 @@ class Group {
   int rank() const;
   int size() const;
   void barrier() const;
+  void turn_barrier() const;  // World::turn_barrier over the members (the node pairs' turns)
   // Every member gets every member's value, in group rank order.
   std::vector<double> allgather(double mine) const;
   // Every member gives `mine` (the same length on every member); every member gets them all, member

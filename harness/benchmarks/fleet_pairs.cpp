@@ -94,10 +94,10 @@ class PairsBase : public PointBenchmark<PairsPoint> {
   }
 
   // Memory: one pair's collective at a time. Work: the collective once per round and pass, and a communicator
-  // per round and pass (kSetupPerRound allows for NCCL's init at scale), for at most `rounds(ctx)` rounds.
+  // per round and pass (kSetupPerRound allows for NCCL's init at scale), for at most `rounds(p, ctx)` rounds.
   PointDemand demand_of(const PairsPoint& p, const DemandContext& ctx) const override {
     auto d = inner(p).demand(p.inner, ctx);
-    const double r = static_cast<double>(rounds(ctx) * max_passes());
+    const double r = static_cast<double>(rounds(p, ctx) * max_passes());
     d.bytes *= r;
     d.flops *= r;
     d.setup_s = kSetupPerRound * r;
@@ -105,7 +105,7 @@ class PairsBase : public PointBenchmark<PairsPoint> {
   }
 
   // The most rounds (node pairs) or steps (GPU pairs) the point can take on ctx.ranks ranks, per pass.
-  virtual std::size_t rounds(const DemandContext& ctx) const = 0;
+  virtual std::size_t rounds(const PairsPoint& p, const DemandContext& ctx) const = 0;
   // The most passes over them: 2 where a suspect is confirmed by a second pass (node pairs).
   virtual std::size_t max_passes() const { return 1; }
 
@@ -124,9 +124,9 @@ class NodePairs final : public PairsBase {
  public:
   NodePairs()
       : PairsBase(fleet_info("pairs", "every pair of nodes (round-robin rounds of disjoint pairs at once): sendrecv rail "
-                                      "by rail (local rank i of both nodes, all rails at once), all_reduce over all GPUs "
-                                      "of both; a matrix per rail and the node-pair matrix of busbw (--pairs-rounds "
-                                      "samples it)"),
+                                      "by rail (local rank i of both nodes, all rails at once; pairs and rails in turns "
+                                      "under --tiling sequential), all_reduce over all GPUs of both; a matrix per rail "
+                                      "and the node-pair matrix of busbw (--pairs-rounds samples it)"),
                   {"sendrecv", "all_reduce"}, "inter-node") {}
 
  protected:
@@ -149,10 +149,13 @@ class NodePairs final : public PairsBase {
     std::size_t rails = 0;  // the most GPUs on one node
     for (const auto& rs : where.ranks) rails = std::max(rails, rs.size());
     const std::size_t matrices = by_rail ? rails : 1;
-    // --tiling sequential: the pairs of a round take turns, each alone (its rails still at once), as
-    // the tiled groups do: on a machine of more ranks than cores, concurrent pairs that finish first
-    // leave a slow one every core, which hides a slow NIC's extra time.
+    // --tiling sequential: the pairs of a round take turns, and within a pair its rails, each alone,
+    // as the tiled groups do: on a machine of more ranks than cores, concurrent pairs that finish
+    // first leave a slow one every core, which hides a slow NIC's extra time, and two rails at once
+    // share the cores (their two-rank exchanges spun 1.3-7.9 GB/s apart on 16 ranks / 2 cores, too
+    // wide a spread to name a 10x NIC). Concurrent tiling runs every pair and rail of a round at once.
     const bool in_turns = ctx.opts.tiling == TilingMode::sequential;
+    const std::size_t rail_turns = in_turns && by_rail ? std::max<std::size_t>(1, rails) : 1;
     // One pass: every pair of the schedule once (every rail of it at once), the cells gathered
     // (identical on every rank). Each rank measures in at most one pair a round: one record a round.
     const auto pass = [&] {
@@ -178,15 +181,23 @@ class NodePairs final : public PairsBase {
         }
         PairResult r;
         double cell = kNaN;
-        const std::size_t turns = in_turns ? round.pairs.size() : 1;
+        const std::size_t turns = in_turns ? round.pairs.size() * rail_turns : 1;
         for (std::size_t turn = 0; turn < turns; ++turn) {
-          Group pair(ctx.group, !in_turns || my_pair == static_cast<int>(turn) ? colour : -1, ctx.group.rank());
-          if (!pair.member()) continue;
-          const auto name = by_rail ? fmt::format("rail {} of pair {} + {}", matrix, where.node_hosts[a], where.node_hosts[b])
-                                    : fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]);
-          r = run_pair(inner(p), p.inner, pair, ctx, name, out);
-          cell = static_cast<double>((matrix * m + a) * m + b);
-          if (std::isfinite(r.value)) out.reps.push_back(r.value);
+          {
+            const bool my_turn = !in_turns || (my_pair == static_cast<int>(turn / rail_turns) &&
+                                               (rail_turns == 1 || matrix == turn % rail_turns));
+            Group pair(ctx.group, my_turn ? colour : -1, ctx.group.rank());
+            if (pair.member()) {
+              const auto name = by_rail ? fmt::format("rail {} of pair {} + {}", matrix, where.node_hosts[a], where.node_hosts[b])
+                                        : fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]);
+              r = run_pair(inner(p), p.inner, pair, ctx, name, out);
+              cell = static_cast<double>((matrix * m + a) * m + b);
+              if (std::isfinite(r.value)) out.reps.push_back(r.value);
+            }
+          }
+          // The others wait for the turn asleep, not spinning in the next turn's split: their cores
+          // are the measuring pair's (world/patient_wait.h).
+          if (in_turns) ctx.group.turn_barrier();
         }
         add_record(mine, cell, r);
       }
@@ -244,12 +255,15 @@ class NodePairs final : public PairsBase {
   // The job's nodes (at most the ranks where not known); --pairs-rounds caps the rounds. The rails of a
   // round run at once, each rank in one two-rank group of the same message: a round's work per rank is
   // one collective's, as for the all_reduce over the pair. --tiling sequential runs a round's pairs in
-  // turns: as many turns as pairs, each a communicator and the collective's time.
-  std::size_t rounds(const DemandContext& ctx) const override {
+  // turns, and the sendrecv's rails of a pair in turns: as many turns as pairs (times the rails, the
+  // most GPUs of a node), each a communicator and the collective's time.
+  std::size_t rounds(const PairsPoint& p, const DemandContext& ctx) const override {
     const int nodes = ctx.nodes > 0 ? std::min(ctx.nodes, ctx.ranks) : ctx.ranks;
     const auto all = round_robin_rounds(nodes);
     const auto r = std::max<std::size_t>(1, ctx.opts.pairs_rounds ? std::min(all, static_cast<std::size_t>(*ctx.opts.pairs_rounds)) : all);
-    return ctx.opts.tiling == TilingMode::sequential ? r * static_cast<std::size_t>(std::max(1, nodes / 2)) : r;
+    if (ctx.opts.tiling != TilingMode::sequential) return r;
+    const int rails = p.collective == "sendrecv" ? (ctx.ranks + std::max(1, nodes) - 1) / std::max(1, nodes) : 1;
+    return r * static_cast<std::size_t>(std::max(1, nodes / 2)) * static_cast<std::size_t>(std::max(1, rails));
   }
 
  private:
@@ -334,7 +348,7 @@ class GpuPairs final : public PairsBase {
   }
 
   // g (g - 1) / 2 steps for the g GPUs of the largest node: at most the ranks, and at most 64 per node.
-  std::size_t rounds(const DemandContext& ctx) const override {
+  std::size_t rounds(const PairsPoint&, const DemandContext& ctx) const override {
     const auto g = static_cast<std::size_t>(std::clamp(ctx.ranks, 1, 64));
     return std::max<std::size_t>(1, g * (g - 1) / 2);
   }

@@ -12,6 +12,10 @@
   chroot       the bundle unpacked in that root and run there: --version, list, a --quick CPU run as
                one process and with the bundle's mpirun -np 2, and --backend cuda (one line, exit 3)
   device_plan  scripts/device-check --plan: every step time-boxed, the total at most 6:00
+  device_table scripts/device_check_table.py (device-check's last table) on result files of every
+               backend and rank count: a 1- and a 2-rank CPU run, and a 1-rank CUDA-shaped file (the
+               1-rank run as a CUDA run records it), whose collective rows are ok with a null algbw:
+               every table prints, "-" where a figure is null, exit 0 (issue 25, item 2)
 The root and chroot cases need root and debootstrap: without them they skip (exit 77) saying why."""
 import glob
 import json
@@ -277,11 +281,53 @@ def case_device_plan(args):
     print(f"device_plan: {len(boxes)} steps, {lines[-1]}")
 
 
+def case_device_table(args):
+    work = fresh(os.path.join(args.workdir, "device-table"))
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    plan = ["run", "--backend", "cpu", "--quick", "--benchmarks", "stream.copy,stream.triad,all_reduce,all_gather",
+            "-e", "1M", "--threads", "1"]
+    one, two, cuda = (os.path.join(work, n) for n in ("one.json", "two.json", "cuda.json"))
+    run([args.gpuscale] + plan + ["-o", one], env_extra=env, timeout=240)
+    run([args.mpiexec, "--oversubscribe", "-np", "2", args.gpuscale] + plan + ["-o", two], env_extra=env, timeout=240)
+    doc = load_valid(one, args.schema, args.gpuscale)
+    # What a CUDA run on one GPU records where the CPU run differs: the device, and NCCL as the transport.
+    doc["ranks"][0]["device"].update({"name": "NVIDIA H200", "backend": "cuda"})
+    doc["ranks"][0]["device"]["details"] = {"compute_capability": "9.0", "sm_count": 132}
+    for r in doc["results"]:
+        if r["scope"] == "collective":
+            r["params"]["transport"] = "nccl"
+    with open(cuda, "w") as f:
+        json.dump(doc, f)
+    nulls = [r for r in doc["results"] if r["scope"] == "collective" and r["status"] == "ok"
+             and r["metrics"].get("algbw") is None]
+    if not nulls:
+        fail("the 1-rank run has no ok collective row with a null algbw: the case tests nothing")
+    table = os.path.join(args.source, "scripts", "device_check_table.py")
+    for result in (one, two, cuda):
+        p = run(["python3", table, "--result", result, "--collectives", one, two, cuda], timeout=60)
+        out = p.stdout
+        if "Traceback" in p.stderr or "rows:" not in out or out.count("\ncollectives (") != 3:
+            fail(f"device_check_table.py --result {os.path.basename(result)}: {out[-2000:]} {p.stderr[-2000:]}")
+        for name in ("one.json", "two.json", "cuda.json"):
+            block = out.split(f"collectives ({name})", 1)[1].split("\ncollectives (", 1)[0]
+            lines = [l for l in block.splitlines() if "algbw" in l]
+            # One GPU: no bandwidth, "-"; two: a number.
+            for gpus in ((1, 2) if name == "two.json" else (1,)):
+                at = [l for l in lines if f" {gpus} GPU(s) " in l]
+                shown = [re.search(r"algbw +(\S+) GB/s$", l).group(1) for l in at]
+                if not at or any((v == "-") != (gpus == 1) for v in shown):
+                    fail(f"{name} at {gpus} GPU(s): algbw {shown} in {lines}, expected {'-' if gpus == 1 else 'numbers'}")
+    if "GPU: NVIDIA H200 (9.0, 132 SMs)" not in run(["python3", table, "--result", cuda], timeout=60).stdout:
+        fail("the CUDA-shaped file's device line is missing")
+    print(f"device_table: 3 result files, {len(nulls)} ok collective rows with a null algbw shown as '-'")
+
+
 def main():
     def parse():
         ap = parser()
         ap.add_argument("--build", required=True)
         ap.add_argument("--source", required=True)
+        ap.add_argument("--mpiexec", required=True)
         args = ap.parse_args()
         args.workdir = os.path.abspath(args.workdir)
         return args
@@ -301,7 +347,8 @@ def main():
              "root": (with_args(case_root), {"FIXTURES_SETUP": "bundle_root", "TIMEOUT": 900}),
              "chroot": (with_args(case_chroot), {"FIXTURES_REQUIRED": "bundle_tarball;bundle_root",
                                                  "RESOURCE_LOCK": "cpu_cores"}),
-             "device_plan": (with_args(case_device_plan), {})}
+             "device_plan": (with_args(case_device_plan), {}),
+             "device_table": (with_args(case_device_table), {"RESOURCE_LOCK": "cpu_cores"})}
 
     def parse_and_keep():
         nonlocal args

@@ -10,6 +10,7 @@
 #include "analysis/fleet_check.h"
 #include "core/error.h"
 #include "fleet_fixtures.h"
+#include "usage_error.h"
 
 namespace gpuscale {
 namespace {
@@ -19,15 +20,7 @@ using testing::FleetSpec;
 
 LoadedResult load(const json& doc, const std::string& label = "fleet.json") { return result_from_json(label, doc); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return test::usage_error(f); }
 
 TEST(FleetCheck, OneFailurePerOutlierNamingKindAndHosts) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {

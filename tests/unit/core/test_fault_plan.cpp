@@ -12,24 +12,13 @@
 #include "core/error.h"
 #include "core/fault.h"
 #include "core/fault_plan.h"
+#include "usage_error.h"
 
 namespace gpuscale {
 namespace {
 
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    const std::string what = e.what();
-    EXPECT_EQ(what.find('\n'), std::string::npos) << "one line";
-    return what;
-  }
-  return "";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::has;
+using test::usage_error;
 
 TEST(FaultPlan, EveryKindParses) {
   const auto f = parse_timing_faults(

@@ -12,6 +12,7 @@
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/progress.h"
 #include "harness/run_option_table.h"
+#include "usage_error.h"
 
 namespace gpuscale {
 namespace {
@@ -29,13 +30,8 @@ RunOptions parsed(std::string_view key, const std::string& text) {
 }
 
 std::string refusal(std::string_view key, const std::string& text) {
-  try {
-    (void)parsed(key, text);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    return e.what();
-  }
-  return "(accepted)";
+  const auto e = test::usage_error([&] { (void)parsed(key, text); });
+  return e.empty() ? "(accepted)" : e;
 }
 
 TEST(CliHabits, DtypesTakeNcclTestsNamesAndAll) {

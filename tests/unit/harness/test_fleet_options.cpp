@@ -11,25 +11,13 @@
 #include "harness/fleet_options.h"
 #include "harness/plan.h"
 #include "world/test_hosts.h"
+#include "usage_error.h"
 
 namespace gpuscale {
 namespace {
 
-// The message of the gpuscale::Error that `f` throws (exit 2 checked), or "" when it throws none.
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    const std::string what = e.what();
-    EXPECT_EQ(what.find('\n'), std::string::npos) << "one line";
-    return what;
-  }
-  return "";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::has;
+using test::usage_error;
 
 TEST(TestHosts, OneNamePerRankInRankOrder) {
   EXPECT_EQ(parse_test_hosts("h1,h1,h2,h2", 4), (std::vector<std::string>{"h1", "h1", "h2", "h2"}));

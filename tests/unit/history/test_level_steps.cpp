@@ -8,6 +8,7 @@
 
 #include "test_seed.h"
 #include "history/level_steps.h"
+#include "level_noise_draws.h"
 
 namespace gpuscale::history {
 namespace {
@@ -20,36 +21,6 @@ std::vector<LevelPoint> points(const std::vector<double>& values, double own = 0
   return p;
 }
 
-// m + 1 points of Gaussian log noise against one more, the noise from their m differences: (median
-// |difference|, z at c = 1) for each draw.
-void draw_noise_only(std::mt19937_64& rng, std::size_t m, int draws, std::vector<double>& medians, std::vector<double>& z) {
-  std::normal_distribution<double> noise(0, 0.05);
-  std::vector<LevelPoint> p(m + 2, {1, band(0)});
-  for (int d = 0; d < draws; ++d) {
-    for (auto& q : p) q.value = 100 * std::exp(noise(rng));
-    const RunNoise n = run_noise(p, 0, m + 2, m + 1);
-    EXPECT_EQ(n.differences, m);
-    const double median = n.sigma / noise_scale_factor(m);
-    medians.push_back(median);
-    z.push_back(level_shift(p, 0, m + 1, m + 2, Better::higher, {median, m}).z);
-  }
-}
-
-TEST(LevelSteps, DISABLED_PrintTables) {
-  // Makes kScale and kCritical (level_steps.cpp): --gtest_also_run_disabled_tests --gtest_filter=*PrintTables.
-  std::mt19937_64 rng(20240601);
-  const int draws = 2000000;
-  for (std::size_t m = 1; m <= 30; ++m) {
-    std::vector<double> medians, z;
-    draw_noise_only(rng, m, draws, medians, z);
-    double sum = 0;
-    for (const double v : medians) sum += v;
-    const double c = 0.05 * draws / sum;
-    std::nth_element(z.begin(), z.begin() + static_cast<long>((1 - kStepAlpha) * draws), z.end());
-    std::printf("%zu %.4f %.3f\n", m, c, z[static_cast<std::size_t>((1 - kStepAlpha) * draws)] / c);
-  }
-}
-
 TEST(LevelSteps, TablesMatchASimulation) {
   // c(m) x median |difference| averages sigma, and z exceeds q(m) in kStepAlpha of the draws (the tables
   // came from 2,000,000 draws each; 100,000 here, so a right table fails with probability below 1e-6
@@ -59,6 +30,7 @@ TEST(LevelSteps, TablesMatchASimulation) {
     const int draws = 100000;
     std::vector<double> medians, z;
     draw_noise_only(rng, m, draws, medians, z);
+    EXPECT_EQ(run_noise(std::vector<LevelPoint>(m + 2, {100, band(0)}), 0, m + 2, m + 1).differences, m);
     double sigma = 0;
     int over = 0;
     for (int d = 0; d < draws; ++d) {

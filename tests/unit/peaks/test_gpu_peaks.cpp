@@ -9,6 +9,7 @@
 #include "test_seed.h"
 #include "core/error.h"
 #include "peaks/gpu_peaks.h"
+#include "usage_error.h"
 
 namespace gpuscale {
 namespace {
@@ -179,13 +180,7 @@ TEST(GpuPeaks, PeaksFileAddsAndReplacesModels) {
 }
 
 std::string parse_error(const std::string& text) {
-  try {
-    parse_gpu_peaks(text, "bad.json");
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    return e.what();
-  }
-  return "";
+  return test::usage_error([&] { parse_gpu_peaks(text, "bad.json"); });
 }
 
 TEST(GpuPeaks, MalformedFilesAreOneLineNamingTheFileAndTheField) {

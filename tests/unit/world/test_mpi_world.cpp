@@ -1,10 +1,13 @@
 // world/world under mpirun (5 ranks acting as interleaved hosts): the two-level gather to rank 0 gives
-// every rank's string in rank order, whatever its bytes, and a node leader's broadcast reaches exactly
-// its own node's ranks.
+// every rank's string in rank order, whatever its bytes, a node leader's broadcast reaches exactly
+// its own node's ranks, and a turn barrier (waiting asleep) lets no rank past before the last arrives.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
+#include <functional>
 #include <random>
+#include <thread>
 
 #include "world/world.h"
 
@@ -47,6 +50,29 @@ TEST(MpiWorld, NodeLeaderBroadcastStaysOnItsNode) {
   world.act_as_hosts(interleaved(world.size()));
   const std::string mine = world.is_node_leader() ? "from leader " + std::to_string(world.rank()) : "ignored";
   EXPECT_EQ(world.broadcast_from_node_leader(mine), "from leader " + std::to_string(world.node_leader()));
+}
+
+// The ranks arrive at a turn barrier at staggered times (the slowest 80 ms late): each leaves after
+// every rank's arrival. steady_clock is the host's monotonic clock, one for every process on it, and
+// load only delays a departure, so the check cannot fail by timing.
+void expect_turn_barrier_waits_for_all(int rank, int size, MPI_Comm comm, const std::function<void()>& turn_barrier) {
+  using clock = std::chrono::steady_clock;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20 * ((rank * 3) % size % 5)));
+  const double arrived = std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+  turn_barrier();
+  const double left = std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+  double last = 0;
+  MPI_Allreduce(&arrived, &last, 1, MPI_DOUBLE, MPI_MAX, comm);
+  EXPECT_GE(left, last) << "rank " << rank << " left the turn barrier before the last rank arrived";
+}
+
+TEST(MpiWorld, TurnBarrierHoldsEveryRankUntilTheLastArrives) {
+  World world(nullptr, nullptr);
+  for (int round = 0; round < 3; ++round)
+    expect_turn_barrier_waits_for_all(world.rank(), world.size(), world.comm(), [&] { world.turn_barrier(); });
+  const Group even(world, world.rank() % 2 == 0 ? 0 : -1, world.rank());  // a group of some ranks only
+  if (even.member())
+    expect_turn_barrier_waits_for_all(even.rank(), even.size(), even.comm(), [&] { even.turn_barrier(); });
 }
 
 }  // namespace

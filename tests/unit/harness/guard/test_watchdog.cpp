@@ -61,8 +61,13 @@ TEST(WatchdogBudget, FleetPointsGrowWithTheirRounds) {
   const auto turns = pairs->demand(p, DemandContext{o, "cuda", 16});
   EXPECT_DOUBLE_EQ(turns.bytes, one.bytes * 8 * 8 * 2);
   EXPECT_DOUBLE_EQ(turns.setup_s, 2.0 * 8 * 8 * 2);
-  // Where the run knows its nodes (16 ranks on 8 nodes): 7 rounds (8 with --pairs-rounds 8 capped), 4 turns each.
-  EXPECT_DOUBLE_EQ(pairs->demand(p, DemandContext{o, "cuda", 16, 8}).setup_s, 2.0 * 7 * 4 * 2);
+  // Where the run knows its nodes (16 ranks on 8 nodes): 7 rounds (8 with --pairs-rounds 8 capped), 4
+  // pairs each, and the sendrecv's 2 rails of a pair in turns too; the all_reduce's pairs without rails.
+  EXPECT_DOUBLE_EQ(pairs->demand(p, DemandContext{o, "cuda", 16, 8}).setup_s, 2.0 * 7 * 4 * 2 * 2);
+  auto ar = p;
+  ar["collective"] = "all_reduce";
+  ar["op"] = "sum";
+  EXPECT_DOUBLE_EQ(pairs->demand(ar, DemandContext{o, "cuda", 16, 8}).setup_s, 2.0 * 7 * 4 * 2);
   o.tiling = TilingMode::concurrent;
   o.pairs_rounds.reset();
   EXPECT_DOUBLE_EQ(pairs->demand(p, DemandContext{o, "cuda", 4096, 512}).bytes, one.bytes * 511 * 2);
