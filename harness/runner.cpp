@@ -251,13 +251,15 @@ class Run {
       auto& count = count_groups_[ki];
       // Sequential tiling measures the groups one after another: the point's budget is per group.
       const double row_budget = budget * static_cast<double>(std::max<std::size_t>(1, count.rounds.size()));
-      guard_->begin_point({b->key(), point["params"], k, fmt::format("{} on {} GPU(s)", label, k), row_budget});
+      // "on 4 GPUs", or on the CPU backend "on 4 ranks" (its ranks are processes, not devices), as the tables say.
+      const std::string what = fmt::format("{} on {}", label, device_word(backend_->name()).count(k));
+      guard_->begin_point({b->key(), point["params"], k, what, row_budget});
       auto row = measure_row(*b, point["params"], count, seed_, single,
                              {world_, *backend_, *telemetry_, opts_, links_, doc_["ranks"]});
       if (world_.rank() == 0) {
         // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
         if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
-        progress.step(fmt::format("{} on {} GPU(s)", label, k));
+        progress.step(what);
         row.rank_stats = opts_.rank_stats;
         row.attempt = attempt_;
         lines.push_back({pi, k, result_row_line(row)});

@@ -56,7 +56,7 @@ struct StalledPoint {
   std::string benchmark;
   nlohmann::json params;
   int gpu_count = 0;
-  std::string label;  // "all_reduce fp32 1M out-of-place sum on 4 GPU(s)"
+  std::string label;  // "all_reduce fp32 1M out-of-place sum on 4 GPUs" ("on 4 ranks" on the CPU backend)
   double budget_s = 0;
 };
 

@@ -60,8 +60,16 @@ int attribute(cudaDeviceAttr attr, int ordinal) {
 class CudaDevice final : public Device {
  public:
   explicit CudaDevice(const CudaDeviceOptions& o) {
-    check(cudaSetDevice(o.ordinal), "cudaSetDevice");
-    check(cudaFree(nullptr), "cudaFree (creating the CUDA context)");
+    char bus[32] = {};
+    CpuBinding cpu_binding;
+    for (const auto step : kDeviceOpenOrder) switch (step) {  // the order and why: kernels/cuda/cuda_plan.h
+        case DeviceOpenStep::read_pci_bus_id:
+          check(cudaDeviceGetPCIBusId(bus, sizeof bus, o.ordinal), "cudaDeviceGetPCIBusId");
+          break;
+        case DeviceOpenStep::bind_cpus: cpu_binding = bind_to_gpu_numa_node(bus); break;
+        case DeviceOpenStep::set_device: check(cudaSetDevice(o.ordinal), "cudaSetDevice"); break;
+        case DeviceOpenStep::create_context: check(cudaFree(nullptr), "cudaFree (creating the CUDA context)"); break;
+      }
     cudaDeviceProp p{};
     check(cudaGetDeviceProperties(&p, o.ordinal), "cudaGetDeviceProperties");
     const ComputeCapability cc{p.major, p.minor};
@@ -72,14 +80,10 @@ class CudaDevice final : public Device {
                   kExitNoDevice);
     std::size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-    char bus[32] = {};
-    check(cudaDeviceGetPCIBusId(bus, sizeof bus, o.ordinal), "cudaDeviceGetPCIBusId");
     unsigned char uuid[16];
     static_assert(sizeof(p.uuid.bytes) == 16);
     for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(p.uuid.bytes[i]);
     const auto pci_id = read_pci_device_id("/sys", bus);
-    // Before the context and its streams: host<->device copies run from the GPU's own NUMA node.
-    const auto cpu_binding = bind_to_gpu_numa_node(bus);
     const int sm_clock_khz = attribute(cudaDevAttrClockRate, o.ordinal);
     const int mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, o.ordinal);
     const int bus_width = attribute(cudaDevAttrGlobalMemoryBusWidth, o.ordinal);

@@ -110,6 +110,21 @@ std::uint32_t gemm_reduction_scheme_mask(DType type);
 // The mask as text for the row: "compute_type", "inplace|compute_type|output_type".
 std::string reduction_scheme_names(std::uint32_t mask);
 
+// ---- opening the device --------------------------------------------------------------------------
+
+// What opening a rank's GPU does, in this order (CudaDevice's constructor runs them from this list).
+// The CPU binding comes before cudaSetDevice and the context: the driver's threads and the context's
+// host allocations are made by the process as it is bound then, so binding after the context left them
+// on the launcher's cores. Reading the PCI bus id needs no context.
+enum class DeviceOpenStep {
+  read_pci_bus_id,  // cudaDeviceGetPCIBusId: which GPU, for sysfs (its NUMA node, its NIC)
+  bind_cpus,        // bind_to_gpu_numa_node (kernels/cuda/cpu_binding.h)
+  set_device,       // cudaSetDevice
+  create_context,   // cudaFree(nullptr)
+};
+inline constexpr DeviceOpenStep kDeviceOpenOrder[] = {DeviceOpenStep::read_pci_bus_id, DeviceOpenStep::bind_cpus,
+                                                      DeviceOpenStep::set_device, DeviceOpenStep::create_context};
+
 // ---- errors --------------------------------------------------------------------------------------
 
 // "cudaMemcpyAsync failed: out of memory (cudaErrorMemoryAllocation)". The harness adds the rank and

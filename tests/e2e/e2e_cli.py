@@ -103,6 +103,10 @@ def case_quiet():
         fail("an escape code reached the output")
     if not re.search(r"\[\d+/\d+\] .*ETA \d+:\d\d", p.stderr):
         fail(f"no progress line with an ETA: {p.stderr}")
+    # The CPU backend's ranks are processes, not GPUs: its progress says "on 1 rank", as its tables do.
+    steps = re.findall(r"\[\d+/\d+\] .*", p.stderr)
+    if not steps or any(" on 1 rank " not in l or "GPU" in l for l in steps):
+        fail(f"the CPU backend's progress lines do not say 'on 1 rank': {steps}")
 
 
 def families(text, openmetrics):

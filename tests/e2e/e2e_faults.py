@@ -217,7 +217,7 @@ def case_stall():
     expect_gone(list(pids.values()), "after the watchdog")
     host2 = doc["ranks"][2]["host"]
     line = [l for l in err.splitlines() if "watchdog:" in l]
-    want = (rf"watchdog: all_reduce .* on 4 GPU\(s\) did not finish within 15 s; rank 2 \({re.escape(host2)}, pid "
+    want = (rf"watchdog: all_reduce .* on 4 ranks did not finish within 15 s; rank 2 \({re.escape(host2)}, pid "
             rf"{pids[2]}\) stalled in its own work \(computing: all_reduce \(injected stall.*\)\); ranks 0, 1, 3 waited "
             rf"for it \(waiting for peers: setup agreement of the GPU count's ranks\)")
     if len(line) != 1 or not re.search(want, line[0]):

@@ -1,6 +1,9 @@
 // The CUDA device's host-side decisions (kernels/cuda/cuda_plan.h), without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include <limits>
 
 #include "kernels/cuda/cuda_plan.h"
@@ -192,6 +195,21 @@ TEST(CudaPlan, GemmWarmupKeepsTheGpuBusyLongEnoughForTheClocks) {
   EXPECT_EQ(gemm_warmup_products(1.0), 1);        // one long product is warm-up enough
   EXPECT_EQ(gemm_warmup_products(0.0), 1);        // a failed first timing still warms up once
   EXPECT_GE(gemm_warmup_products(2e-5) * 2e-5, kGemmWarmupSeconds * (1 - 1e-9));
+}
+
+TEST(CudaPlan, TheRankIsBoundBeforeItsDeviceAndContext) {
+  // Issue 25, item 5: binding after cudaFree(nullptr) left the driver's threads and the context's host
+  // allocations on the launcher's cores.
+  const auto at = [](DeviceOpenStep s) {
+    const auto* it = std::find(std::begin(kDeviceOpenOrder), std::end(kDeviceOpenOrder), s);
+    EXPECT_NE(it, std::end(kDeviceOpenOrder)) << "a step missing from the order";
+    return it - std::begin(kDeviceOpenOrder);
+  };
+  EXPECT_EQ(std::size(kDeviceOpenOrder), 4u);
+  EXPECT_LT(at(DeviceOpenStep::read_pci_bus_id), at(DeviceOpenStep::bind_cpus));  // the binding needs the bus id
+  EXPECT_LT(at(DeviceOpenStep::bind_cpus), at(DeviceOpenStep::set_device));
+  EXPECT_LT(at(DeviceOpenStep::bind_cpus), at(DeviceOpenStep::create_context));
+  EXPECT_LT(at(DeviceOpenStep::set_device), at(DeviceOpenStep::create_context));
 }
 
 }  // namespace
