@@ -11,7 +11,8 @@
                mirror), made once per build folder and reused (fixture bundle_root)
   chroot       the bundle unpacked in that root and run there: --version, list, a --quick CPU run as
                one process and with the bundle's mpirun -np 2, and --backend cuda (one line, exit 3)
-  device_plan  scripts/device-check --plan: every step time-boxed, the total at most 6:00
+  device_plan  scripts/device-check --plan: every step time-boxed, the total at most 6:00; the CUDA
+               libraries' folders on the library path before the first step (issue 25, item 7)
   device_table scripts/device_check_table.py (device-check's last table) on result files of every
                backend and rank count: a 1- and a 2-rank CPU run, and a 1-rank CUDA-shaped file (the
                1-rank run as a CUDA run records it), whose collective rows are ok with a null algbw:
@@ -278,7 +279,14 @@ def case_device_plan(args):
         fail(f"device-check --plan: {len(boxes)} time-boxed steps adding to {sum(boxes)} s, total says {total} s")
     if total > 360:
         fail(f"device-check --plan: total {lines[-1]} is over 6:00")
-    print(f"device_plan: {len(boxes)} steps, {lines[-1]}")
+    # Every step runs with the CUDA libraries' folders on the library path: it is exported before the
+    # first step (unpack's `gpuscale --version` reports the libraries it finds).
+    with open(os.path.join(args.source, "scripts", "device-check")) as f:
+        script = f.read()
+    export, first_step = script.find("export LD_LIBRARY_PATH="), script.find("\nstep ")
+    if export < 0 or first_step < 0 or export > first_step:
+        fail(f"device-check exports LD_LIBRARY_PATH at {export}, after its first step at {first_step}")
+    print(f"device_plan: {len(boxes)} steps, {lines[-1]}, the library path set before the first step")
 
 
 def case_device_table(args):
