@@ -156,8 +156,8 @@ class NodePairs final : public PairsBase {
     // wide a spread to name a 10x NIC). Concurrent tiling runs every pair and rail of a round at once.
     const bool in_turns = ctx.opts.tiling == TilingMode::sequential;
     const std::size_t rail_turns = in_turns && by_rail ? std::max<std::size_t>(1, rails) : 1;
-    // One pass: every pair of the schedule once (every rail of it at once), the cells gathered
-    // (identical on every rank). Each rank measures in at most one pair a round: one record a round.
+    // One pass: every pair of the schedule once (its rails at once, or in turns as above), the cells
+    // gathered (identical on every rank). Each rank measures in at most one pair a round: one record a round.
     const auto pass = [&] {
       std::vector<double> mine;
       for (const auto& round : schedule) {
