@@ -47,19 +47,58 @@ std::string env_or_empty(const SearchInputs& in, const std::string& name) {
   return v ? *v : std::string();
 }
 
-// The lib/ directories whose python3*/ are searched for wheels, in order.
+// The environment of the first python3 on $PATH: its bin/ folder's parent (none under a search root).
+std::string path_python_prefix(const SearchInputs& in) {
+  if (!env_or_empty(in, "GPUSCALE_CUDA_SEARCH_ROOT").empty()) return "";
+  const std::string path = env_or_empty(in, "PATH");
+  for (std::size_t start = 0; start <= path.size();) {
+    const auto end = std::min(path.find(':', start), path.size());
+    std::string dir = path.substr(start, end - start);
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (!dir.empty() && dir.front() == '/' && contains(in.list_dir(dir), "python3")) {
+      const auto slash = dir.rfind('/');
+      return slash == 0 ? std::string() : dir.substr(0, slash);
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// The lib/ directories whose python3*/ are searched for wheels, in order, without repeats.
 std::vector<std::string> python_lib_dirs(const SearchInputs& in) {
   const std::string root = env_or_empty(in, "GPUSCALE_CUDA_SEARCH_ROOT");
   std::vector<std::string> dirs;
+  auto add = [&](const std::string& d) {
+    if (!contains(dirs, d)) dirs.push_back(d);
+  };
   for (const char* prefix : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     const auto p = env_or_empty(in, prefix);
-    if (!p.empty()) dirs.push_back(p + "/lib");
+    if (!p.empty()) add(p + "/lib");
   }
+  if (const auto p = path_python_prefix(in); !p.empty()) add(p + "/lib");
   const auto home = env_or_empty(in, "HOME");
-  if (!home.empty() && root.empty()) dirs.push_back(home + "/.local/lib");
-  dirs.push_back(root + "/usr/local/lib");
-  dirs.push_back(root + "/usr/lib");
+  if (!home.empty() && root.empty()) add(home + "/.local/lib");
+  add(root + "/opt/conda/lib");
+  add(root + "/usr/local/lib");
+  add(root + "/usr/lib");
   return dirs;
+}
+
+// Every site-packages folder searched, in order.
+std::vector<std::string> all_site_dirs(const SearchInputs& in) {
+  std::vector<std::string> out;
+  for (const auto& lib_dir : python_lib_dirs(in))
+    for (const auto& site : site_dirs(lib_dir, in)) out.push_back(site);
+  return out;
+}
+
+// conda's lib folders (step 4).
+std::vector<std::pair<std::string, std::string>> conda_dirs(const SearchInputs& in) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (const auto p = env_or_empty(in, "CONDA_PREFIX"); !p.empty()) out.emplace_back(p + "/lib", "$CONDA_PREFIX/lib");
+  const auto opt = env_or_empty(in, "GPUSCALE_CUDA_SEARCH_ROOT") + "/opt/conda/lib";
+  if (out.empty() || out.front().first != opt) out.emplace_back(opt, "/opt/conda/lib");
+  return out;
 }
 
 }  // namespace
@@ -67,9 +106,12 @@ std::vector<std::string> python_lib_dirs(const SearchInputs& in) {
 const std::vector<LibrarySpec>& module_libraries() {
   // CUDA 13's wheels put every toolkit library in nvidia/cu13/lib; CUDA 12's had one folder each.
   static const std::vector<LibrarySpec> libs = {
-      {"libcudart.so.13", "the CUDA runtime", {"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"}, "cudaRuntimeGetVersion"},
-      {"libcublasLt.so.13", "cuBLASLt", {"nvidia/cu13/lib", "nvidia/cublas/lib"}, "cublasLtGetVersion"},
-      {"libnccl.so.2", "NCCL", {"nvidia/nccl/lib", "nvidia/cu13/lib"}, "ncclGetVersion"},
+      {"libcudart.so.13", "the CUDA runtime", {"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"}, "cudaRuntimeGetVersion",
+       0, "libcudart.so.12"},
+      {"libcublasLt.so.13", "cuBLASLt", {"nvidia/cu13/lib", "nvidia/cublas/lib"}, "cublasLtGetVersion", 0,
+       "libcublasLt.so.12"},
+      {"libnccl.so.2", "NCCL", {"nvidia/nccl/lib", "nvidia/cu13/lib"}, "ncclGetVersion",
+       nccl::version_code(nccl::kOldestMajor, nccl::kOldestMinor, 0), ""},
   };
   return libs;
 }
@@ -86,19 +128,51 @@ std::vector<Candidate> library_candidates(const LibrarySpec& lib, const SearchIn
   if (!cuda_home.empty())
     for (const char* sub : {"/lib64/", "/lib/"}) add(cuda_home + sub + lib.soname, "$CUDA_HOME");
   for (const char* sub : {"/usr/local/cuda/lib64/", "/usr/local/cuda/lib/"}) add(root + sub + lib.soname, "/usr/local/cuda");
-  for (const auto& lib_dir : python_lib_dirs(in))
-    for (const auto& site : site_dirs(lib_dir, in))
-      for (const auto& wheel : lib.wheel_dirs)
-        add(site + "/" + wheel + "/" + lib.soname, fmt::format("Python wheels ({})", site));
+  for (const auto& [dir, where] : conda_dirs(in)) add(dir + "/" + lib.soname, where);
+  for (const auto& site : all_site_dirs(in)) {
+    for (const auto& wheel : lib.wheel_dirs)
+      add(site + "/" + wheel + "/" + lib.soname, fmt::format("Python wheels ({})", site));
+    add(site + "/torch/lib/" + lib.soname, fmt::format("torch's libraries ({})", site));
+  }
   return out;
 }
 
-std::string searched_places(const SearchInputs& in) {
+std::vector<std::string> search_places(const SearchInputs& in) {
   const std::string root = env_or_empty(in, "GPUSCALE_CUDA_SEARCH_ROOT");
-  std::string places = root.empty() ? "the loader path, " : "";
-  places += env_or_empty(in, "CUDA_HOME").empty() ? "" : "$CUDA_HOME, ";
-  places += root + "/usr/local/cuda and Python's nvidia wheels";
+  std::vector<std::string> places;
+  if (root.empty()) places.push_back("the loader path (LD_LIBRARY_PATH, RUNPATH, ld.so.cache)");
+  if (const auto home = env_or_empty(in, "CUDA_HOME"); !home.empty() && home != "/usr/local/cuda")
+    places.push_back(fmt::format("$CUDA_HOME ({0}/lib64, {0}/lib)", home));
+  places.push_back(fmt::format("{0}/usr/local/cuda/lib64, {0}/usr/local/cuda/lib", root));
+  for (const auto& [dir, where] : conda_dirs(in))
+    places.push_back(where == "/opt/conda/lib" ? dir : fmt::format("{} ({})", where, dir));
+  const auto sites = all_site_dirs(in);
+  std::string joined;
+  for (const auto& site : sites) joined += (joined.empty() ? "" : ", ") + site;
+  places.push_back(sites.empty() ? std::string("no Python site-packages found for the nvidia and torch wheels")
+                                 : "the nvidia and torch wheels in " + joined);
   return places;
+}
+
+std::string searched_places(const SearchInputs& in) {
+  std::string out;
+  for (const auto& p : search_places(in)) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+std::string not_found(const LibrarySpec& lib, const SearchInputs& in, const std::string& older_found) {
+  if (!older_found.empty())
+    return fmt::format("{} ({}) not found; only {} is there ({}): this gpuscale was built with CUDA 13 and needs "
+                       "CUDA 13's libraries (install them, or use a gpuscale built with that CUDA)",
+                       lib.soname, lib.what, lib.older_soname, older_found);
+  return fmt::format("{} ({}) not found in {}", lib.soname, lib.what, searched_places(in));
+}
+
+std::optional<std::string> too_old(const LibrarySpec& lib, long code, const std::string& path) {
+  if (lib.oldest_code <= 0 || code <= 0 || code >= lib.oldest_code) return std::nullopt;
+  return fmt::format("{} ({}) {} at {} is older than {}, the oldest gpuscale runs with (put a newer one first "
+                     "on LD_LIBRARY_PATH)",
+                     lib.soname, lib.what, version_text(lib, code), path, version_text(lib, lib.oldest_code));
 }
 
 std::string version_text(const LibrarySpec& lib, long code) {

@@ -7,12 +7,15 @@
 //   1. the soname alone: whatever the loader finds (LD_LIBRARY_PATH, RUNPATH, ld.so.cache);
 //   2. $CUDA_HOME/lib64, $CUDA_HOME/lib;
 //   3. /usr/local/cuda/lib64, /usr/local/cuda/lib;
-//   4. the Python wheels' layout (pip's nvidia-* packages, as PyTorch images carry them):
-//      <site-packages>/nvidia/{cuda_runtime,cublas,nccl}/lib and CUDA 13's <site-packages>/nvidia/cu13/lib,
-//      for every site-packages / dist-packages of $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local,
-//      /usr/local/lib/python3* and /usr/lib/python3*, newest Python first.
-// GPUSCALE_CUDA_SEARCH_ROOT=DIR (for tests) looks for the fixed system directories of 3 and 4 under DIR
-// and skips step 1, so a test can hide or stage the libraries of a machine that has them.
+//   4. conda's own lib folders, where conda packages put the libraries: $CONDA_PREFIX/lib, /opt/conda/lib;
+//   5. Python's site-packages / dist-packages, newest Python first, of $VIRTUAL_ENV, $CONDA_PREFIX, the
+//      environment of the first python3 on $PATH (an unactivated virtual environment used by its full
+//      path), ~/.local, /opt/conda, /usr/local and /usr: in each, the pip wheels' layout
+//      (nvidia/{cuda_runtime,cublas,nccl}/lib, CUDA 13's nvidia/cu13/lib, as PyTorch images carry them)
+//      and torch's own torch/lib.
+// GPUSCALE_CUDA_SEARCH_ROOT=DIR (for tests) looks for the fixed system directories of 3 to 5 under DIR
+// and skips step 1, $HOME and $PATH, so a test can hide or stage the libraries of a machine that has
+// them.
 #include <functional>
 #include <optional>
 #include <string>
@@ -25,6 +28,8 @@ struct LibrarySpec {
   std::string what;                     // "the CUDA runtime"
   std::vector<std::string> wheel_dirs;  // under site-packages: "nvidia/cuda_runtime/lib", ...
   std::string version_symbol;           // the C function that gives its version
+  long oldest_code = 0;                 // the oldest version (as version_symbol gives it) the module runs with; 0: any
+  std::string older_soname;             // the previous major's soname ("libcudart.so.12"), to say it is the wrong one
 };
 
 // The libraries the module needs, in the order they are loaded.
@@ -42,8 +47,19 @@ struct Candidate {
 
 std::vector<Candidate> library_candidates(const LibrarySpec& lib, const SearchInputs& in);
 
-// The places searched, for the message when a library is in none of them.
+// The places searched, one entry each (`gpuscale --version` lists them), and joined for the message
+// when a library is in none of them.
+std::vector<std::string> search_places(const SearchInputs& in);
 std::string searched_places(const SearchInputs& in);
+
+// What to say when `lib` is found nowhere. `older_found`: a file of its previous major (older_soname)
+// found at one of the candidate places, or empty: a CUDA-13 build over CUDA 12's libraries is named as
+// exactly that, not as "not found".
+std::string not_found(const LibrarySpec& lib, const SearchInputs& in, const std::string& older_found);
+
+// Why the library loaded from `path`, of version `code`, cannot serve the module; nullopt when it can
+// (also when its version is unknown: code <= 0).
+std::optional<std::string> too_old(const LibrarySpec& lib, long code, const std::string& path);
 
 // Version codes as the libraries report them, as text: cudaRuntimeGetVersion 13000 -> "13.0",
 // cublasLtGetVersion 130100 -> "13.1.0", ncclGetVersion 22803 -> "2.28.3".

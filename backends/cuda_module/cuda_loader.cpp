@@ -40,18 +40,23 @@ std::string loaded_path(void* handle, const std::string& fallback) {
   return fallback;
 }
 
-std::string library_version(void* handle, const cuda_libs::LibrarySpec& lib) {
+// The version code the library reports (0: unknown).
+long library_code(void* handle, const cuda_libs::LibrarySpec& lib) {
   void* sym = dlsym(handle, lib.version_symbol.c_str());
-  if (!sym) return "";
-  long code = 0;
-  if (lib.version_symbol == "cublasLtGetVersion") {
-    code = static_cast<long>(reinterpret_cast<std::size_t (*)()>(sym)());
-  } else {
-    int v = 0;
-    if (reinterpret_cast<int (*)(int*)>(sym)(&v) != 0) return "";
-    code = v;
-  }
-  return cuda_libs::version_text(lib, code);
+  if (!sym) return 0;
+  if (lib.version_symbol == "cublasLtGetVersion") return static_cast<long>(reinterpret_cast<std::size_t (*)()>(sym)());
+  int v = 0;
+  return reinterpret_cast<int (*)(int*)>(sym)(&v) == 0 ? v : 0;
+}
+
+// A file of the library's previous major at one of its candidate places, or "".
+std::string older_major_file(const cuda_libs::LibrarySpec& lib, const cuda_libs::SearchInputs& in) {
+  if (lib.older_soname.empty()) return "";
+  auto older = lib;
+  older.soname = lib.older_soname;
+  for (const auto& c : cuda_libs::library_candidates(older, in))
+    if (c.path.front() == '/' && access(c.path.c_str(), F_OK) == 0) return c.path;
+  return "";
 }
 
 // Tries every candidate in order; the first that loads stays loaded (RTLD_GLOBAL) for the module.
@@ -61,18 +66,22 @@ CudaLibraryStatus load_library(const cuda_libs::LibrarySpec& lib, const cuda_lib
   for (const auto& c : cuda_libs::library_candidates(lib, in)) {
     void* h = dlopen(c.path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (h) {
-      s.loaded = true;
       s.path = loaded_path(h, c.path);
-      s.version = library_version(h, lib);
+      const long code = library_code(h, lib);
+      s.version = code > 0 ? cuda_libs::version_text(lib, code) : "";
+      // Loaded and global: a later candidate would not replace it for the module, so an old one ends here.
+      if (auto why = cuda_libs::too_old(lib, code, s.path)) {
+        s.problem = *why;
+        return s;
+      }
+      s.loaded = true;
       return s;
     }
     const char* err = dlerror();
     if (load_error.empty() && c.path.front() == '/' && access(c.path.c_str(), F_OK) == 0)
       load_error = fmt::format("{} ({}) cannot be loaded: {}", c.path, lib.what, err ? err : "dlopen failed");
   }
-  s.problem = !load_error.empty() ? load_error
-                                  : fmt::format("{} ({}) not found in {}", lib.soname, lib.what,
-                                                cuda_libs::searched_places(in));
+  s.problem = !load_error.empty() ? load_error : cuda_libs::not_found(lib, in, older_major_file(lib, in));
   return s;
 }
 
@@ -131,6 +140,8 @@ std::vector<std::string> cuda_module_report() {
   std::vector<std::string> lines;
 #ifdef GPUSCALE_HAVE_CUDA
   const auto& l = load_cuda_module();
+  for (const auto& place : cuda_libs::search_places(real_inputs()))
+    lines.push_back("cuda backend: searches " + place);
   for (const auto& lib : l.libraries) {
     if (lib.loaded)
       lines.push_back(fmt::format("cuda backend: {} {} ({})", lib.soname, lib.version.empty() ? "?" : lib.version,

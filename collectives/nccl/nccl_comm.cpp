@@ -1,5 +1,7 @@
 #include "collectives/nccl/nccl_comm.h"
 
+#include <dlfcn.h>
+
 #include <chrono>
 #include <thread>
 
@@ -14,6 +16,11 @@ namespace gpuscale::nccl {
 int runtime_version() {
   int v = 0;
   return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
+void* find_late_symbol(const char* name) {
+  // The loader opened libnccl.so.2 with RTLD_GLOBAL before this module, so the global scope has it.
+  return dlsym(RTLD_DEFAULT, name);
 }
 
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0)

@@ -26,6 +26,14 @@ struct CommOptions {
 
 // The linked library's version (ncclGetVersion).
 int runtime_version();
+// A function newer than the oldest NCCL gpuscale runs with (nccl_plan.h's kOldestMajor/Minor), looked up
+// in the NCCL already loaded, so the module has no undefined reference to it; nullptr where that NCCL
+// lacks it. `Fn` is decltype(&theFunction).
+void* find_late_symbol(const char* name);
+template <class Fn>
+Fn late_symbol(const char* name) {
+  return reinterpret_cast<Fn>(find_late_symbol(name));
+}
 // NCCL's type for a dtype (throws gpuscale::Error for one it lacks).
 ncclDataType_t nccl_type(DType t);
 

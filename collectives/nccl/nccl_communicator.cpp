@@ -83,7 +83,10 @@ class NcclRunner final : public CollectiveRunner {
     span_ = std::max(c.span_bytes, op_bytes_);
     type_ = nccl_type(c.dtype);
     op_ = nccl_op(c.op);
-    native_alltoall_ = native_alltoall(NCCL_VERSION_CODE, runtime_version());
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    alltoall_ = late_symbol<decltype(&ncclAlltoAll)>("ncclAlltoAll");
+#endif
+    native_alltoall_ = native_alltoall(NCCL_VERSION_CODE, runtime_version(), alltoall_ != nullptr);
     check_case_ = {c.coll, c.dtype, c.op, comm.size(), c.root, counts_, c.seed};
     what_ = fmt::format("{} {}{} {} {} on {} ranks (NCCL)", spec.name, dtype_name(c.dtype),
                         spec.reduces ? fmt::format(" {}", redop_name(c.op)) : "", format_size(op_bytes_),
@@ -193,7 +196,7 @@ class NcclRunner final : public CollectiveRunner {
       case Collective::alltoall: {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
         if (native_alltoall_)
-          return comm_.call(ncclAlltoAll(send, recv, count, type_, comm, stream_), "ncclAlltoAll", what_);
+          return comm_.call(alltoall_(send, recv, count, type_, comm, stream_), "ncclAlltoAll", what_);
 #endif
         const std::uint64_t block = count * es_;
         return grouped([&] {
@@ -241,6 +244,11 @@ class NcclRunner final : public CollectiveRunner {
   ncclDataType_t type_ = ncclFloat32;
   ncclRedOp_t op_ = ncclSum;
   bool native_alltoall_ = false;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  decltype(&ncclAlltoAll) alltoall_ = nullptr;  // looked up at run time: NCCL 2.18 to 2.27 lack it
+#else
+  void* alltoall_ = nullptr;
+#endif
   KernelGrid grid_;
   std::string what_;
 };

@@ -50,9 +50,9 @@ std::optional<std::string> unsupported(const CollectiveCase& c, int code, int cc
   return std::nullopt;
 }
 
-bool native_alltoall(int compiled_code, int runtime_code) {
+bool native_alltoall(int compiled_code, int runtime_code, bool found) {
   const int v = version_code(2, 28, 0);
-  return compiled_code >= v && runtime_code >= v;
+  return compiled_code >= v && runtime_code >= v && found;
 }
 
 std::uint64_t iteration_shift(std::uint64_t op_bytes, std::uint64_t span_bytes, std::uint64_t iter) {

@@ -26,9 +26,16 @@ std::string version_text(int code);  // 22809 -> "2.28.9"
 // and gpuscale times only what it checks.
 std::optional<std::string> unsupported(const CollectiveCase& c, int code, int cc_major);
 
+// The oldest NCCL gpuscale runs with (docs/cuda.md); the loader refuses an older one by name
+// (backends/cuda_module/cuda_library_plan.h). The module may call directly only what this version
+// exports; a newer function (ncclAlltoAll, 2.28) is looked up at run time, so the module loads over the
+// NCCL a PyTorch wheel or a cluster ships. e2e_cuda_libs' old_nccl case checks the built module.
+inline constexpr int kOldestMajor = 2, kOldestMinor = 18;
+
 // nccl-tests (2.19) calls ncclAlltoAll when both the headers it was built with and the library it runs
-// with are 2.28 or newer, and grouped ncclSend/ncclRecv pairs otherwise; gpuscale does the same.
-bool native_alltoall(int compiled_code, int runtime_code);
+// with are 2.28 or newer, and grouped ncclSend/ncclRecv pairs otherwise; gpuscale does the same, and
+// also falls back when the library does not export the function (`found`: the run-time lookup).
+bool native_alltoall(int compiled_code, int runtime_code, bool found);
 
 // Byte offset of iteration `iter` in buffers of `span_bytes`: each iteration moves on by the
 // operation's size (nccl-tests' -e sets the span), so caches do not carry data between iterations.

@@ -9,7 +9,12 @@ Cases (each skips, exit 77, in a build without the CUDA backend):
            (one process and 2 ranks), `--backend cpu` runs, `--backend auto` falls back and says why,
            `--version` says which library is missing;
   wheels   the libraries staged in a Python wheel layout (<site-packages>/nvidia/cu13/lib and
-           nvidia/nccl/lib) under GPUSCALE_CUDA_SEARCH_ROOT: `--version` loads them from there.
+           nvidia/nccl/lib) under GPUSCALE_CUDA_SEARCH_ROOT: `--version` loads them from there;
+  old_nccl the module's undefined NCCL symbols are all NCCL 2.18's (nm -D against tests/fake_nccl, which
+           exports exactly those), and the module loads over that fake 2.18 staged as a wheel; a fake 2.17
+           is refused with one line naming its version and the oldest supported, and `--backend cuda`
+           exits 3 saying so;
+  cuda12   only CUDA 12's libcudart.so.12 where CUDA 13's is looked for: the message says exactly that.
 """
 import argparse
 import json
@@ -84,6 +89,9 @@ def case_linked():
         fail(f"--version first line: {lines[0]!r}")
     for soname in LIBS:
         loaded_path(library_line(lines, soname))
+    places = [l for l in lines if l.startswith("cuda backend: searches ")]
+    if not any("/usr/local/cuda/lib64" in l for l in places) or not any("wheels" in l for l in places):
+        fail(f"--version does not list the places it searches: {lines}")
     module = [l for l in lines if l.startswith("cuda backend: module ")]
     if len(module) != 1 or " not " in module[0] or not module[0].endswith("libgpuscale-cuda.so"):
         fail(f"the CUDA module does not load: {module}")
@@ -144,18 +152,103 @@ def case_wheels():
     print("ok: libraries found in the Python wheel layout")
 
 
+def nccl_symbols(path, which):
+    """NCCL's function names in a shared library's dynamic symbols: `which` is --undefined-only or --defined-only."""
+    nm = shutil.which("nm")  # binutils, which scripts/install-deps installs (build-essential)
+    if not nm:
+        fail("no nm: the module's NCCL symbols cannot be read (install binutils)")
+    p = run([nm, "-D", which, path])
+    if p.returncode != 0:
+        fail(f"nm -D {which} {path}: exit {p.returncode}: {p.stderr}")
+    return {l.split()[-1] for l in p.stdout.splitlines() if l.split() and re.fullmatch(r"p?nccl[A-Z]\w*", l.split()[-1])}
+
+
+def module_file(lines):
+    module = [l for l in lines if l.startswith("cuda backend: module ")]
+    if len(module) != 1:
+        fail(f"--version has no single module line: {lines}")
+    return module[0]
+
+
+def stage_wheels(root, nccl):
+    """The real CUDA runtime and cuBLASLt, and `nccl` as libnccl.so.2, in a wheel layout under root."""
+    real = {s: loaded_path(library_line(version_lines(), s)) for s in LIBS[:2]}
+    site = os.path.join(root, "usr/lib/python3.11/site-packages/nvidia")
+    for soname, sub, target in [(LIBS[0], "cu13/lib", real[LIBS[0]]), (LIBS[1], "cu13/lib", real[LIBS[1]]),
+                                (LIBS[2], "nccl/lib", nccl)]:
+        os.makedirs(os.path.join(site, sub), exist_ok=True)
+        os.symlink(os.path.realpath(target), os.path.join(site, sub, soname))
+    return os.path.join(site, "nccl/lib", LIBS[2])
+
+
+def case_old_nccl():
+    skip_unless_cuda_built()
+    if not ARGS.fake_nccl:
+        fail("a CUDA build without --fake-nccl: tests/e2e/CMakeLists.txt passes it")
+    module = module_file(version_lines())
+    if " not " in module:
+        fail(f"the module does not load over this machine's own NCCL: {module}")
+    module_path = module.split("cuda backend: module ", 1)[1]
+    needs = nccl_symbols(module_path, "--undefined-only")
+    has = nccl_symbols(ARGS.fake_nccl, "--defined-only")
+    if "ncclAllReduce" not in needs or "ncclGetVersion" not in has:
+        fail(f"nm read no NCCL symbols: module needs {sorted(needs)}, the fake has {sorted(has)}")
+    if needs - has:
+        fail(f"the module calls NCCL functions newer than 2.18 directly: {sorted(needs - has)}")
+    with tempfile.TemporaryDirectory() as root:
+        staged = stage_wheels(root, ARGS.fake_nccl)
+        env = hidden_env(root)
+        line = library_line(version_lines(env), LIBS[2])
+        if loaded_path(line) != staged or " 2.18.5 " not in line:
+            fail(f"the fake NCCL 2.18.5 is not the one loaded: {line!r}")
+        module = module_file(version_lines(env))
+        if " not " in module:
+            fail(f"the module does not load over NCCL 2.18: {module}")
+        env["FAKE_NCCL_VERSION"] = "21705"
+        lines = version_lines(env)
+        line = library_line(lines, LIBS[2])
+        if f"libnccl.so.2 (NCCL) 2.17.5 at {staged} is older than 2.18.0" not in line:
+            fail(f"NCCL 2.17 is not refused by name: {line!r}")
+        if " not loaded " not in module_file(lines):
+            fail(f"the module was loaded over a refused NCCL: {module_file(lines)}")
+        p = run([ARGS.gpuscale, "run", "--backend", "cuda", "--quick", "-o", os.path.join(root, "x.json")], env=env)
+        ours = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:")]
+        if p.returncode != 3 or len(ours) != 1 or "older than 2.18.0" not in ours[0]:
+            fail(f"--backend cuda over NCCL 2.17: exit {p.returncode}, {p.stderr!r}")
+    print(f"ok: the module needs {len(needs)} NCCL functions, all in 2.18; it loads over a fake 2.18, "
+          "a fake 2.17 is refused by name")
+
+
+def case_cuda12():
+    skip_unless_cuda_built()
+    with tempfile.TemporaryDirectory() as root:
+        lib64 = os.path.join(root, "usr/local/cuda/lib64")
+        os.makedirs(lib64)
+        old = os.path.join(lib64, "libcudart.so.12")
+        with open(old, "w") as f:
+            f.write("not loaded: only its name is looked for")
+        line = library_line(version_lines(hidden_env(root)), LIBS[0])
+        want = f"cuda backend: libcudart.so.13 (the CUDA runtime) not found; only libcudart.so.12 is there ({old}): " \
+               "this gpuscale was built with CUDA 13"
+        if not line.startswith(want):
+            fail(f"CUDA 12's runtime alone is not named as such: {line!r}")
+    print("ok: CUDA 12's runtime alone is named")
+
+
 def parse():
     global ARGS
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpuscale", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--case", required=True)
+    ap.add_argument("--fake-nccl", default="", help="tests/fake_nccl's libnccl.so.2 (CUDA builds)")
     ARGS = ap.parse_args()
     return ARGS
 
 
 def main():
-    cases = {"linked": (case_linked, {}), "missing": (case_missing, e2e_common.CORES), "wheels": (case_wheels, {})}
+    cases = {"linked": (case_linked, {}), "missing": (case_missing, e2e_common.CORES), "wheels": (case_wheels, {}),
+             "old_nccl": (case_old_nccl, {}), "cuda12": (case_cuda12, {})}
     e2e_common.run_case("e2e_cuda_libs_", {"TIMEOUT": 300, "LABELS": "e2e", "SKIP_RETURN_CODE": 77}, cases, parse)
 
 

@@ -1,5 +1,6 @@
 // Where the CUDA backend's libraries and module are looked for (backends/cuda_module/cuda_library_plan.h):
 // a fake environment and a fake file tree, with random directory names so nothing passes by accident.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -73,7 +74,8 @@ TEST(CudaLibraryPlan, LoaderFirstThenCudaHomeThenUsrLocalCuda) {
   m.env["CUDA_HOME"] = home;
   const auto got = paths(library_candidates(lib("libcudart.so.13"), m.inputs()));
   const std::vector<std::string> want = {"libcudart.so.13", home + "/lib64/libcudart.so.13", home + "/lib/libcudart.so.13",
-                                         "/usr/local/cuda/lib64/libcudart.so.13", "/usr/local/cuda/lib/libcudart.so.13"};
+                                         "/usr/local/cuda/lib64/libcudart.so.13", "/usr/local/cuda/lib/libcudart.so.13",
+                                         "/opt/conda/lib/libcudart.so.13"};
   EXPECT_EQ(got, want);
 }
 
@@ -81,7 +83,7 @@ TEST(CudaLibraryPlan, NoCudaHomeNoDuplicates) {
   FakeMachine m;
   auto got = paths(library_candidates(lib("libnccl.so.2"), m.inputs()));
   EXPECT_EQ(got, (std::vector<std::string>{"libnccl.so.2", "/usr/local/cuda/lib64/libnccl.so.2",
-                                           "/usr/local/cuda/lib/libnccl.so.2"}));
+                                           "/usr/local/cuda/lib/libnccl.so.2", "/opt/conda/lib/libnccl.so.2"}));
   m.env["CUDA_HOME"] = "/usr/local/cuda";  // the same directories are tried once
   EXPECT_EQ(paths(library_candidates(lib("libnccl.so.2"), m.inputs())), got);
 }
@@ -110,9 +112,14 @@ TEST(CudaLibraryPlan, PythonWheelsOfEveryEnvironmentNewestPythonFirst) {
   for (const auto& s : sites)
     for (const char* w : {"/nvidia/nccl/lib/libnccl.so.2", "/nvidia/cu13/lib/libnccl.so.2"}) want.push_back(s + w);
   EXPECT_EQ(wheels, want);
-  // The wheels come after every fixed directory.
+  // The wheels come after every fixed directory, conda's own lib folders last among those; torch's own
+  // folder follows each site's wheels.
   EXPECT_EQ(got.front().path, "libnccl.so.2");
   EXPECT_EQ(got[2].path, "/usr/local/cuda/lib/libnccl.so.2");
+  EXPECT_EQ(got[3].path, conda + "/lib/libnccl.so.2");
+  EXPECT_EQ(got[4].path, "/opt/conda/lib/libnccl.so.2");
+  EXPECT_EQ(got[7].path, sites[0] + "/torch/lib/libnccl.so.2");
+  EXPECT_EQ(got[7].where, "torch's libraries (" + sites[0] + ")");
 }
 
 TEST(CudaLibraryPlan, EachLibraryHasItsWheelFolder) {
@@ -137,12 +144,21 @@ TEST(CudaLibraryPlan, SearchRootHidesTheMachineAndSkipsTheLoader) {
   m.mkdir("/root/.local/lib/python3.11/site-packages");  // outside the root: not searched
   m.mkdir("/usr/lib/python3.11/site-packages");          // outside the root: not searched
   m.mkdir(root + "/usr/lib/python3.11/site-packages");
+  m.env["PATH"] = "/venv/bin";  // a python3 on PATH is the machine's: not searched either
+  m.mkdir("/venv/bin/python3");
+  m.mkdir("/venv/lib/python3.11/site-packages");
   const auto got = paths(library_candidates(lib("libcudart.so.13"), m.inputs()));
-  const std::string site = root + "/usr/lib/python3.11/site-packages/nvidia/";
+  const std::string site = root + "/usr/lib/python3.11/site-packages/";
   EXPECT_EQ(got, (std::vector<std::string>{root + "/usr/local/cuda/lib64/libcudart.so.13",
                                            root + "/usr/local/cuda/lib/libcudart.so.13",
-                                           site + "cu13/lib/libcudart.so.13", site + "cuda_runtime/lib/libcudart.so.13"}));
-  EXPECT_EQ(searched_places(m.inputs()), root + "/usr/local/cuda and Python's nvidia wheels");
+                                           root + "/opt/conda/lib/libcudart.so.13",
+                                           site + "nvidia/cu13/lib/libcudart.so.13",
+                                           site + "nvidia/cuda_runtime/lib/libcudart.so.13",
+                                           site + "torch/lib/libcudart.so.13"}));
+  EXPECT_EQ(searched_places(m.inputs()),
+            fmt::format("{0}/usr/local/cuda/lib64, {0}/usr/local/cuda/lib; {0}/opt/conda/lib; the nvidia and torch "
+                        "wheels in {0}/usr/lib/python3.11/site-packages",
+                        root));
 }
 
 TEST(CudaLibraryPlan, HomeLocalPipBeforeTheSystem) {
@@ -160,9 +176,68 @@ TEST(CudaLibraryPlan, HomeLocalPipBeforeTheSystem) {
 
 TEST(CudaLibraryPlan, SearchedPlacesNameWhatWasSearched) {
   FakeMachine m;
-  EXPECT_EQ(searched_places(m.inputs()), "the loader path, /usr/local/cuda and Python's nvidia wheels");
+  EXPECT_EQ(search_places(m.inputs()),
+            (std::vector<std::string>{"the loader path (LD_LIBRARY_PATH, RUNPATH, ld.so.cache)",
+                                      "/usr/local/cuda/lib64, /usr/local/cuda/lib", "/opt/conda/lib",
+                                      "no Python site-packages found for the nvidia and torch wheels"}));
   m.env["CUDA_HOME"] = "/x";
-  EXPECT_EQ(searched_places(m.inputs()), "the loader path, $CUDA_HOME, /usr/local/cuda and Python's nvidia wheels");
+  m.env["CONDA_PREFIX"] = "/c";
+  m.mkdir("/c/lib/python3.12/site-packages");
+  m.mkdir("/usr/lib/python3/dist-packages");
+  EXPECT_EQ(search_places(m.inputs()),
+            (std::vector<std::string>{"the loader path (LD_LIBRARY_PATH, RUNPATH, ld.so.cache)",
+                                      "$CUDA_HOME (/x/lib64, /x/lib)", "/usr/local/cuda/lib64, /usr/local/cuda/lib",
+                                      "$CONDA_PREFIX/lib (/c/lib)", "/opt/conda/lib",
+                                      "the nvidia and torch wheels in /c/lib/python3.12/site-packages, "
+                                      "/usr/lib/python3/dist-packages"}));
+  const std::string joined = searched_places(m.inputs());
+  EXPECT_EQ(joined.rfind("the loader path (", 0), 0u);
+  EXPECT_NE(joined.find("; $CUDA_HOME (/x/lib64, /x/lib); "), std::string::npos) << joined;
+}
+
+TEST(CudaLibraryPlan, TheEnvironmentOfThePython3OnPathIsSearchedUnactivated) {
+  std::mt19937_64 rng(test_seed());
+  FakeMachine m;
+  const std::string venv = "/" + random_name(rng) + "/env";
+  m.env["PATH"] = "/nothing/here:" + venv + "/bin/:/usr/bin";  // the first python3 wins, a trailing slash too
+  m.mkdir(venv + "/bin/python3");
+  m.mkdir("/usr/bin/python3");
+  m.mkdir(venv + "/lib/python3.12/site-packages");
+  m.mkdir("/usr/lib/python3/dist-packages");
+  std::vector<std::string> wheels;
+  for (const auto& c : library_candidates(lib("libnccl.so.2"), m.inputs()))
+    if (c.where.rfind("Python wheels", 0) == 0) wheels.push_back(c.path);
+  ASSERT_EQ(wheels.size(), 4u);
+  EXPECT_EQ(wheels[0], venv + "/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2");
+  EXPECT_EQ(wheels[2], "/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2");
+  m.env["PATH"] = "relative/bin";  // a relative PATH entry is not a place
+  m.mkdir("relative/bin/python3");
+  for (const auto& c : library_candidates(lib("libnccl.so.2"), m.inputs()))
+    EXPECT_EQ(c.path.find("relative"), std::string::npos) << c.path;
+}
+
+TEST(CudaLibraryPlan, OnlyNcclHasAFloorAndOldOnesAreRefusedByName) {
+  const auto& nccl = lib("libnccl.so.2");
+  EXPECT_FALSE(too_old(nccl, 21800, "/x/libnccl.so.2"));
+  EXPECT_FALSE(too_old(nccl, 22809, "/x/libnccl.so.2"));
+  EXPECT_FALSE(too_old(nccl, 0, "/x/libnccl.so.2")) << "an unknown version is not refused";
+  const auto old = too_old(nccl, 21705, "/x/libnccl.so.2");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->rfind("libnccl.so.2 (NCCL) 2.17.5 at /x/libnccl.so.2 is older than 2.18.0, ", 0), 0u) << *old;
+  EXPECT_FALSE(too_old(lib("libcudart.so.13"), 13000, "/x")) << "its soname fixes the major";
+}
+
+TEST(CudaLibraryPlan, TheRuntimeOfTheWrongCudaIsNamedNotMissing) {
+  FakeMachine m;
+  const auto& cudart = lib("libcudart.so.13");
+  EXPECT_EQ(cudart.older_soname, "libcudart.so.12");
+  const auto said = not_found(cudart, m.inputs(), "/usr/local/cuda/lib64/libcudart.so.12");
+  EXPECT_EQ(said.rfind("libcudart.so.13 (the CUDA runtime) not found; only libcudart.so.12 is there "
+                       "(/usr/local/cuda/lib64/libcudart.so.12): this gpuscale was built with CUDA 13",
+                       0),
+            0u)
+      << said;
+  EXPECT_EQ(not_found(cudart, m.inputs(), ""), "libcudart.so.13 (the CUDA runtime) not found in " + searched_places(m.inputs()));
 }
 
 TEST(CudaLibraryPlan, VersionCodesAsText) {

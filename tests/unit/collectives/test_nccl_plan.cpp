@@ -67,9 +67,10 @@ TEST(NcclPlan, InPlaceFollowsWhatNcclTestsChecks) {
 }
 
 TEST(NcclPlan, AlltoallCallsWhatNcclTestsCalls) {
-  EXPECT_TRUE(native_alltoall(version_code(2, 28, 9), version_code(2, 28, 9)));
-  EXPECT_FALSE(native_alltoall(version_code(2, 28, 9), version_code(2, 27, 7))) << "older library at run time";
-  EXPECT_FALSE(native_alltoall(version_code(2, 27, 7), version_code(2, 28, 9))) << "built against older headers";
+  EXPECT_TRUE(native_alltoall(version_code(2, 28, 9), version_code(2, 28, 9), true));
+  EXPECT_FALSE(native_alltoall(version_code(2, 28, 9), version_code(2, 27, 7), true)) << "older library at run time";
+  EXPECT_FALSE(native_alltoall(version_code(2, 27, 7), version_code(2, 28, 9), true)) << "built against older headers";
+  EXPECT_FALSE(native_alltoall(version_code(2, 28, 9), version_code(2, 28, 9), false)) << "the lookup found nothing";
 }
 
 TEST(NcclPlan, IterationsMoveThroughTheSpanLikeNcclTests) {
