@@ -51,6 +51,12 @@ nlohmann::json to_json(const GpuIdentity& g) {
 nlohmann::json to_json(const GpuCounters& c) {
   nlohmann::json links = nlohmann::json::array();
   for (const auto& up : c.nvlink_up) links.push_back(json_or_null(up));
+  nlohmann::json link_errors = nlohmann::json::array();
+  for (const auto& counters : c.nvlink_errors) {
+    nlohmann::json one = nlohmann::json::object();
+    for (std::size_t i = 0; i < counters.size(); ++i) one[kNvlinkCounterNames[i]] = json_or_null(counters[i]);
+    link_errors.push_back(one);
+  }
   nlohmann::json procs = nullptr;
   if (c.processes) {
     procs = nlohmann::json::array();
@@ -69,7 +75,7 @@ nlohmann::json to_json(const GpuCounters& c) {
           {"remap_failed", json_or_null(c.remap_failed)},
           {"pcie_replays", json_or_null(c.pcie_replays)},
           {"nvlink_up", links},
-          {"nvlink_errors", c.nvlink_errors},
+          {"nvlink_errors", link_errors},
           {"processes", procs},
           {"gpu_lost", c.gpu_lost}};
 }

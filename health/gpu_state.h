@@ -4,6 +4,7 @@
 // background sampler) and counters (ECC, retired pages, row remapping, PCIe replays, NVLink, processes:
 // read before and after each benchmark point). A field NVML cannot give is empty, with the reason in
 // `unsupported` (missing symbol, NOT_SUPPORTED, NO_PERMISSION) or `errors` (any other NVML error).
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -62,6 +63,11 @@ struct GpuProcess {
   std::uint64_t used_bytes = 0;
 };
 
+// NVML's NVLink error counters (nvmlNvLinkErrorCounter_t 0..3: DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT,
+// DL_CRC_DATA), as the result file names them.
+inline constexpr std::array<const char*, 4> kNvlinkCounterNames = {"replay", "recovery", "crc_flit", "crc_data"};
+using NvlinkCounters = std::array<std::optional<std::uint64_t>, kNvlinkCounterNames.size()>;
+
 // Counters read before and after each point.
 struct GpuCounters {
   std::optional<std::uint64_t> ecc_corrected_volatile, ecc_uncorrected_volatile;
@@ -72,7 +78,10 @@ struct GpuCounters {
   std::optional<bool> remap_pending, remap_failed;
   std::optional<unsigned> pcie_replays;
   std::vector<std::optional<bool>> nvlink_up;        // per link; empty when NVML reports no link
-  std::vector<std::uint64_t> nvlink_errors;          // per link: replay + recovery + CRC counters
+  // Per link, NVML's error counters in kNvlinkCounterNames' order. A counter NVML does not support (many
+  // are not on Hopper and newer) or could not read is null and named in `unsupported` or `errors`
+  // ("nvlink_errors.crc_data"): never read as zero errors, and left out of the verdict.
+  std::vector<NvlinkCounters> nvlink_errors;
   std::optional<std::vector<GpuProcess>> processes;  // compute processes on the GPU
   bool gpu_lost = false;
   Reasons unsupported, errors;

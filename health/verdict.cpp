@@ -102,12 +102,18 @@ void judge_links(const GpuIdentity& g, const Observation& o, const Thresholds& t
     if (any_up && !down.empty())
       v.add("nvlink", t.nvlink_down,
             fmt::format("NVLink link{} {} down", down.size() > 1 ? "s" : "", fmt::join(down, ", ")));
-    std::uint64_t before = 0, after = 0;
-    for (auto e : a->nvlink_errors) before += e;
-    for (auto e : b->nvlink_errors) after += e;
-    if (b->nvlink_errors.size() == a->nvlink_errors.size() && after > before &&
-        static_cast<double>(after - before) > t.nvlink_error_increase.above)
-      v.add("nvlink", t.nvlink_error_increase.severity, fmt::format("NVLink errors +{}", after - before));
+    // Only counters read both times count: one NVML does not support is unknown, not zero.
+    std::int64_t rise = 0;
+    bool judged = false;
+    for (std::size_t l = 0; l < b->nvlink_errors.size() && l < a->nvlink_errors.size(); ++l)
+      for (std::size_t i = 0; i < kNvlinkCounterNames.size(); ++i)
+        if (auto d = counter_increase(a->nvlink_errors[l][i], b->nvlink_errors[l][i])) {
+          judged = true;
+          rise += std::max<std::int64_t>(*d, 0);  // a counter reset is no error
+        }
+    if (rise > 0 && static_cast<double>(rise) > t.nvlink_error_increase.above)
+      v.add("nvlink", t.nvlink_error_increase.severity, fmt::format("NVLink errors +{}", rise));
+    if (any_up && !judged) v.note("NVLink errors not judged: NVML reads none of the links' error counters here");
   }
 }
 

@@ -226,16 +226,19 @@ GpuCounters NvmlGpu::counters() const {
         (*sink.errors)["nvlink"] = fmt::format("nvmlDeviceGetNvLinkState: {}", nvml_error_name(rc));
       if (link == 0 || rc == NVML_ERROR_NOT_SUPPORTED) break;
       c.nvlink_up.emplace_back(std::nullopt);
-      c.nvlink_errors.push_back(0);
+      c.nvlink_errors.emplace_back();
       continue;
     }
     c.nvlink_up.emplace_back(active == NVML_FEATURE_ENABLED);
-    std::uint64_t errors = 0;
-    for (int counter = 0; counter < NVML_NVLINK_ERROR_COUNTERS && api.nvmlDeviceGetNvLinkErrorCounter; ++counter) {
+    NvlinkCounters counters;
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+      const auto field = fmt::format("nvlink_errors.{}", kNvlinkCounterNames[i]);
       unsigned long long value = 0;
-      if (api.nvmlDeviceGetNvLinkErrorCounter(handle_, link, counter, &value) == NVML_SUCCESS) errors += value;
+      if (NVML_CALL(sink, field.c_str(), nvmlDeviceGetNvLinkErrorCounter, handle_, link,
+                    static_cast<nvmlNvLinkErrorCounter_t>(i), &value))
+        counters[i] = value;
     }
-    c.nvlink_errors.push_back(errors);
+    c.nvlink_errors.push_back(counters);
   }
   unsigned count = 0;
   if (api.nvmlDeviceGetComputeRunningProcesses_v3) {

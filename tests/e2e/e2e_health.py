@@ -62,6 +62,7 @@ HEALTH_CASES = [
     ("xid79", "fake", 2, [("PASS", ""), ("FAIL", "Xid 79 (GPU has fallen off the bus)")]),
     ("pcie_x8", "fake", 1, [("WARN", "PCIe link x8, below its maximum x16"), ("PASS", "")]),
     ("nvlink_down", "fake", 2, [("FAIL", "NVLink link 3 down"), ("PASS", "")]),
+    ("nvlink_counters", "fake", 1, [("PASS", ""), ("WARN", "NVLink errors +150")]),
     ("in_use", "fake", 2, [("FAIL", "exclusive compute mode held by another process: pid 4242"),
                            ("WARN", "in use by other processes: pid 4343")]),
     ("gpu_lost", "fake", 2, [("PASS", ""), ("FAIL", "GPU lost")]),
@@ -135,6 +136,17 @@ def case_health():
                     fail(f"{label}: {field} not marked unsupported: {unsup}")
             if "NVML_ERROR_NO_PERMISSION" not in unsup["processes"]:
                 fail(f"{label}: processes should say NO_PERMISSION: {unsup['processes']}")
+        if name == "nvlink_counters":
+            # Unsupported counters are null and named, never zeros: GPU 0 has none, GPU 1 lacks the CRC ones.
+            for g, missing in zip(node["gpus"], (["replay", "recovery", "crc_flit", "crc_data"], ["crc_flit", "crc_data"])):
+                links = g["counters"]["end"]["nvlink_errors"]
+                nulls = sorted({k for link in links for k, v in link.items() if v is None})
+                named = sorted(k.split(".", 1)[1] for k in g["identity"]["unsupported"] if k.startswith("nvlink_errors."))
+                if len(links) != 18 or nulls != sorted(missing) or named != sorted(missing):
+                    fail(f"{label}: GPU {g['index']}: {len(links)} links, null counters {nulls}, named {named}, "
+                         f"expected {sorted(missing)}")
+            if not any("NVLink errors not judged" in n for n in node["gpus"][0]["notes"]):
+                fail(f"{label}: GPU 0 does not say its NVLink errors were not judged: {node['gpus'][0]}")
         if name == "mig":
             mig = node["gpus"][0]["mig"]
             if len(mig) != 2 or mig[0]["peaks"]["applies"] != "slice share" or node["gpus"][1]["mig"]:

@@ -416,7 +416,22 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigne
                                                          nvmlNvLinkErrorCounter_t counter, unsigned long long* value) {
   FAKE_GUARD(d, "nvmlDeviceGetNvLinkErrorCounter");
   if (link >= g->spec["nvlink_links"].get<unsigned>()) return NVML_ERROR_INVALID_ARGUMENT;
-  *value = (link == 0 && counter == 0) ? g->state()["nvlink_errors"].get<unsigned long long>() : 0;
+  // "nvlink_counters_unsupported": the counters this GPU does not have (Hopper lacks some). The state's
+  // "nvlink_errors" is link 0's first counter, supported or not (a rise NVML cannot show).
+  if (g->spec.contains("nvlink_counters_unsupported"))
+    for (const auto& c : g->spec["nvlink_counters_unsupported"])
+      if (c == counter) return NVML_ERROR_NOT_SUPPORTED;
+  const bool first = [&] {
+    if (link != 0) return false;
+    for (int c = 0; c < counter; ++c) {
+      bool missing = false;
+      if (g->spec.contains("nvlink_counters_unsupported"))
+        for (const auto& u : g->spec["nvlink_counters_unsupported"]) missing |= u == c;
+      if (!missing) return false;
+    }
+    return true;
+  }();
+  *value = first ? g->state()["nvlink_errors"].get<unsigned long long>() : 0;
   return NVML_SUCCESS;
 }
 

@@ -1,6 +1,11 @@
 // The verdict rules (health/verdict.h) on hand-built observations: each DCGM failure class fails, the
 // softer checks warn, what cannot be judged is a note, and the thresholds file changes the outcome.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <random>
+
+#include "test_seed.h"
 
 #include "health/clock_events.h"
 #include "health/observation.h"
@@ -179,18 +184,56 @@ TEST(HealthVerdict, PcieWidthBelowMaxWarnsGenOnlyUnderLoad) {
   EXPECT_TRUE(has(judge(h100(), window(clean(), {slow}, clean())), "pcie", Severity::warn));
 }
 
+// `n` links whose four error counters all read `value` (nullopt: NVML does not support them).
+std::vector<NvlinkCounters> nvlink_counters(std::size_t n, std::optional<std::uint64_t> value) {
+  NvlinkCounters one;
+  one.fill(value);
+  return std::vector<NvlinkCounters>(n, one);
+}
+
 TEST(HealthVerdict, NvlinkDownFailsOnlyWhenOtherLinksAreUp) {
   auto a = clean(), b = clean();
   a.nvlink_up = {true, true, true, true};
   b.nvlink_up = {true, true, false, true};
-  a.nvlink_errors = b.nvlink_errors = {0, 0, 0, 0};
+  a.nvlink_errors = b.nvlink_errors = nvlink_counters(4, 0);
   const auto v = judge(h100(), window(a, {busy()}, b));
   EXPECT_TRUE(has(v, "nvlink", Severity::fail));
   EXPECT_NE(v.line().find("NVLink link 2 down"), std::string::npos) << v.line();
   auto c = clean();
   c.nvlink_up = {false, false};  // a PCIe card without a bridge: nothing to judge
-  c.nvlink_errors = {0, 0};
+  c.nvlink_errors = nvlink_counters(2, 0);
   EXPECT_EQ(judge(h100(), window(c, {busy()}, c)).severity, Severity::pass);
+}
+
+TEST(HealthVerdict, UnsupportedNvlinkCountersAreNotZeroErrors) {
+  std::mt19937_64 rng(test_seed());
+  auto a = clean(), b = clean();
+  a.nvlink_up = b.nvlink_up = {true, true, true, true};
+  // Every counter unsupported: nothing is judged, and the verdict says so instead of passing them as 0.
+  a.nvlink_errors = b.nvlink_errors = nvlink_counters(4, std::nullopt);
+  auto v = judge(h100(), window(a, {busy()}, b));
+  EXPECT_FALSE(has(v, "nvlink", Severity::warn));
+  bool noted = false;
+  for (const auto& n : v.notes) noted |= n.find("NVLink errors not judged") != std::string::npos;
+  EXPECT_TRUE(noted) << v.line();
+  // One supported counter on a random link rises past the limit (100): only it is counted.
+  const auto link = static_cast<std::size_t>(rng() % 4), counter = static_cast<std::size_t>(rng() % 4);
+  const auto rise = 101 + rng() % 1000;
+  a.nvlink_errors[link][counter] = 7;
+  b.nvlink_errors[link][counter] = 7 + rise;
+  v = judge(h100(), window(a, {busy()}, b));
+  EXPECT_TRUE(has(v, "nvlink", Severity::warn)) << v.line();
+  EXPECT_NE(v.line().find(fmt::format("NVLink errors +{}", rise)), std::string::npos) << v.line();
+  // A counter read only at the end (an error at the start) is not a rise from zero.
+  b.nvlink_errors[(link + 1) % 4][counter] = 5000;
+  EXPECT_NE(judge(h100(), window(a, {busy()}, b)).line().find(fmt::format("NVLink errors +{}", rise)),
+            std::string::npos);
+  // Within the limit, or reset to a lower value: no finding.
+  b.nvlink_errors = a.nvlink_errors;
+  b.nvlink_errors[link][counter] = 7 + 100;
+  EXPECT_FALSE(has(judge(h100(), window(a, {busy()}, b)), "nvlink", Severity::warn));
+  b.nvlink_errors[link][counter] = 0;
+  EXPECT_FALSE(has(judge(h100(), window(a, {busy()}, b)), "nvlink", Severity::warn));
 }
 
 TEST(HealthVerdict, ClocksFarBelowMaxUnderLoadWarn) {
