@@ -17,6 +17,14 @@ std::vector<std::uint64_t> collective_sizes(const RunOptions& o, const std::stri
   return size_sweep(lo, hi, factor, o.step_bytes.value_or(0));
 }
 
+RunOptions with_one_size(const RunOptions& o, std::uint64_t size_bytes) {
+  RunOptions one = o;
+  one.min_bytes = one.max_bytes = size_bytes;
+  one.step_bytes.reset();
+  one.step_factor = 2;
+  return one;
+}
+
 std::vector<std::string> collective_transports(const RunOptions& o, const std::string& backend,
                                                const std::vector<std::string>& offered) {
   if (offered.empty()) {

@@ -16,6 +16,11 @@ namespace gpuscale {
 // The message sizes (-b/-e/-f or -i, or the plan's defaults for `backend`).
 std::vector<std::uint64_t> collective_sizes(const RunOptions& o, const std::string& backend);
 
+// `o` with a sweep of the one message `size_bytes`: a collective run inside another benchmark (a fleet
+// pair) then holds buffers of its own message, not of the sweep's largest (-e, 8 GiB by default on GPUs),
+// as its demand (demand_of) counts.
+RunOptions with_one_size(const RunOptions& o, std::uint64_t size_bytes);
+
 // Transports of the "transport" parameter: --transports, else the backend's (`offered`). An empty
 // answer means the backend has one transport and rows carry no such parameter (the CPU backend: MPI).
 // Throws gpuscale::Error (exit 2) for a transport the backend lacks.

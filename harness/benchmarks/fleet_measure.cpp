@@ -7,6 +7,7 @@
 
 #include "backends/backend.h"
 #include "core/stats.h"
+#include "harness/benchmarks/collective_plan.h"
 #include "harness/guard/run_guard.h"
 #include "world/test_hosts.h"
 
@@ -47,7 +48,8 @@ PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const 
   RankMeasurement m;
   try {
     auto comm = watch_communicator(ctx.backend->make_communicator(pair));
-    RunContext sub{ctx.device, comm.get(), pair, ctx.opts, ctx.seed, ctx.backend, ctx.hosts};
+    const RunOptions own = with_one_size(ctx.opts, params.at("size_bytes").get<std::uint64_t>());
+    RunContext sub{ctx.device, comm.get(), pair, own, ctx.seed, ctx.backend, ctx.hosts};
     m = inner.run(params, sub);
   } catch (const CommunicatorAborted&) {
     throw;  // the run ends (harness/runner.cpp)

@@ -2,6 +2,10 @@
 // refusal, and which link a point is set against.
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "test_seed.h"
+
 #include "core/error.h"
 #include "harness/benchmarks/collective_plan.h"
 
@@ -18,6 +22,23 @@ TEST(CollectivePlan, SweepDefaultsAndFlags) {
   o.max_bytes = 3000;
   o.step_bytes = 1000;
   EXPECT_EQ(collective_sizes(o, "cpu"), std::vector<std::uint64_t>({1000, 2000, 3000}));
+}
+
+TEST(CollectivePlan, AnInnerRunSweepsItsOwnMessageOnly) {
+  // A fleet pair's 256M inside a default GPU sweep (8 B .. 8 GiB, which also holds 256M): its buffers
+  // must span 256M, not 8 GiB; whatever -b/-e/-f/-i the run was given.
+  std::mt19937_64 rng(test_seed());
+  const std::uint64_t size = (1ULL << 20) + rng() % (1ULL << 30);
+  RunOptions o;
+  for (int flags = 0; flags < 4; ++flags) {
+    if (flags == 1) o.step_bytes = 4096;
+    if (flags == 2) o.min_bytes = 2 * size;  // even a -b above the message
+    if (flags == 3) o.quick = true;
+    const auto one = with_one_size(o, size);
+    EXPECT_EQ(collective_sizes(one, "cuda"), std::vector<std::uint64_t>{size}) << flags;
+    EXPECT_EQ(collective_sizes(one, "cpu"), std::vector<std::uint64_t>{size}) << flags;
+  }
+  EXPECT_EQ(collective_sizes(with_one_size(RunOptions{}, 256ULL << 20), "cuda").back(), 256ULL << 20);
 }
 
 TEST(CollectivePlan, TransportsPerBackend) {
