@@ -174,6 +174,8 @@ class Run {
       for (std::size_t i = 0; i < kept_.size(); ++i)
         if (!kept_[i]) todo["points"].push_back(plan_["points"][i]);
       check_plan_memory(todo, demand_ctx, backend_->device().info());
+      if (const auto& info = backend_->device().info(); world_.rank() == 0 && !info.memory_unread.empty())
+        fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", info.usable_memory_text());
     });
     links_ = backend_->link_peaks(world_, opts_.backend_options);
     topo_ = make_topology(world_.hosts(), world_.local_ranks());

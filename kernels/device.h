@@ -32,8 +32,11 @@ struct DeviceInfo {
   std::string reserved_for;                 // what it is kept for: "the CUDA context and libraries"
   int ranks_sharing_memory = 1;             // ranks dividing the free memory (the CPU backend's ranks on a node)
   std::string memory_owner;                 // whose memory, in messages: "the host", "GPU 0 (NVIDIA H200)"
+  // Why the free memory could not be read (empty: it was). Then no memory check refuses anything: the
+  // run says so once and records it (details.memory_unread), and the plan's sizes stand as given.
+  std::string memory_unread;
 
-  // The rank's usable share: (free - reserved) / ranks sharing.
+  // The rank's usable share: (free - reserved) / ranks sharing; UINT64_MAX (no limit) when unread.
   std::uint64_t usable_memory_bytes() const;
   // The share in words, for a refusal: "each of the 2 ranks on this node may use 4.00 GiB (...) of the
   // host's 8.00 GiB (...) available", "GPU 0 (NVIDIA H200) has 139.50 GiB (...) available, 256.00 MiB (...)

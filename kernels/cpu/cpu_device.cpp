@@ -27,6 +27,7 @@ class CpuDevice final : public Device {
     info_.free_memory_bytes = topo_.available_bytes;  // MemAvailable
     info_.ranks_sharing_memory = std::max(opts.ranks_on_node, 1);
     info_.memory_owner = "the host";
+    info_.memory_unread = topo_.memory_unread;
     info_.details = {
         {"threads", threads_},
         {"online_cores", topo_.online_cores},
@@ -36,6 +37,7 @@ class CpuDevice final : public Device {
         {"last_level_cache", topo_.llc_name},
         {"default_stream_array_bytes", stream_bytes_},
         {"stream_array_capped_by_memory", capped},
+        {"memory_unread", topo_.memory_unread.empty() ? nlohmann::json(nullptr) : nlohmann::json(topo_.memory_unread)},
         // A CUDA rank records the NIC nearest its GPU (kernels/cuda/nic_plan.h); a CPU rank has none of its own.
         {"nic", nullptr},
         {"nic_note", "the CPU backend's traffic goes through MPI, over whatever interface MPI picks: no NIC per rank"},

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -38,19 +40,18 @@ std::uint64_t parse_cache_size(const std::string& s) {
   return v;
 }
 
-std::uint64_t meminfo_field(const std::string& name) {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  std::uint64_t kb = 0;
-  std::string unit;
-  while (f >> key >> kb) {
-    std::getline(f, unit);
-    if (key == name + ":") return kb * 1024;
-  }
-  return 0;
-}
-
 }  // namespace
+
+std::optional<std::uint64_t> meminfo_field(std::istream& meminfo, const std::string& name) {
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::uint64_t kb = 0;
+    if (fields >> key >> kb && key == name + ":") return kb * 1024;
+  }
+  return std::nullopt;
+}
 
 CpuTopology read_cpu_topology() {
   CpuTopology t;
@@ -83,8 +84,18 @@ CpuTopology read_cpu_topology() {
       t.llc_name = fmt::format("L{}", read_first_line(entry.path() / "level"));
     }
   }
-  t.memory_bytes = meminfo_field("MemTotal");
-  t.available_bytes = meminfo_field("MemAvailable");
+  // A container or chroot without /proc: the memory is unknown, said so, never "0 bytes available".
+  std::ifstream meminfo("/proc/meminfo");
+  if (!meminfo) {
+    t.memory_unread = fmt::format("/proc/meminfo cannot be read: {}", std::strerror(errno));
+    return t;
+  }
+  const auto available = meminfo_field(meminfo, "MemAvailable");
+  meminfo.clear();
+  meminfo.seekg(0);
+  t.memory_bytes = meminfo_field(meminfo, "MemTotal").value_or(0);
+  if (available) t.available_bytes = *available;
+  else t.memory_unread = "/proc/meminfo has no MemAvailable line";
   return t;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 // What the CPU backend needs to know about the node it runs on, read from Linux (/proc, /sys).
 #include <cstdint>
+#include <istream>
+#include <optional>
 #include <string>
 
 namespace gpuscale {
@@ -13,9 +15,13 @@ struct CpuTopology {
   std::string llc_name;               // e.g. "L3"
   std::uint64_t memory_bytes = 0;     // MemTotal
   std::uint64_t available_bytes = 0;  // MemAvailable
+  std::string memory_unread;          // why MemAvailable could not be read (empty: it was); 0 bytes then
 };
 
 CpuTopology read_cpu_topology();
+
+// A field of /proc/meminfo's text ("MemAvailable"), in bytes; nullopt when the text has no such line.
+std::optional<std::uint64_t> meminfo_field(std::istream& meminfo, const std::string& name);
 
 // Threads for one rank: the node's cores shared evenly among its ranks (at least one), never more
 // than this process may run on, so several ranks on one node never oversubscribe it.

@@ -7,7 +7,9 @@ Each --case launches the real binary, then checks its exit code, its stderr, and
 import json
 import os
 import re
+import shlex
 import shutil
+import sys
 
 import e2e_common
 from e2e_common import mpirun, run
@@ -456,6 +458,33 @@ def case_rounding():
         fail("no 3-rank all_gather row")
 
 
+def case_meminfo_unread():
+    """A host whose /proc/meminfo has no MemAvailable (a bind-mounted empty file, in a mount namespace of
+    its own): the run says once that the memory could not be read and measures; it once refused every
+    collective with "the host has 0.00 GiB"."""
+    unshare = shutil.which("unshare")  # util-linux, in every Debian
+    if os.geteuid() != 0 or not unshare:
+        print("SKIP: needs root and unshare to hide /proc/meminfo")
+        sys.exit(77)
+    path = out_path("meminfo_unread.json")
+    inner = " ".join([shlex.quote(ARGS.mpiexec), "--oversubscribe", "-np", "2", shlex.quote(ARGS.gpuscale), "run",
+                      "--backend", "cpu", "--quick", "--benchmarks", "all_reduce,stream.triad", "-o", shlex.quote(path)])
+    p = run([unshare, "--mount", "--propagation", "private", "sh", "-c",
+             f"mount --bind /dev/null /proc/meminfo && {inner}"])
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}: {p.stderr[-2000:]}")
+    said = [l for l in p.stderr.splitlines() if "memory could not be read" in l]
+    if len(said) != 1 or "/proc/meminfo has no MemAvailable line" not in said[0] or "0.00 GiB" in p.stderr:
+        fail(f"expected one line saying the memory could not be read: {p.stderr!r}")
+    doc = load_valid(path)
+    if not doc["summary"]["valid"] or any(r["status"] != "ok" for r in doc["results"]):
+        fail(f"rows not measured: {[(r['benchmark'], r['status']) for r in doc['results']]}")
+    unread = {r["device"]["details"].get("memory_unread") for r in doc["ranks"]}
+    if unread != {"/proc/meminfo has no MemAvailable line"}:
+        fail(f"ranks' details.memory_unread: {unread}")
+    print(f"ok: {len(doc['results'])} rows measured, the unread memory said once and recorded per rank")
+
+
 def parse():
     global ARGS
     ARGS = e2e_common.parse_args("--mpiexec")
@@ -478,6 +507,7 @@ def main():
         "bad_input": (case_bad_input, {}),
         "list_version": (case_list_version, {}),
         "rounding": (case_rounding, cores),
+        "meminfo_unread": (case_meminfo_unread, cores),
     }
     e2e_common.run_case("e2e_cpu_", {"TIMEOUT": 300, "LABELS": "e2e;cpu"}, cases, parse)
 

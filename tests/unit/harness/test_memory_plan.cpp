@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/units.h"
 #include "harness/memory_plan.h"
 #include "harness/registry.h"
+#include "kernels/cpu/cpu_topology.h"
 #include "kernels/cuda/cuda_plan.h"
 
 namespace gpuscale {
@@ -121,6 +123,34 @@ TEST(MemoryPlan, BudgetsPerBackend) {
   EXPECT_EQ(memory_budget(cpu_device(12 * GiB, 3)).usable, 4 * GiB);
   EXPECT_EQ(memory_budget(cpu_device(12 * GiB, 0)).usable, 12 * GiB);  // no count: the whole host
   EXPECT_EQ(memory_budget(cpu_device(12 * GiB, 1)).described, "the host has 12.00 GiB (12884901888 bytes) available");
+}
+
+TEST(MemoryPlan, AnUnreadMemoryRefusesNothingAndSaysWhy) {
+  // A host whose /proc/meminfo could not be read: before, "the host has 0.00 GiB" refused every point.
+  auto d = cpu_device(0, 2);
+  d.memory_unread = "/proc/meminfo has no MemAvailable line";
+  const auto budget = memory_budget(d);
+  EXPECT_EQ(budget.usable, UINT64_MAX);
+  EXPECT_EQ(budget.described, "the host's memory could not be read (/proc/meminfo has no MemAvailable line)");
+  const json p = {{"dtype", "fp32"}, {"size_bytes", 64 * GiB}, {"placement", "out-of-place"}, {"op", "sum"}};
+  EXPECT_FALSE(memory_refusal({{"all_reduce 64G", demand_of("all_reduce", p, "cpu", 2)}}, budget));
+  // The same host read as 0 bytes available still refuses, with the figure.
+  const auto refused = memory_refusal({{"all_reduce 64G", demand_of("all_reduce", p, "cpu", 2)}}, memory_budget(cpu_device(0, 2)));
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("0.00 GiB"), std::string::npos) << *refused;
+}
+
+TEST(MemoryPlan, MeminfoFieldsAreReadByName) {
+  std::istringstream text("MemTotal:       24588644 kB\nMemFree:  100 kB\nMemAvailable:   20132000 kB\n");
+  EXPECT_EQ(meminfo_field(text, "MemAvailable"), 20132000ULL * 1024);
+  std::istringstream again(text.str());
+  EXPECT_EQ(meminfo_field(again, "MemTotal"), 24588644ULL * 1024);
+  std::istringstream old_kernel("MemTotal: 1000 kB\nMemFree: 10 kB\n");  // before Linux 3.14: no MemAvailable
+  EXPECT_EQ(meminfo_field(old_kernel, "MemAvailable"), std::nullopt);
+  std::istringstream empty("");
+  EXPECT_EQ(meminfo_field(empty, "MemTotal"), std::nullopt);
+  std::istringstream garbled("MemAvailable: lots kB\nMemAvailable: 7 kB\n");  // a line that does not parse is skipped
+  EXPECT_EQ(meminfo_field(garbled, "MemAvailable"), 7ULL * 1024);
 }
 
 TEST(MemoryPlan, PlanDemandsNameUnknownBenchmarks) {
