@@ -53,7 +53,34 @@ CollCheckPlan collective_check_plan(const CollCheckCase& c, int rank) {
   p.unit_roundoff = dtype_epsilon(c.dtype);
   p.min_subnormal = dtype_min_subnormal(c.dtype);
   p.contributors = collective_contributors(c.dtype, c.op, c.nranks);
+  p.count = collective_result_count(c, rank);
+  p.block = kCollCheckBlock;
+  p.every = 1;
+  const std::uint64_t cost = collective_check_cost(c);
+  if (p.count > 0 && p.count > kCollCheckBudget / cost) {
+    const std::uint64_t blocks = (p.count + p.block - 1) / p.block;
+    const std::uint64_t affordable = std::max<std::uint64_t>(kCollCheckBudget / cost / p.block, 1);
+    p.every = std::max<std::uint64_t>((blocks + affordable - 1) / affordable, 2);
+  }
   return p;
+}
+
+std::uint64_t collective_check_cost(const CollCheckCase& c) {
+  return collective_spec(c.coll).reduces ? static_cast<std::uint64_t>(std::max(c.nranks, 1)) : 1;
+}
+
+std::uint64_t collective_checked_count(const CollCheckCase& c, int rank) {
+  const auto p = collective_check_plan(c, rank);
+  if (p.every <= 1) return p.count;
+  const std::uint64_t blocks = (p.count + p.block - 1) / p.block, last = blocks - 1;
+  std::uint64_t n = 0;
+  for (std::uint64_t b = 0; b < blocks; b += p.every) n += b == last ? p.count - b * p.block : p.block;
+  if (last % p.every != 0) n += p.count - last * p.block;  // the tail, when the stride missed it
+  return n;
+}
+
+double collective_check_evaluations(const CollCheckCase& c, int rank) {
+  return static_cast<double>(collective_checked_count(c, rank)) * static_cast<double>(collective_check_cost(c));
 }
 
 double collective_expected(const CollCheckCase& c, int rank, std::uint64_t index) {

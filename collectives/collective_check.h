@@ -76,7 +76,25 @@ struct CollCheckPlan {
   int int_bits;        // 8 or 32: integer arithmetic wraps at this width; 0 for float types
   double unit_roundoff;  // float types: dtype_epsilon
   double min_subnormal;  // float types: dtype_min_subnormal
+  // Which result elements are checked (coll_sampled): every `every`-th block of `block` elements, with
+  // the first and the last block always; every = 1 checks them all. `count`: the result's elements.
+  std::uint64_t block, every, count;
 };
+
+// The check's cost is bounded. A reduced element costs one input per rank (coll_reduce): O(ranks) per
+// element, so at 128+ ranks and GiB messages a full check would cost far more than the collective.
+// Above kCollCheckBudget input evaluations per check, a rank checks evenly spaced blocks of
+// kCollCheckBlock elements, the first and last block always (a fault at the start or in the tail is
+// never skipped), as the GEMM check samples entries. The demand counts the evaluations (demand_of).
+inline constexpr std::uint64_t kCollCheckBudget = 1ULL << 30;
+inline constexpr std::uint64_t kCollCheckBlock = 4096;
+
+// Whether result element `i` is checked under plan `p`.
+GPUSCALE_HD inline bool coll_sampled(const CollCheckPlan& p, std::uint64_t i) {
+  if (p.every <= 1) return true;
+  const std::uint64_t b = i / p.block;
+  return b % p.every == 0 || b == (p.count - 1) / p.block;
+}
 
 struct CollExpected {
   double value;
@@ -144,6 +162,12 @@ bool collective_value_ok(const CollCheckCase& c, int rank, std::uint64_t index, 
 
 // Number of result elements rank `rank` checks (0 for non-root ranks of reduce).
 std::uint64_t collective_result_count(const CollCheckCase& c, int rank);
+// Input evaluations per checked element: the ranks for a reduction, else 1.
+std::uint64_t collective_check_cost(const CollCheckCase& c);
+// How many of rank `rank`'s result elements the check looks at (all of them up to the budget), and the
+// input evaluations that takes.
+std::uint64_t collective_checked_count(const CollCheckCase& c, int rank);
+double collective_check_evaluations(const CollCheckCase& c, int rank);
 // Number of send-buffer elements rank `rank` fills with inputs (0 for non-root ranks of broadcast).
 std::uint64_t collective_input_count(const CollCheckCase& c, int rank);
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/collective_check.h"
 #include "core/fault.h"
 #include "core/error.h"
 #include "core/stats.h"
@@ -18,6 +19,10 @@
 
 namespace gpuscale {
 namespace {
+
+// Operations per input the collective check evaluates (a counter-based random draw and a compare), for
+// the watchdog budget (demand_of).
+constexpr double kCheckOpsPerInput = 64;
 
 // nccl-tests -a: how the ranks' times become the reported time.
 double reduce_time(const std::vector<double>& t, const std::string& mode) {
@@ -157,6 +162,11 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
                        {"iters", m.iters},
                        {"time_reduce", ctx.opts.time_reduce},
                        {"transport", runner->transport()}};
+    // A check that looked at part of the result (above kCollCheckBudget: collective_check.h) says how much.
+    const CollCheckCase checked{c.coll, c.dtype, c.op, n, c.root, counts, c.seed};
+    if (const auto seen = collective_checked_count(checked, c.root); seen < collective_result_count(checked, c.root))
+      out.row_metrics["check_sampled"] = {{"result_elements", collective_result_count(checked, c.root)},
+                                          {"checked_elements", seen}};
     out.row_metrics.update(runner->details());
     if (wrong_total > 0) {
       out.valid = false;
@@ -179,6 +189,9 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ctx.ranks)
                              : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ctx.ranks);
     d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
+    // The check: tens of operations per input it evaluates (a counter-based random draw each).
+    const CollCheckCase check{point.coll, point.dtype, point.op, std::max(ctx.ranks, 1), point.root, c, 0};
+    d.flops = kCheckOpsPerInput * collective_check_evaluations(check, point.root);
     if (point.transport == "nccl") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
     return d;
   }

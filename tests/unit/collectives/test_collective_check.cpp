@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "test_seed.h"
 #include "collectives/collective_check.h"
 #include "collectives/collective_table.h"
 #include "core/element_codec.h"
@@ -387,6 +388,46 @@ TEST_F(ThreeRanks, OnlyTheBroadcastRootFillsInputs) {
     const auto c = make(spec.id, {12, 7, 4, 0, 0}, 1);
     for (int r = 0; r < 3; ++r) EXPECT_EQ(collective_input_count(c, r), 12u) << spec.name << " rank " << r;
   }
+}
+
+TEST(CollectiveCheck, SmallChecksLookAtEveryElement) {
+  const CollCheckCase c{Collective::all_reduce, DType::fp32, RedOp::sum, 8, 0, {1u << 20, 1u << 20, 1u << 20, 0, 0}, 5};
+  const auto plan = collective_check_plan(c, 0);
+  EXPECT_EQ(plan.every, 1u);
+  EXPECT_EQ(collective_checked_count(c, 0), 1u << 20);
+  EXPECT_DOUBLE_EQ(collective_check_evaluations(c, 0), 8.0 * (1u << 20));
+  for (u64 i : {u64{0}, u64{12345}, (u64{1} << 20) - 1}) EXPECT_TRUE(coll_sampled(plan, i));
+}
+
+TEST(CollectiveCheck, LargeReductionsAtManyRanksCheckBlocksWithinTheBudget) {
+  std::mt19937_64 rng(test_seed());
+  // A reduction's element costs one input per rank: 4096 ranks x 2^20 elements (2^32 inputs) is over the
+  // budget, so blocks are sampled; the first and the last (a partial tail) always.
+  const u64 count = (u64{1} << 20) + 1 + rng() % 100000;
+  for (Collective coll : {Collective::all_reduce, Collective::reduce_scatter}) {
+    const CollCheckCase c{coll, DType::fp32, RedOp::sum, 4096, 0, {count, count, count, 0, 0}, rng()};
+    const auto plan = collective_check_plan(c, 0);
+    ASSERT_GE(plan.every, 2u);
+    u64 seen = 0;
+    for (u64 i = 0; i < count; ++i) seen += coll_sampled(plan, i);
+    EXPECT_EQ(seen, collective_checked_count(c, 0));
+    EXPECT_TRUE(coll_sampled(plan, 0));
+    EXPECT_TRUE(coll_sampled(plan, count - 1));
+    EXPECT_LE(collective_check_evaluations(c, 0), double(kCollCheckBudget + 2 * kCollCheckBlock * 4096));
+    EXPECT_GE(collective_check_evaluations(c, 0), double(kCollCheckBudget) / 4) << "sampled far below the budget";
+    // A wrong element between the sampled blocks is not seen: that is the price, stated in docs.
+    bool skipped = false;
+    for (u64 i = 0; i < count && !skipped; i += kCollCheckBlock) skipped = !coll_sampled(plan, i);
+    EXPECT_TRUE(skipped);
+  }
+  // Data movement costs one input per element: 2^28 received elements over 4096 ranks are checked whole,
+  // where a reduction of them would be sampled.
+  const u64 per = u64{1} << 16;
+  const CollCheckCase g{Collective::all_gather, DType::fp32, RedOp::sum, 4096, 0, {per, per * 4096, per, 0, 0}, 1};
+  EXPECT_EQ(collective_check_plan(g, 0).every, 1u);
+  EXPECT_EQ(collective_checked_count(g, 0), per * 4096);
+  const CollCheckCase r{Collective::all_reduce, DType::fp32, RedOp::sum, 4096, 0, {per * 4096, per * 4096, per * 4096, 0, 0}, 1};
+  EXPECT_GE(collective_check_plan(r, 0).every, 2u);
 }
 
 TEST(CollectiveCheck, ManyRankInt8SumsFollowInt8Arithmetic) {
