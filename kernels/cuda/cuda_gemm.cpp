@@ -117,6 +117,7 @@ class CudaGemm final : public GemmProblem {
     j["timing"] = graph_ ? "one CUDA graph launch of the batch between two events"
                          : "the batch launched on the stream between two events (graph capture failed: " + graph_error_ + ")";
     j["warmup_products"] = warmup_products_;
+    j["warmup_seconds"] = warmup_seconds_;  // GPU time of the counted warm-up products (the first one aside)
     if (gemm_has_fast_accum(type_)) j["fast_accumulation"] = s_.fast_accum;
     return j;
   }
@@ -127,17 +128,26 @@ class CudaGemm final : public GemmProblem {
               ctx_.stream.get());
   }
 
-  // Runs the heuristic's first algorithm for about kGemmWarmupSeconds (gemm_warmup_products) so the
-  // algorithms are timed at working clocks, not idle ones; if it fails, the choice records why.
+  // Runs the heuristic's first algorithm for kGemmWarmupSeconds of GPU time (gemm_warmup_next: the
+  // first product, which loads the kernels, is not counted) so the algorithms are timed at working
+  // clocks, not idle ones; if it fails, the choice records why.
   void warm_up(const cublasLtMatmulAlgo_t& algo) {
     const auto st = ctx_.stream.get();
     try {
-      start_.record(st);
-      matmul(algo);
-      stop_.record(st);
-      warmup_products_ = gemm_warmup_products(elapsed_seconds(start_, stop_));
-      for (int i = 0; i < warmup_products_; ++i) matmul(algo);
+      matmul(algo);  // lazy module loading happens here
       ctx_.stream.synchronize();
+      warmup_products_ = 1;
+      warmup_seconds_ = 0;
+      int n = 1;
+      for (int round = 0; n > 0; ++round) {
+        start_.record(st);
+        for (int i = 0; i < n; ++i) matmul(algo);
+        stop_.record(st);
+        const double dt = elapsed_seconds(start_, stop_);
+        warmup_products_ += n;
+        warmup_seconds_ += dt;
+        n = gemm_warmup_next(warmup_seconds_, dt / n, round);
+      }
     } catch (const Error&) {
       cudaGetLastError();
       warmup_products_ = 0;
@@ -228,6 +238,7 @@ class CudaGemm final : public GemmProblem {
   nlohmann::json candidates_ = nlohmann::json::array();
   int batch_ = 1;
   int warmup_products_ = 0;
+  double warmup_seconds_ = 0;
   cudaGraphExec_t graph_ = nullptr;
   std::string graph_error_;
 };

@@ -153,6 +153,11 @@ int gemm_warmup_products(double seconds_per_product, double warmup_seconds, int 
   return gemm_batch(seconds_per_product, warmup_seconds, max_products);
 }
 
+int gemm_warmup_next(double warmed_seconds, double seconds_per_product, int round) {
+  if (round >= kGemmWarmupRounds || warmed_seconds >= kGemmWarmupSeconds) return 0;
+  return gemm_warmup_products(seconds_per_product, kGemmWarmupSeconds - warmed_seconds);
+}
+
 std::string call_failure(std::string_view call, std::string_view error_string, std::string_view error_name) {
   if (error_name.empty()) return fmt::format("{} failed: {}", call, error_string);
   return fmt::format("{} failed: {} ({})", call, error_string, error_name);

@@ -94,6 +94,14 @@ int gemm_batch(double seconds_per_product, double target_seconds = 2e-3, int max
 inline constexpr double kGemmWarmupSeconds = 0.2;
 int gemm_warmup_products(double seconds_per_product, double warmup_seconds = kGemmWarmupSeconds,
                          int max_products = 20000);
+// The warm-up runs for a fixed GPU time, in rounds. The very first product is not counted: it pays
+// for CUDA's lazy module loading (CUDA_MODULE_LOADING=LAZY, the default), which once made one product
+// look long enough to be the whole warm-up. Each round runs gemm_warmup_next(warmed, per) products,
+// `warmed` the GPU seconds counted so far, `per` the last round's seconds per product (clocks rise
+// during the warm-up, so each round sizes itself anew); 0: done (kGemmWarmupSeconds reached, or
+// kGemmWarmupRounds rounds, so it always ends).
+inline constexpr int kGemmWarmupRounds = 8;
+int gemm_warmup_next(double warmed_seconds, double seconds_per_product, int round);
 
 // cuBLASLt's split-K reduction schemes, as bits of CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK (the
 // values of cublasLtReductionScheme_t; kernels/cuda/cuda_lt.cpp checks they match).

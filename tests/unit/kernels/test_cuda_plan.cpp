@@ -5,7 +5,9 @@
 #include <iterator>
 
 #include <limits>
+#include <random>
 
+#include "test_seed.h"
 #include "kernels/cuda/cuda_plan.h"
 
 namespace gpuscale::cuda {
@@ -195,6 +197,35 @@ TEST(CudaPlan, GemmWarmupKeepsTheGpuBusyLongEnoughForTheClocks) {
   EXPECT_EQ(gemm_warmup_products(1.0), 1);        // one long product is warm-up enough
   EXPECT_EQ(gemm_warmup_products(0.0), 1);        // a failed first timing still warms up once
   EXPECT_GE(gemm_warmup_products(2e-5) * 2e-5, kGemmWarmupSeconds * (1 - 1e-9));
+}
+
+// A simulated GPU whose clocks rise during the warm-up: the rounds keep it busy for the fixed time,
+// whatever the first product cost (lazy loading is not counted), and always end.
+TEST(CudaPlan, GemmWarmupRunsAFixedTimeInRoundsThatEnd) {
+  std::mt19937_64 rng(test_seed());
+  for (int trial = 0; trial < 200; ++trial) {
+    double per = 1e-6 * static_cast<double>(1 + rng() % 20000);  // 1 us .. 20 ms at idle clocks
+    const double speedup = 1.0 + static_cast<double>(rng() % 100) / 100;  // up to 2x faster when warm
+    double warmed = 0;
+    int n = 1, rounds = 0;
+    for (int round = 0; n > 0; ++round) {
+      warmed += n * per;
+      per = std::max(per / speedup, 1e-7);
+      ++rounds;
+      n = gemm_warmup_next(warmed, per * speedup, round);
+      ASSERT_GE(n, 0);
+    }
+    EXPECT_LE(rounds, kGemmWarmupRounds + 1);
+    // Each round plans at the last round's speed and the clocks rise meanwhile, so the rounds close in
+    // on the time (products of 10 us and more: the per-round cap of 20000 is no limit); never far past it.
+    if (per > 1e-5) {
+      EXPECT_GE(warmed, 0.95 * kGemmWarmupSeconds) << "per " << per;
+    }
+    EXPECT_LE(warmed, kGemmWarmupSeconds + 0.02 * speedup) << "per " << per;
+  }
+  EXPECT_EQ(gemm_warmup_next(kGemmWarmupSeconds, 1e-3, 0), 0);
+  EXPECT_EQ(gemm_warmup_next(0.1, 1e-3, 0), 100);   // the rest of the time at the last round's speed
+  EXPECT_EQ(gemm_warmup_next(0.0, 1e-3, kGemmWarmupRounds), 0);
 }
 
 TEST(CudaPlan, TheRankIsBoundBeforeItsDeviceAndContext) {
