@@ -122,8 +122,11 @@ def main():
     add("stream.triad fp64 | add", row(doc, "stream.triad", dtype="fp64"), tval("triad", "gbps"))
     for dt, ref in [("bf16", "matmul_bf16"), ("fp16", "matmul_fp16"), ("tf32", "matmul_tf32")]:
         add(f"gemm {dt} 8192^3 | matmul", row(doc, "gemm", dtype=dt, m=8192, n=8192, k=8192), tval(ref, "tflops"))
-    add("gemm fp8_e4m3 8192^3 | _scaled_mm", row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192),
-        tval("scaled_mm_fp8", "tflops"))
+    # fp8 in both accumulation modes; only fast accumulation has a datasheet peak (the other row shows "-").
+    add("gemm fp8_e4m3 8192^3 | _scaled_mm", row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192,
+                                                 fast_accum=False), tval("scaled_mm_fp8", "tflops"))
+    add("gemm fp8_e4m3 fast-accum | fast", row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192,
+                                               fast_accum=True), tval("scaled_mm_fp8_fast", "tflops"))
     add("copy.h2d | copy_", row(doc, "copy.h2d"), tval("copies", "h2d", "gbps"))
     add("copy.d2h | copy_", row(doc, "copy.d2h"), tval("copies", "d2h", "gbps"))
     d2d = tval("copies", "d2d", "gbps")
@@ -157,8 +160,8 @@ def main():
     bf16 = val(row(doc, "gemm", dtype="bf16", m=8192, n=8192, k=8192))
     tmm = tval("matmul_bf16", "tflops")
     target("bf16 8192^3 >= torch.matmul", None if bf16 is None or tmm is None else bf16 >= tmm)
-    fp8r = row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192)
-    target("fp8 8192^3 >= 70% of its dense peak",
+    fp8r = row(doc, "gemm", dtype="fp8_e4m3", m=8192, n=8192, k=8192, fast_accum=True)
+    target("fp8 8192^3 fast accumulation >= 70% of its dense peak",
            None if not fp8r or fp8r["fraction_of_peak"] is None else fp8r["fraction_of_peak"] >= 0.70)
     s = doc["summary"]
     print(f"\nrows: {s['rows']} ({s['ok']} ok, {s['invalid']} invalid, {s['failed']} failed, {s['skipped']} skipped)")

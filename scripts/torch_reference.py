@@ -77,14 +77,17 @@ def main():
     guarded("matmul_fp16", matmul(torch.float16))
     guarded("matmul_tf32", matmul(torch.float32, tf32=True))
 
-    def scaled_mm():
-        x = torch.randn(m, m, device="cuda").to(torch.float8_e4m3fn)
-        y = torch.randn(m, m, device="cuda").to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
-        one = torch.tensor(1.0, device="cuda")
-        t = timed(torch, lambda: torch._scaled_mm(x, y, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
-                  5, 10, per_timing=10)
-        return {"m": m, "n": m, "k": m, "seconds": t, "tflops": 2 * m**3 / t / 1e12}
-    guarded("scaled_mm_fp8", scaled_mm)
+    def scaled_mm(fast):  # both accumulation modes, as gpuscale's fp8 rows (fast_accum false and true)
+        def fn():
+            x = torch.randn(m, m, device="cuda").to(torch.float8_e4m3fn)
+            y = torch.randn(m, m, device="cuda").to(torch.float8_e4m3fn).t()  # column-major, as cuBLASLt wants
+            one = torch.tensor(1.0, device="cuda")
+            t = timed(torch, lambda: torch._scaled_mm(x, y, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                                      use_fast_accum=fast), 5, 10, per_timing=10)
+            return {"m": m, "n": m, "k": m, "use_fast_accum": fast, "seconds": t, "tflops": 2 * m**3 / t / 1e12}
+        return fn
+    guarded("scaled_mm_fp8", scaled_mm(False))
+    guarded("scaled_mm_fp8_fast", scaled_mm(True))
 
     def copies():
         size = args.copy_bytes

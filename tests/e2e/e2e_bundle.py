@@ -304,6 +304,14 @@ def case_device_table(args):
     for r in doc["results"]:
         if r["scope"] == "collective":
             r["params"]["transport"] = "nccl"
+    # fp8 GEMM rows in both accumulation modes, as the CUDA run writes them: a peak only with fast accumulation.
+    base = next(r for r in doc["results"] if r["benchmark"] == "stream.copy")
+    for fast, value, peak in ((False, 1100.5, None), (True, 1500.25, 1979.0)):
+        r = json.loads(json.dumps(base))
+        r.update({"benchmark": "gemm", "unit": "TFLOP/s", "aggregate": value, "expected_peak": peak,
+                  "fraction_of_peak": None if peak is None else value / peak,
+                  "params": {"dtype": "fp8_e4m3", "m": 8192, "n": 8192, "k": 8192, "layout": "TN", "fast_accum": fast}})
+        doc["results"].append(r)
     with open(cuda, "w") as f:
         json.dump(doc, f)
     nulls = [r for r in doc["results"] if r["scope"] == "collective" and r["status"] == "ok"
@@ -325,8 +333,18 @@ def case_device_table(args):
                 shown = [re.search(r"algbw +(\S+) GB/s$", l).group(1) for l in at]
                 if not at or any((v == "-") != (gpus == 1) for v in shown):
                     fail(f"{name} at {gpus} GPU(s): algbw {shown} in {lines}, expected {'-' if gpus == 1 else 'numbers'}")
-    if "GPU: NVIDIA H200 (9.0, 132 SMs)" not in run(["python3", table, "--result", cuda], timeout=60).stdout:
+    out = run(["python3", table, "--result", cuda], timeout=60).stdout
+    if "GPU: NVIDIA H200 (9.0, 132 SMs)" not in out:
         fail("the CUDA-shaped file's device line is missing")
+    # Each fp8 mode has its own line: the figure, and a % of peak only where the peak matches the mode.
+    exact = [l for l in out.splitlines() if l.startswith("gemm fp8_e4m3 8192^3 | _scaled_mm ")]
+    fast = [l for l in out.splitlines() if l.startswith("gemm fp8_e4m3 fast-accum | fast ")]
+    if len(exact) != 1 or "1,100.5 TFLOP/s" not in exact[0] or "%" in exact[0]:
+        fail(f"the fp8 row without fast accumulation: {exact}")
+    if len(fast) != 1 or "1,500.2 TFLOP/s" not in fast[0] or "75.8%" not in fast[0]:
+        fail(f"the fp8 row with fast accumulation: {fast}")
+    if "[met] fp8 8192^3 fast accumulation >= 70% of its dense peak" not in out:
+        fail(f"the fp8 target is not judged on the fast-accumulation row:\n{out}")
     print(f"device_table: 3 result files, {len(nulls)} ok collective rows with a null algbw shown as '-'")
 
 
