@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 
 import e2e_common
 from e2e_common import fail, load_valid, parser
@@ -158,9 +159,45 @@ def case_bundle(args):
     for need in ["libmpi.so.40", "libfmt.so.9", "libopenblas.so.0", "libgomp.so.1"]:
         if not any(l.startswith(need.split(".so")[0] + ".so") for l in libs):
             fail(f"the bundle carries no {need}")
+    check_c_runtime_floor(out)
     print(p.stdout.strip().splitlines()[-1])
     print(f"bundle: {size / 2**20:.1f} MiB, {len(names)} entries, {len(plugins)} Open MPI plugins, "
           f"{len(libs)} libraries")
+
+
+def check_c_runtime_floor(bundle):
+    """The bundle states the glibc and libstdc++ it needs (MANIFEST) and its wrappers refuse an older
+    machine with one line naming both versions, exit 2: an older glibc and a libstdc++ without the
+    version are faked by a getconf and an ldconfig first on PATH."""
+    with tempfile.TemporaryDirectory() as d:
+        with tarfile.open(bundle) as t:
+            t.extractall(d)
+        gs = os.path.join(d, "gpuscale", "bin", "gpuscale")
+        m = re.search(r"^needs: glibc >= (\d+\.\d+), libstdc\+\+ with GLIBCXX_(3\.4\.\d+) ",
+                      open(os.path.join(d, "gpuscale", "MANIFEST")).read(), re.M)
+        if not m:
+            fail("the MANIFEST does not state the glibc and libstdc++ the bundle needs")
+        fake = os.path.join(d, "fake")
+        os.makedirs(fake)
+        stdcxx = os.path.join(d, "libstdc++.so.6")
+        with open(stdcxx, "w") as f:
+            f.write("GLIBCXX_3.4 GLIBCXX_3.4.1")  # an old one: none of the versions a GCC 12 build needs
+        scripts = {"getconf": "#!/bin/sh\necho 'glibc 2.17'\n",
+                   "ldconfig": f"#!/bin/sh\necho '\tlibstdc++.so.6 (libc6,x86-64) => {stdcxx}'\n"}
+        for name, ok_text in (("getconf", f"needs glibc >= {m.group(1)}"),
+                              ("ldconfig", f"needs libstdc++ with GLIBCXX_{m.group(2)}")):
+            for f in os.listdir(fake):
+                os.remove(os.path.join(fake, f))
+            with open(os.path.join(fake, name), "w") as f:
+                f.write(scripts[name])
+            os.chmod(os.path.join(fake, name), 0o755)
+            p = run([gs, "--version"], ok=(0, 2), env_extra={"PATH": fake + ":" + os.environ["PATH"]})
+            if p.returncode != 2 or ok_text not in p.stderr or len(p.stderr.strip().splitlines()) != 1 \
+                    or "found 2.17" not in p.stderr and name == "getconf":
+                fail(f"an old {'glibc' if name == 'getconf' else 'libstdc++'}: exit {p.returncode}, {p.stderr!r}")
+        if run([gs, "--version"]).returncode != 0:
+            fail("the bundle's gpuscale --version fails on the machine that made it")
+    print(f"bundle: needs glibc >= {m.group(1)} and GLIBCXX_{m.group(2)}; an older one is refused by name")
 
 
 def need_root():
