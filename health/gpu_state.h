@@ -53,6 +53,7 @@ struct GpuSample {
   double t = 0;  // seconds since the telemetry session started
   std::optional<unsigned> sm_clock_mhz, memory_clock_mhz, temperature_c, gpu_util_percent, memory_util_percent;
   std::optional<double> power_w;
+  std::optional<std::uint64_t> memory_used_bytes;  // device memory in use (every process's, NVML's "used")
   std::optional<std::uint64_t> clock_events;  // NVML clock event (throttle) reason bits
   std::optional<unsigned> pcie_gen, pcie_width;
   bool gpu_lost = false;

@@ -28,6 +28,7 @@ void Observation::add(const GpuSample& s) {
   keep_max(sm_max_, s.sm_clock_mhz);
   keep_max(temp_max_, s.temperature_c);
   keep_max(power_max_, s.power_w);
+  keep_max(memory_max_, s.memory_used_bytes);
   keep_max(util_max_, s.gpu_util_percent);
   keep_max(width_max_, s.pcie_width);
   if (s.gpu_util_percent && *s.gpu_util_percent >= load_percent_) {
@@ -55,6 +56,7 @@ void Observation::merge(const Observation& later) {
   keep_max(sm_max_, later.sm_max_);
   keep_max(temp_max_, later.temp_max_);
   keep_max(power_max_, later.power_max_);
+  keep_max(memory_max_, later.memory_max_);
   keep_max(util_max_, later.util_max_);
   keep_max(width_max_, later.width_max_);
   keep_max(gen_max_loaded_, later.gen_max_loaded_);
@@ -86,6 +88,7 @@ nlohmann::json point_summary(const Observation& o, const Thresholds& t) {
                       {"sm_clock_mhz", {{"min", json_or_null(o.sm_clock_min())}, {"max", json_or_null(o.sm_clock_max())}}},
                       {"temperature_max_c", json_or_null(o.temperature_max())},
                       {"power_max_w", json_or_null(o.power_max())},
+                      {"memory_used_max_bytes", json_or_null(o.memory_used_max())},
                       {"clock_events", clock_event_names(o.clock_events())},
                       {"throttled", !throttles.empty()}};
   if (!throttles.empty()) j["throttle_reasons"] = throttles;

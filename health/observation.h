@@ -35,6 +35,7 @@ class Observation {
   std::optional<unsigned> sm_clock_max() const { return sm_max_; }
   std::optional<unsigned> temperature_max() const { return temp_max_; }
   std::optional<double> power_max() const { return power_max_; }
+  std::optional<std::uint64_t> memory_used_max() const { return memory_max_; }  // peak device memory in use
   std::optional<unsigned> utilization_max() const { return util_max_; }
   std::optional<unsigned> pcie_width_max() const { return width_max_; }  // widest link seen
   std::optional<unsigned> pcie_gen_max_under_load() const { return gen_max_loaded_; }
@@ -51,6 +52,7 @@ class Observation {
   bool gpu_lost_ = false;
   std::optional<unsigned> sm_min_, sm_max_, temp_max_, util_max_, width_max_, gen_max_loaded_;
   std::optional<double> power_max_;
+  std::optional<std::uint64_t> memory_max_;
   std::map<unsigned, std::size_t> loaded_clocks_;  // SM MHz -> samples under load (bounded by distinct clocks)
 };
 

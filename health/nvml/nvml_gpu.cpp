@@ -153,6 +153,8 @@ GpuSample NvmlGpu::sample(double t, Reasons* unsupported, Reasons* errors) const
   if (NVML_CALL(sink, "memory_clock_mhz", nvmlDeviceGetClockInfo, handle_, NVML_CLOCK_MEM, &v)) s.memory_clock_mhz = v;
   if (NVML_CALL(sink, "temperature_c", nvmlDeviceGetTemperature, handle_, NVML_TEMPERATURE_GPU, &v)) s.temperature_c = v;
   if (NVML_CALL(sink, "power_w", nvmlDeviceGetPowerUsage, handle_, &v)) s.power_w = v / 1000.0;
+  nvmlMemory_t mem{};
+  if (NVML_CALL(sink, "memory_used_bytes", nvmlDeviceGetMemoryInfo, handle_, &mem)) s.memory_used_bytes = mem.used;
   nvmlUtilization_t u{};
   if (NVML_CALL(sink, "utilization", nvmlDeviceGetUtilizationRates, handle_, &u)) {
     s.gpu_util_percent = u.gpu;

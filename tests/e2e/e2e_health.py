@@ -337,6 +337,11 @@ def case_run_sampling():
         print(f"attempt {attempt}: no sample between the snapshots at 10 ms: {samples}", flush=True)
     else:
         fail(f"no sample between the snapshots at 10 ms in 3 runs: {samples}")
+    # The row's peak device memory is NVML's "used" (the fake's default state: 1234567168 bytes).
+    peaks = {rv["metrics"]["telemetry"].get("memory_used_max_bytes") for row in doc["results"]
+             for rv in e2e_common.rank_entries(row)}
+    if peaks != {1234567168}:
+        fail(f"rows' telemetry.memory_used_max_bytes {peaks}, expected the fake's 1234567168")
     if doc["health"]["gpus"][0]["sampler"]["ticks"] != max(samples) - 2:
         fail(f"sampler ticks {doc['health']['gpus'][0]['sampler']} for samples {samples}")
     h = doc["health"]

@@ -67,7 +67,7 @@ const char* kDefaultGpu = R"({
     "ecc": {"cv": 0, "uv": 0, "ca": 3, "ua": 0},
     "retired": {"sbe": 0, "dbe": 0, "pending": 0},
     "remap": {"corr": 0, "unc": 0, "pending": 0, "failed": 0},
-    "nvlink_down": [], "nvlink_errors": 0, "processes": [], "lost": false
+    "nvlink_down": [], "nvlink_errors": 0, "processes": [], "lost": false, "memory_used": 1234567168
   }
 })";
 
@@ -254,8 +254,8 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int*
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* mem) {
   FAKE_GUARD(d, "nvmlDeviceGetMemoryInfo");
   mem->total = g->spec["memory_total"];
-  mem->used = 0;
-  mem->free = mem->total;
+  mem->used = g->state().value("memory_used", 0ULL);
+  mem->free = mem->total - mem->used;
   return NVML_SUCCESS;
 }
 

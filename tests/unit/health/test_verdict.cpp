@@ -101,6 +101,25 @@ TEST(HealthVerdict, ThrottleReasonsFlagOnlyJudgedEvents) {
   EXPECT_EQ(j["sm_clock_mhz"]["min"], 1000);
 }
 
+TEST(HealthVerdict, ARowRecordsItsPeakDeviceMemory) {
+  std::mt19937_64 rng(test_seed());
+  Observation o, later;
+  std::uint64_t peak = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto s = busy();
+    s.memory_used_bytes = rng() % (141ULL << 30);
+    peak = std::max(peak, *s.memory_used_bytes);
+    (i < 3 ? o : later).add(s);
+  }
+  auto unread = busy();  // a sample whose memory NVML did not give: not a zero
+  o.add(unread);
+  o.merge(later);
+  EXPECT_EQ(point_summary(o, builtin_thresholds())["memory_used_max_bytes"], peak);
+  Observation none;
+  none.add(busy());
+  EXPECT_TRUE(point_summary(none, builtin_thresholds())["memory_used_max_bytes"].is_null());
+}
+
 TEST(HealthVerdict, UncorrectedEccIncreaseFails) {
   auto b = clean();
   b.ecc_uncorrected_volatile = 2;
