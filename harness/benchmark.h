@@ -82,6 +82,7 @@ struct DemandContext {
   std::string backend;  // "cpu", "cuda"
   int ranks = 1;        // the largest group the point runs on (the world size)
   int nodes = 0;        // the job's nodes (the fleet benchmarks' pairs), 0 when not known: at most `ranks`
+  double comm_init_s = 0;  // the slowest communicator creation measured so far (harness/comm_timing.h), 0: none
 };
 
 struct PointDemand {

@@ -8,6 +8,7 @@
 
 #include "core/fault.h"
 #include "core/stats.h"
+#include "harness/comm_timing.h"
 #include "harness/guard/run_guard.h"
 #include "harness/measurement_json.h"
 #include "harness/row_builder.h"
@@ -27,10 +28,13 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
   auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
   try {
     Communicator* comm = nullptr;
+    std::optional<double> init_s;  // set when this point made the count's communicator
     if (b.scope() == Scope::collective) {
       if (!count.comm) {
         ActivityScope setup(Phase::collective, "creating the communicator");
-        count.comm = watch_communicator(run.backend.make_communicator(*count.group));
+        double s = 0;
+        count.comm = watch_communicator(timed_communicator([&] { return run.backend.make_communicator(*count.group); }, &s));
+        init_s = s;
       }
       comm = count.comm.get();
     }
@@ -43,6 +47,7 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
     }
     RunCost::Scope cost(run_cost(), RunCost::Part::benchmark);  // recorded on rank 0 only (written there)
     m = b.run(params, ctx);
+    if (init_s) m.row_metrics["init_s"] = *init_s;  // the communicator's creation (collective: all ranks wait for the last)
   } catch (const CommunicatorAborted&) {
     throw;  // the group cannot measure again: the run ends (runner.cpp)
   } catch (const std::exception& e) {

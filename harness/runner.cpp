@@ -18,6 +18,7 @@
 #include "analysis/stragglers.h"
 #include "world/activity.h"
 #include "world/agree.h"
+#include "harness/comm_timing.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
 #include "harness/plan_point_check.h"
@@ -162,7 +163,8 @@ class Run {
 
   DemandContext demand_context() const {
     const auto& hosts = world_.hosts();
-    return {opts_, backend_->name(), world_.size(), static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size())};
+    return {opts_, backend_->name(), world_.size(), static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size()),
+            slowest_communicator_init_s()};
   }
 
   // Before measuring: every point still to measure fits in a rank's memory; the watchdog and the

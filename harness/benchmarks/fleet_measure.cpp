@@ -8,6 +8,7 @@
 #include "backends/backend.h"
 #include "core/stats.h"
 #include "harness/benchmarks/collective_plan.h"
+#include "harness/comm_timing.h"
 #include "harness/guard/run_guard.h"
 #include "world/test_hosts.h"
 
@@ -47,7 +48,13 @@ PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const 
   PairResult r;
   RankMeasurement m;
   try {
-    auto comm = watch_communicator(ctx.backend->make_communicator(pair));
+    double init_s = 0;
+    auto comm = watch_communicator(timed_communicator([&] { return ctx.backend->make_communicator(pair); }, &init_s));
+    auto& init = out.metrics["init_s"];  // this rank's pair communicators: how many, their total and slowest
+    if (!init.is_object()) init = nlohmann::json::object();
+    init["count"] = init.value("count", 0) + 1;
+    init["total"] = init.value("total", 0.0) + init_s;
+    init["max"] = std::max(init.value("max", 0.0), init_s);
     const RunOptions own = with_one_size(ctx.opts, params.at("size_bytes").get<std::uint64_t>());
     RunContext sub{ctx.device, comm.get(), pair, own, ctx.seed, ctx.backend, ctx.hosts};
     m = inner.run(params, sub);

@@ -13,6 +13,7 @@
 #include "core/stats.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/fleet_measure.h"
+#include "harness/comm_timing.h"
 #include "harness/pair_cells.h"
 #include "harness/pair_confirm.h"
 #include "harness/pair_schedule.h"
@@ -94,13 +95,14 @@ class PairsBase : public PointBenchmark<PairsPoint> {
   }
 
   // Memory: one pair's collective at a time. Work: the collective once per round and pass, and a communicator
-  // per round and pass (kSetupPerRound allows for NCCL's init at scale), for at most `rounds(p, ctx)` rounds.
+  // per round and pass (pair_setup_allowance_s: a floor, or a multiple of the slowest init this run
+  // measured), for at most `rounds(p, ctx)` rounds.
   PointDemand demand_of(const PairsPoint& p, const DemandContext& ctx) const override {
     auto d = inner(p).demand(p.inner, ctx);
     const double r = static_cast<double>(rounds(p, ctx) * max_passes());
     d.bytes *= r;
     d.flops *= r;
-    d.setup_s = kSetupPerRound * r;
+    d.setup_s = pair_setup_allowance_s(ctx.comm_init_s) * r;
     return d;
   }
 
@@ -108,8 +110,6 @@ class PairsBase : public PointBenchmark<PairsPoint> {
   virtual std::size_t rounds(const PairsPoint& p, const DemandContext& ctx) const = 0;
   // The most passes over them: 2 where a suspect is confirmed by a second pass (node pairs).
   virtual std::size_t max_passes() const { return 1; }
-
-  static constexpr double kSetupPerRound = 2.0;  // seconds: a pair communicator (NCCL init) and its warm-up
 
  private:
   std::vector<std::string> collectives_;

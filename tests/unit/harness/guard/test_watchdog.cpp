@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "harness/comm_timing.h"
 #include "harness/registry.h"
 #include "harness/guard/watchdog.h"
 
@@ -68,9 +69,32 @@ TEST(WatchdogBudget, FleetPointsGrowWithTheirRounds) {
   ar["collective"] = "all_reduce";
   ar["op"] = "sum";
   EXPECT_DOUBLE_EQ(pairs->demand(ar, DemandContext{o, "cuda", 16, 8}).setup_s, 2.0 * 7 * 4 * 2);
+  // Once the run has timed a communicator's creation, a round's allowance is a multiple of the slowest
+  // (kPairSetupMultiple), never below the floor: 3 s inits at scale get 12 s a round, 0.1 s ones 2 s.
+  EXPECT_DOUBLE_EQ(pairs->demand(ar, DemandContext{o, "cuda", 16, 8, 3.0}).setup_s, 12.0 * 7 * 4 * 2);
+  EXPECT_DOUBLE_EQ(pairs->demand(ar, DemandContext{o, "cuda", 16, 8, 0.1}).setup_s, 2.0 * 7 * 4 * 2);
   o.tiling = TilingMode::concurrent;
   o.pairs_rounds.reset();
   EXPECT_DOUBLE_EQ(pairs->demand(p, DemandContext{o, "cuda", 4096, 512}).bytes, one.bytes * 511 * 2);
+}
+
+
+TEST(WatchdogBudget, CommunicatorCreationIsTimedAndTheSlowestKept) {
+  const double before = slowest_communicator_init_s();
+  double s = -1;
+  auto made = timed_communicator([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a sleep lasts at least this long
+    return std::unique_ptr<Communicator>();
+  }, &s);
+  EXPECT_EQ(made, nullptr);
+  EXPECT_GE(s, 0.03);
+  EXPECT_GE(slowest_communicator_init_s(), std::max(before, s));
+  double quick = -1;
+  timed_communicator([] { return std::unique_ptr<Communicator>(); }, &quick);
+  EXPECT_GE(quick, 0.0);
+  EXPECT_GE(slowest_communicator_init_s(), s) << "a faster creation does not lower the slowest";
+  EXPECT_DOUBLE_EQ(pair_setup_allowance_s(0), kPairSetupFloorS);
+  EXPECT_DOUBLE_EQ(pair_setup_allowance_s(10), 10 * kPairSetupMultiple);
 }
 
 TEST(WatchdogBudget, CollectivesAndDpStepNameTheirTransportTimeout) {
