@@ -103,7 +103,7 @@ gs_init() {
 # The --backend in GPUSCALE_ARGS (cpu, cuda, auto), auto when absent.
 gs_backend() {
   local -a args
-  read -r -a args <<<"$GPUSCALE_ARGS"
+  read -r -a args <<<"${GPUSCALE_ARGS:-}"
   local i b=auto
   for ((i = 0; i < ${#args[@]}; i++)); do
     case ${args[i]} in
@@ -154,15 +154,26 @@ gs_check_gpus() {
   ((tpn == gpus)) || gs_say "note: $tpn task(s) for $gpus GPU(s) per node: $((gpus - tpn)) GPU(s) per node stay idle"
 }
 
+# Whether the launch leaves the ranks unbound: GPU ranks bind themselves to the cores of their GPU's
+# NUMA node, within the cores they may use (kernels/cuda/cpu_binding.h). The launchers' own binding
+# (srun's block:cyclic, Open MPI's by socket beyond 2 ranks) would pin half the ranks to the far socket,
+# where gpuscale can only leave them (their allowed cores and the GPU's do not meet). Not for the CPU
+# backend (its ranks keep the launcher's placement), nor with GPUSCALE_CPU_BIND=none (the user's).
+gs_unbind() {
+  [ "$(gs_backend)" != cpu ] && [ "${SLURM_GPUS_ON_NODE:-0}" != 0 ] && [ "${GPUSCALE_CPU_BIND:-}" != none ]
+}
+
 # Fills the array gs_cmd with the launch line for gpuscale ARGS... over the job's tasks.
 gs_build_command() {
   gs_cmd=()
   if [ "$gs_launcher" = srun ]; then
     gs_cmd=(srun --mpi=pmix --kill-on-bad-exit=1)
+    gs_unbind && gs_cmd+=(--cpu-bind=none)
     [ "$gs_runtime" = pyxis ] && gs_cmd+=(--container-image="$GPUSCALE_CONTAINER" --container-mounts="$GPUSCALE_OUT:$GPUSCALE_OUT")
   else
     # Open MPI's mpirun reads the allocation from Slurm: one rank per task, placed as Slurm placed them.
     gs_cmd=(mpirun -np "${SLURM_NTASKS:-1}")
+    gs_unbind && gs_cmd+=(--bind-to none)
     [ -n "${GPUSCALE_STORE:-}" ] && gs_cmd+=(-x GPUSCALE_STORE)  # srun passes the whole environment
   fi
   [ "$gs_runtime" = apptainer ] && gs_cmd+=(apptainer exec --nv --bind "$GPUSCALE_OUT" "$GPUSCALE_CONTAINER")

@@ -81,6 +81,15 @@ def check_all(tmp):
            out="srun --mpi=pmix --kill-on-bad-exit=1 --container-image=img:1 --container-mounts=/o:/o gpuscale run")
     expect(show, dict(base, gs_runtime="apptainer", gs_launcher="mpirun", GPUSCALE_BIN="gpuscale"), 0,
            out="mpirun -np 16 apptainer exec --nv --bind /o img:1 gpuscale run -o /o/r.json")
+    # GPU ranks bind themselves next to their GPU: the launch does not bind them first, unless the CPU
+    # backend runs or GPUSCALE_CPU_BIND=none keeps the launcher's placement.
+    gpus = dict(base, SLURM_GPUS_ON_NODE="8", GPUSCALE_ARGS="")
+    expect(show, gpus, 0, out="srun --mpi=pmix --kill-on-bad-exit=1 --cpu-bind=none /b/gpuscale run -o /o/r.json")
+    expect(show, dict(gpus, gs_launcher="mpirun"), 0, out="mpirun -np 16 --bind-to none /b/gpuscale run -o /o/r.json")
+    expect(show, dict(gpus, GPUSCALE_CPU_BIND="none"), 0,
+           out="srun --mpi=pmix --kill-on-bad-exit=1 /b/gpuscale run -o /o/r.json")
+    expect(show, dict(gpus, GPUSCALE_ARGS="--backend cpu", gs_launcher="mpirun"), 0,
+           out="mpirun -np 16 /b/gpuscale run -o /o/r.json")
 
     # Outside a job, and bad settings: one line, exit 2.
     expect("gs_init", {}, 2, err="t: not inside a Slurm job: submit with sbatch (SLURM_JOB_ID is unset)")
