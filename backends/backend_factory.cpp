@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -43,8 +45,17 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
       const char* v = std::getenv(name);
       return v ? std::optional<std::string>(v) : std::nullopt;
     };
+    // Read only when this process has neither variable (sshd's sessions); unreadable: nothing.
+    std::optional<std::string> container;
+    if (!env("CUDA_VISIBLE_DEVICES") && !env("NVIDIA_VISIBLE_DEVICES")) {
+      std::ifstream f("/proc/1/environ", std::ios::binary);
+      std::string text(1U << 20, '\0');  // bounded: an environment is far smaller
+      f.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(static_cast<std::size_t>(std::max<std::streamsize>(f.gcount(), 0)));
+      container = environ_value(text, "NVIDIA_VISIBLE_DEVICES");
+    }
     if (auto b = mig_slice_binding(env("CUDA_VISIBLE_DEVICES"), env("NVIDIA_VISIBLE_DEVICES"), world.local_rank(),
-                                   world.local_size())) {
+                                   world.local_size(), container)) {
       ::setenv("CUDA_VISIBLE_DEVICES", b->visible_devices.c_str(), 1);
       cuda_opts.mig_binding = b->rule;
     }

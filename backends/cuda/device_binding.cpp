@@ -111,15 +111,20 @@ std::vector<GpuAssignment> assign_gpus(const std::vector<RankGpus>& ranks) {
 
 std::optional<MigBinding> mig_slice_binding(const std::optional<std::string>& cuda_visible_devices,
                                             const std::optional<std::string>& nvidia_visible_devices,
-                                            int local_rank, int local_size) {
+                                            int local_rank, int local_size,
+                                            const std::optional<std::string>& container_visible_devices) {
   const bool from_cuda = cuda_visible_devices.has_value();
-  const auto& list = from_cuda ? cuda_visible_devices : nvidia_visible_devices;
+  const bool from_container = !from_cuda && !nvidia_visible_devices && container_visible_devices;
+  const auto& list = from_cuda ? cuda_visible_devices : from_container ? container_visible_devices : nvidia_visible_devices;
   if (!list) return std::nullopt;
   std::vector<std::string> slices;
   for (const auto& e : parse_visible_devices(*list))
     if (e.rfind("MIG-", 0) == 0) slices.push_back(e);
   if (slices.size() < 2) return std::nullopt;
-  const char* var = from_cuda ? "CUDA_VISIBLE_DEVICES" : "NVIDIA_VISIBLE_DEVICES";
+  const char* var = from_cuda        ? "CUDA_VISIBLE_DEVICES"
+                    : from_container ? "the container's NVIDIA_VISIBLE_DEVICES (/proc/1/environ: this rank's own "
+                                       "environment has neither variable, as under sshd)"
+                                     : "NVIDIA_VISIBLE_DEVICES";
   if (local_size > static_cast<int>(slices.size()))
     throw Error(fmt::format("{} ranks on this node but {} lists {} MIG slices: one rank per slice", local_size, var,
                             slices.size()),
@@ -127,6 +132,17 @@ std::optional<MigBinding> mig_slice_binding(const std::optional<std::string>& cu
   const auto& mine = slices[static_cast<std::size_t>(local_rank)];
   return MigBinding{mine, fmt::format("MIG slice {} of {} in {} (local rank {})", local_rank + 1, slices.size(), var,
                                       local_rank)};
+}
+
+std::optional<std::string> environ_value(std::string_view environ, std::string_view name) {
+  while (!environ.empty()) {
+    const auto end = std::min(environ.find('\0'), environ.size());
+    const auto entry = environ.substr(0, end);
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=')
+      return std::string(entry.substr(name.size() + 1));
+    environ.remove_prefix(std::min(end + 1, environ.size()));
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpuscale

@@ -53,6 +53,9 @@ std::string no_device_reason(std::string_view cuda_reason, const std::optional<s
 // a CUDA_VISIBLE_DEVICES of several MIG-<uuid>) would all see the first. When the list in force
 // (CUDA_VISIBLE_DEVICES when set, else NVIDIA_VISIBLE_DEVICES) holds two or more MIG entries, local
 // rank i takes the i-th: the binding sets CUDA_VISIBLE_DEVICES to that entry alone before CUDA starts.
+// A rank started by sshd (the MPI Operator's launcher) has neither variable: sshd gives its sessions a
+// fresh environment. The container's own first process has the device plugin's list, so then
+// `container_visible_devices` (NVIDIA_VISIBLE_DEVICES in /proc/1/environ) is the list in force.
 struct MigBinding {
   std::string visible_devices;  // the value for CUDA_VISIBLE_DEVICES
   std::string rule;             // recorded in the result file
@@ -61,6 +64,11 @@ struct MigBinding {
 // node has more local ranks than slices, naming both counts.
 std::optional<MigBinding> mig_slice_binding(const std::optional<std::string>& cuda_visible_devices,
                                             const std::optional<std::string>& nvidia_visible_devices,
-                                            int local_rank, int local_size);
+                                            int local_rank, int local_size,
+                                            const std::optional<std::string>& container_visible_devices = std::nullopt);
+
+// The value of `name` in a process environment as /proc/PID/environ holds it (NUL-separated NAME=value
+// entries); nullopt when absent.
+std::optional<std::string> environ_value(std::string_view environ, std::string_view name);
 
 }  // namespace gpuscale

@@ -153,6 +153,32 @@ TEST(MigBinding, NothingToSplitWithoutSeveralSlices) {
   EXPECT_FALSE(mig_slice_binding(std::string(""), mig_list(7), 0, 7));  // CUDA_VISIBLE_DEVICES set: it decides
 }
 
+TEST(MigBinding, RanksStartedBySshdTakeTheContainersList) {
+  // The MPI Operator starts ranks through sshd: neither variable in the rank's environment, the device
+  // plugin's list in the container's first process. Seven ranks, seven slices, none shared.
+  const std::string list = mig_list(7);
+  std::string environ = std::string("PATH=/usr/bin") + '\0' + "NVIDIA_VISIBLE_DEVICES=" + list + '\0' + "HOME=/root";
+  environ.push_back('\0');
+  const auto container = environ_value(environ, "NVIDIA_VISIBLE_DEVICES");
+  ASSERT_EQ(container, list);
+  std::set<std::string> taken;
+  for (int r = 0; r < 7; ++r) {
+    const auto b = mig_slice_binding(std::nullopt, std::nullopt, r, 7, container);
+    ASSERT_TRUE(b);
+    EXPECT_NE(b->rule.find("/proc/1/environ"), std::string::npos) << b->rule;
+    taken.insert(b->visible_devices);
+  }
+  EXPECT_EQ(taken.size(), 7u);
+  // The rank's own variables decide when it has them.
+  EXPECT_EQ(mig_slice_binding(std::nullopt, mig_list(3), 1, 3, container)->visible_devices, parse_visible_devices(mig_list(3))[1]);
+  EXPECT_FALSE(mig_slice_binding(std::string("0"), std::nullopt, 0, 7, container));
+  // environ_value: exact names only, the last entry without its NUL, absent names.
+  EXPECT_EQ(environ_value(std::string("XNVIDIA_VISIBLE_DEVICES=a") + '\0' + "NVIDIA_VISIBLE_DEVICES=b", "NVIDIA_VISIBLE_DEVICES"), "b");
+  EXPECT_EQ(environ_value("NVIDIA_VISIBLE_DEVICES_X=a", "NVIDIA_VISIBLE_DEVICES"), std::nullopt);
+  EXPECT_EQ(environ_value("", "NVIDIA_VISIBLE_DEVICES"), std::nullopt);
+  EXPECT_EQ(environ_value("NVIDIA_VISIBLE_DEVICES=", "NVIDIA_VISIBLE_DEVICES"), "");
+}
+
 TEST(MigBinding, MoreRanksThanSlicesNamesBothCounts) {
   try {
     mig_slice_binding(std::nullopt, mig_list(3), 0, 4);
