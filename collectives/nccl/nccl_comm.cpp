@@ -2,7 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +22,61 @@ int runtime_version() {
   int v = 0;
   return ncclGetVersion(&v) == ncclSuccess ? v : 0;
 }
+
+namespace {
+
+// This process's NCCL log (nccl_plan.h's net_log_plan), set up once before NCCL first reads its
+// environment (at the first communicator); the folder is removed when the process ends.
+struct NetLog {
+  std::string dir, why_not;
+};
+std::string net_log_dir;  // for the exit handler
+
+const NetLog& net_log() {
+  static const NetLog log = [] {
+    NetLog l;
+    std::map<std::string, std::string> env;
+    for (const char* name : {"NCCL_DEBUG", "NCCL_DEBUG_FILE"})
+      if (const char* v = std::getenv(name)) env[name] = v;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpuscale-nccl-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    const bool user_debug = env.count("NCCL_DEBUG") > 0;
+    if (!user_debug && mkdtemp(buf.data()) != nullptr) l.dir = buf.data();
+    const auto plan = net_log_plan(env, l.dir);
+    l.why_not = plan.why_not;
+    for (const auto& [k, v] : plan.set) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!l.dir.empty()) {
+      net_log_dir = l.dir;
+      std::atexit([] {
+        std::error_code ec;
+        std::filesystem::remove_all(net_log_dir, ec);
+      });
+    }
+    return l;
+  }();
+  return log;
+}
+
+// What NCCL's log in `dir` says so far (the last 1 MiB of its one file).
+nlohmann::json read_network(const NetLog& log) {
+  if (log.dir.empty()) return {{"recorded", false}, {"why", log.why_not}};
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(log.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::ifstream f(it->path(), std::ios::binary);
+    f.seekg(0, std::ios::end);
+    const auto size = static_cast<std::streamoff>(f.tellg());
+    const std::streamoff keep = std::min<std::streamoff>(size, 1 << 20);
+    f.seekg(size - keep);
+    std::string text(static_cast<std::size_t>(std::max<std::streamoff>(keep, 0)), '\0');
+    f.read(text.data(), keep);
+    if (auto j = network_from_log(text); !j.is_null()) return j;
+  }
+  return {{"recorded", false}, {"why", "NCCL's log has no \"Using network\" line"}};
+}
+
+}  // namespace
 
 void* find_late_symbol(const char* name) {
   // The loader opened libnccl.so.2 with RTLD_GLOBAL before this module, so the global scope has it.
@@ -48,6 +108,7 @@ Comm::Comm(MPI_Comm group, const CommOptions& o) : opts_(o) {
   cuda::check(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, o.ordinal),
               "cudaDeviceGetAttribute");
   const std::string what = fmt::format("creating the NCCL communicator of {} ranks", size_);
+  const NetLog& log = net_log();  // before NCCL reads its environment
   ncclUniqueId id{};
   if (rank_ == 0) call(ncclGetUniqueId(&id), "ncclGetUniqueId", what);
   MPI_Request req;
@@ -59,6 +120,7 @@ Comm::Comm(MPI_Comm group, const CommOptions& o) : opts_(o) {
   const ncclResult_t rc = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
   if (rc != ncclSuccess && rc != ncclInProgress) give_up(false, rc, what);
   watch(what, [] { return false; }, true);
+  network_ = read_network(log);
 }
 
 Comm::~Comm() {

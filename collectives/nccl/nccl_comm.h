@@ -10,6 +10,8 @@
 #include <nccl.h>
 
 #include <functional>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,9 @@ class Comm {
   int size() const { return size_; }
   int ordinal() const { return opts_.ordinal; }
   int cc_major() const { return cc_major_; }
+  // Which network NCCL chose for this communicator, from its log (nccl_plan.h's network_from_log), or
+  // {"recorded": false, "why": ...}.
+  const nlohmann::json& network() const { return network_; }
   MPI_Comm mpi() const { return mpi_; }  // the communicator's own MPI duplicate (control messages only)
 
   // The return code of an NCCL call: success returns; ncclInProgress (a non-blocking communicator
@@ -75,6 +80,7 @@ class Comm {
   std::vector<GroupMember> members_;
   ncclComm_t comm_ = nullptr;
   int rank_ = 0, size_ = 1, cc_major_ = 0;
+  nlohmann::json network_;
 };
 
 }  // namespace gpuscale::nccl

@@ -106,6 +106,7 @@ class NcclRunner final : public CollectiveRunner {
     if (c_.coll == Collective::alltoall)
       j["nccl_call"] = native_alltoall_ ? "ncclAlltoAll" : "grouped ncclSend/ncclRecv";
     j["buffer_span_bytes"] = span_;
+    j["nccl_network"] = comm_.network();
     return j;
   }
 

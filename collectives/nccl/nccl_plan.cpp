@@ -1,5 +1,7 @@
 #include "collectives/nccl/nccl_plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace gpuscale::nccl {
@@ -48,6 +50,40 @@ std::optional<std::string> unsupported(const CollectiveCase& c, int code, int cc
     return std::string("in-place sendrecv is not measured: nccl-tests runs it on one buffer for both directions "
                        "and does not check it (the result is undefined)");
   return std::nullopt;
+}
+
+NetLogPlan net_log_plan(const std::map<std::string, std::string>& nccl_env, const std::string& dir) {
+  NetLogPlan p;
+  if (auto it = nccl_env.find("NCCL_DEBUG"); it != nccl_env.end() && !it->second.empty()) {
+    p.why_not = fmt::format("not recorded: NCCL_DEBUG={} is the user's (its log says which network NCCL used)",
+                            it->second);
+    return p;
+  }
+  if (dir.empty()) {
+    p.why_not = "not recorded: no folder for NCCL's log";
+    return p;
+  }
+  p.path = dir + "/nccl.%h.%p.log";
+  p.set = {{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}, {"NCCL_DEBUG_FILE", p.path}};
+  return p;
+}
+
+nlohmann::json network_from_log(std::string_view log) {
+  // The rest of the last line holding `marker` (clipped: a NIC list can be long), or nullopt.
+  const auto rest_of_last = [&](std::string_view marker) -> std::optional<std::string> {
+    const auto at = log.rfind(marker);
+    if (at == std::string_view::npos) return std::nullopt;
+    auto rest = log.substr(at + marker.size());
+    rest = rest.substr(0, std::min(rest.find('\n'), std::size_t{240}));
+    while (!rest.empty() && (rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
+    return std::string(rest);
+  };
+  const auto network = rest_of_last("NCCL INFO Using network ");
+  if (!network) return nullptr;
+  nlohmann::json j = {{"network", *network}, {"sockets", *network == "Socket"}};
+  const auto devices = rest_of_last(fmt::format("NCCL INFO NET/{} : Using", *network));
+  j["devices"] = devices ? nlohmann::json(*devices) : nlohmann::json(nullptr);
+  return j;
 }
 
 bool native_alltoall(int compiled_code, int runtime_code, bool found) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -64,5 +65,21 @@ ErrorAction error_action(int nccl_result, bool async, bool timed_out);
 // figure. `env`: the NCCL_* environment.
 nlohmann::json row_details(const CollectiveSpec& spec, int nranks, int cc_major,
                            const std::map<std::string, std::string>& env);
+
+// Which network NCCL chose (its IB or socket transport, or a plugin's) is said only in its INFO log.
+// Unless the user set NCCL_DEBUG, each process sends the INIT and NET lines to a file of its own
+// (NCCL_DEBUG_FILE under `dir`), read after every communicator's init; a run over sockets between
+// nodes, where RDMA was expected, is then visible in the row (details.nccl_network).
+struct NetLogPlan {
+  std::map<std::string, std::string> set;  // variables to set before NCCL starts (empty: none)
+  std::string path;                        // the log NCCL will write (%h, %p expanded by NCCL)
+  std::string why_not;                     // why the network is not recorded (the user's NCCL_DEBUG)
+};
+NetLogPlan net_log_plan(const std::map<std::string, std::string>& nccl_env, const std::string& dir);
+
+// What a log of NCCL's says about its network: {"network": "IB" | "Socket" | a plugin's name,
+// "devices": the NIC list NCCL printed, "sockets": true when it is the socket transport}; null when the
+// log has no "Using network" line. The last communicator's lines win.
+nlohmann::json network_from_log(std::string_view log);
 
 }  // namespace gpuscale::nccl

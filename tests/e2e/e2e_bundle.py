@@ -159,6 +159,9 @@ def case_bundle(args):
     for need in ["libmpi.so.40", "libfmt.so.9", "libopenblas.so.0", "libgomp.so.1"]:
         if not any(l.startswith(need.split(".so")[0] + ".so") for l in libs):
             fail(f"the bundle carries no {need}")
+    # With libibverbs come the RDMA providers of its own ABI (NCCL's IB transport needs one per NIC kind).
+    if "libibverbs.so.1" in libs and not any(re.match(r"libmlx5-rdmav\d+\.so$", l) for l in libs):
+        fail(f"the bundle carries libibverbs without its mlx5 provider: {sorted(l for l in libs if 'rdmav' in l)}")
     check_c_runtime_floor(out)
     print(p.stdout.strip().splitlines()[-1])
     print(f"bundle: {size / 2**20:.1f} MiB, {len(names)} entries, {len(plugins)} Open MPI plugins, "
@@ -271,6 +274,11 @@ def case_chroot(args):
         def inside(cmd, ok=(0,), timeout=240):
             return run(["chroot", root] + cmd, ok=ok, timeout=timeout, env=env)
 
+        # No rdma-core in the root (no /etc/libibverbs.d): the wrappers name the carried RDMA providers.
+        env_file = f"{rel}/gpuscale/libexec/gpuscale-bundle-env"
+        drivers = inside(["bash", "-c", f'. {env_file}; echo "$RDMAV_DRIVERS"']).stdout.strip()
+        if os.path.exists(os.path.join(target, "gpuscale", "lib", "libibverbs.so.1")) and "mlx5" not in drivers.split(":"):
+            fail(f"RDMAV_DRIVERS in a root without rdma-core: {drivers!r}")
         version = inside([gs, "--version"]).stdout
         if "gpuscale" not in version:
             fail(f"gpuscale --version printed {version!r}")

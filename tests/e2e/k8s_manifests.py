@@ -227,6 +227,7 @@ def check_dockerfile():
               "Dockerfile: the runtime stage does not copy the bundle from the build stage")
     rruns = " ".join(l for l in run_lines if l.startswith("RUN "))
     check("openssh-server" in rruns, "Dockerfile: the MPI Operator needs sshd in the runtime image")
+    check("ibverbs-providers" in rruns, "Dockerfile: without rdma-core's providers NCCL falls back to sockets (mpijob-rdma)")
     check("/usr/local/bin/gpuscale" in rruns, "Dockerfile: gpuscale is not put on PATH")
     check("/usr/local/bin/mpirun" in rruns, "Dockerfile: the bundle's mpirun is not put on PATH")
     check(not any("scripts/build" in l or "install-deps" in l for l in run_lines),

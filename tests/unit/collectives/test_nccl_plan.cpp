@@ -73,6 +73,44 @@ TEST(NcclPlan, AlltoallCallsWhatNcclTestsCalls) {
   EXPECT_FALSE(native_alltoall(version_code(2, 28, 9), version_code(2, 28, 9), false)) << "the lookup found nothing";
 }
 
+TEST(NcclPlan, NcclsLogGoesToAFileOfItsOwnUnlessTheUserSetNcclDebug) {
+  const auto p = net_log_plan({}, "/tmp/gpuscale-nccl-abc");
+  EXPECT_EQ(p.path, "/tmp/gpuscale-nccl-abc/nccl.%h.%p.log");
+  EXPECT_EQ(p.set.at("NCCL_DEBUG"), "INFO");
+  EXPECT_EQ(p.set.at("NCCL_DEBUG_SUBSYS"), "INIT,NET");
+  EXPECT_EQ(p.set.at("NCCL_DEBUG_FILE"), p.path);
+  EXPECT_TRUE(p.why_not.empty());
+  const auto users = net_log_plan({{"NCCL_DEBUG", "WARN"}}, "/tmp/x");
+  EXPECT_TRUE(users.set.empty()) << "the user's NCCL_DEBUG is never overridden";
+  EXPECT_NE(users.why_not.find("NCCL_DEBUG=WARN is the user's"), std::string::npos) << users.why_not;
+  EXPECT_TRUE(net_log_plan({}, "").set.empty());
+}
+
+TEST(NcclPlan, TheNetworkNcclChoseIsReadFromItsLog) {
+  // Lines as NCCL 2.18-2.28 print them (init.cc "Using network %s", net_ib "NET/IB : Using...").
+  const std::string ib =
+      "gpu7:4242:4242 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.7<0>\n"
+      "gpu7:4242:4242 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.7<0>\n"
+      "gpu7:4242:4242 [0] NCCL INFO Using network IB\n"
+      "gpu7:4242:4242 [0] NCCL INFO ncclCommInitRankConfig comm 0x55 rank 0 nranks 16 - Init COMPLETE\n";
+  const auto j = network_from_log(ib);
+  EXPECT_EQ(j["network"], "IB");
+  EXPECT_FALSE(j["sockets"].get<bool>());
+  EXPECT_EQ(j["devices"], " [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.7<0>");
+  // A fallback to sockets (no RDMA providers, or NCCL_IB_DISABLE) is named as such.
+  const auto sock = network_from_log(ib + "gpu7:4242:4242 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.7<0>\r\n"
+                                          "gpu7:4242:4242 [0] NCCL INFO Using network Socket\n");
+  EXPECT_EQ(sock["network"], "Socket");
+  EXPECT_TRUE(sock["sockets"].get<bool>());
+  EXPECT_EQ(sock["devices"], " [0]eth0:10.1.0.7<0>");
+  // A plugin's network: its name, its own device lines unknown.
+  const auto plugin = network_from_log("h:1:1 [0] NCCL INFO Using network AWS Libfabric\n");
+  EXPECT_EQ(plugin["network"], "AWS Libfabric");
+  EXPECT_TRUE(plugin["devices"].is_null());
+  EXPECT_TRUE(network_from_log("h:1:1 [0] NCCL INFO cudaDriverVersion 13000\n").is_null());
+  EXPECT_TRUE(network_from_log("").is_null());
+}
+
 TEST(NcclPlan, IterationsMoveThroughTheSpanLikeNcclTests) {
   // nccl-tests: steps = maxbytes / totalbytes, shift = totalbytes * (iter % steps).
   EXPECT_EQ(iteration_shift(1024, 4096, 0), 0u);
