@@ -14,6 +14,7 @@
 // Build variants leave symbols out (FAKE_NVML_OMIT_REMAPPED_ROWS, FAKE_NVML_OMIT_CLOCK_EVENTS) to test
 // a library that lacks them: the definition is then hidden, so the compiler still checks its
 // signature but the library does not export it.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -418,20 +419,14 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigne
   if (link >= g->spec["nvlink_links"].get<unsigned>()) return NVML_ERROR_INVALID_ARGUMENT;
   // "nvlink_counters_unsupported": the counters this GPU does not have (Hopper lacks some). The state's
   // "nvlink_errors" is link 0's first counter, supported or not (a rise NVML cannot show).
-  if (g->spec.contains("nvlink_counters_unsupported"))
-    for (const auto& c : g->spec["nvlink_counters_unsupported"])
-      if (c == counter) return NVML_ERROR_NOT_SUPPORTED;
-  const bool first = [&] {
-    if (link != 0) return false;
-    for (int c = 0; c < counter; ++c) {
-      bool missing = false;
-      if (g->spec.contains("nvlink_counters_unsupported"))
-        for (const auto& u : g->spec["nvlink_counters_unsupported"]) missing |= u == c;
-      if (!missing) return false;
-    }
-    return true;
-  }();
-  *value = first ? g->state()["nvlink_errors"].get<unsigned long long>() : 0;
+  const auto unsupported = [&](int c) {
+    const auto& list = g->spec.value("nvlink_counters_unsupported", json::array());
+    return std::find(list.begin(), list.end(), c) != list.end();
+  };
+  if (unsupported(counter)) return NVML_ERROR_NOT_SUPPORTED;
+  int first = 0;  // the first counter this GPU supports
+  while (unsupported(first)) ++first;
+  *value = link == 0 && counter == first ? g->state()["nvlink_errors"].get<unsigned long long>() : 0;
   return NVML_SUCCESS;
 }
 
