@@ -36,8 +36,7 @@ const NetLog& net_log() {
   static const NetLog log = [] {
     NetLog l;
     std::map<std::string, std::string> env;
-    for (const char* name : {"NCCL_DEBUG", "NCCL_DEBUG_FILE"})
-      if (const char* v = std::getenv(name)) env[name] = v;
+    if (const char* v = std::getenv("NCCL_DEBUG")) env["NCCL_DEBUG"] = v;
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/gpuscale-nccl-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
@@ -67,10 +66,12 @@ nlohmann::json read_network(const NetLog& log) {
     std::ifstream f(it->path(), std::ios::binary);
     f.seekg(0, std::ios::end);
     const auto size = static_cast<std::streamoff>(f.tellg());
+    if (!f || size <= 0) continue;
     const std::streamoff keep = std::min<std::streamoff>(size, 1 << 20);
     f.seekg(size - keep);
-    std::string text(static_cast<std::size_t>(std::max<std::streamoff>(keep, 0)), '\0');
+    std::string text(static_cast<std::size_t>(keep), '\0');
     f.read(text.data(), keep);
+    text.resize(static_cast<std::size_t>(std::max<std::streamsize>(f.gcount(), 0)));
     if (auto j = network_from_log(text); !j.is_null()) return j;
   }
   return {{"recorded", false}, {"why", "NCCL's log has no \"Using network\" line"}};
