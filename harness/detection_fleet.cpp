@@ -204,17 +204,26 @@ PairMatrix rail_matrix(const FleetShape& shape, const NoiseModel& noise, std::ui
     hosts.push_back(host_name(static_cast<int>(n)));
     ranks.push_back({static_cast<int>(n) * shape.gpus_per_node + rail});
   }
+  const auto measure = [&](PairCells& cells, std::mt19937_64& g, std::size_t i, std::size_t j) {
+    put_pair(cells, m, i, j, repetitions(g, kRailGbs * std::min(nic[i], nic[j]), noise.rep_noise, noise.pair_reps));
+  };
   auto pass = [&](std::mt19937_64& g) {
     auto cells = empty_cells(m);
     for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t j = i + 1; j < m; ++j)
-        put_pair(cells, m, i, j, repetitions(g, kRailGbs * std::min(nic[i], nic[j]), noise.rep_noise, noise.pair_reps));
+      for (std::size_t j = i + 1; j < m; ++j) measure(cells, g, i, j);
     return cells;
   };
   auto cells = pass(gen);
+  // As fleet_pairs.cpp: a second pass when the first shows a suspect, then the pairs still suspect once
+  // more (the tournament's rounds: m - 1, or m for an odd m).
   if (pass_has_suspects(cells, hosts, ranks, rule.fraction)) {
     auto again = stream(trial_seed, "rail pass 2", static_cast<std::uint64_t>(rail));
     cells = best_cells(cells, pass(again));
+    auto third = stream(trial_seed, "rail pass 3", static_cast<std::uint64_t>(rail));
+    auto cells3 = empty_cells(m);
+    for (const auto& p : third_pass_pairs(suspect_pairs(cells, hosts, ranks, rule.fraction), m % 2 ? m : m - 1))
+      measure(cells3, third, static_cast<std::size_t>(p.a), static_cast<std::size_t>(p.b));
+    cells = best_cells(cells, cells3);
   }
   return as_matrix(cells, std::move(hosts), std::move(ranks));
 }

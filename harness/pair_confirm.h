@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/pair_cells.h"
+#include "harness/pair_schedule.h"
 
 namespace gpuscale {
 
@@ -18,5 +19,23 @@ PairCells best_cells(const PairCells& first, const PairCells& second);
 // (analysis/outliers.h, as the run's own analysis applies it).
 bool pass_has_suspects(const PairCells& cells, const std::vector<std::string>& hosts,
                        const std::vector<std::vector<int>>& ranks, double fraction);
+
+// The node pairs behind the suspects of such a matrix (a < b, sorted, no repeats): a suspect link's
+// pair, and every measured pair of a suspect node. Measured once more after the confirming pass, alone
+// (fleet_pairs.cpp), they make a third pass of their own: a cell that a busy neighbour happened to
+// slow in both full passes is rarely slow a third time, where a sick node, NIC or link always is.
+std::vector<NodePair> suspect_pairs(const PairCells& cells, const std::vector<std::string>& hosts,
+                                    const std::vector<std::vector<int>>& ranks, double fraction);
+
+// Sorted (by a, then b), without repeats.
+std::vector<NodePair> unique_pairs(std::vector<NodePair> pairs);
+
+// The pairs of the third pass: the suspects' pairs of every matrix (suspect_pairs, merged), or none
+// where they are more than twice the schedule's `rounds` (more than two odd nodes' pairs is not an odd
+// node, and the pass stays within the budget of two more passes).
+std::vector<NodePair> third_pass_pairs(std::vector<NodePair> suspects, std::size_t rounds);
+
+// Each pair as a round of its own (measured alone, in the order given).
+std::vector<PairRound> rounds_of(const std::vector<NodePair>& pairs);
 
 }  // namespace gpuscale

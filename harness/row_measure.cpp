@@ -1,7 +1,10 @@
 #include "harness/row_measure.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -9,6 +12,7 @@
 #include "core/fault.h"
 #include "core/stats.h"
 #include "harness/comm_timing.h"
+#include "harness/group_confirm.h"
 #include "harness/guard/run_guard.h"
 #include "harness/measurement_json.h"
 #include "harness/row_builder.h"
@@ -67,15 +71,42 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
 // (a daemon, a page-cache flush; on a machine of more ranks than cores, time-correlated noise that
 // once put three consecutive hosts 66-70% below the median with nothing planted). A sick GPU is slow
 // in both turns; a moment's stall is not. STREAM reports its best time for the same reason.
+bool bad_pass(const RankMeasurement& x) { return x.failed || !x.valid || x.skipped; }
+
+double pass_score(const RankMeasurement& x) {
+  if (x.aggregate) return *x.aggregate;
+  return x.reps.empty() ? 0.0 : median_of(x.reps);
+}
+
 RankMeasurement better_pass(RankMeasurement first, RankMeasurement second) {
-  const auto bad = [](const RankMeasurement& x) { return x.failed || !x.valid || x.skipped; };
-  if (bad(first)) return first;
-  if (bad(second)) return second;
-  const auto score = [](const RankMeasurement& x) {
-    if (x.aggregate) return *x.aggregate;
-    return x.reps.empty() ? 0.0 : median_of(x.reps);
-  };
-  return score(second) > score(first) ? second : first;
+  if (bad_pass(first)) return first;
+  if (bad_pass(second)) return second;
+  return pass_score(second) > pass_score(first) ? second : first;
+}
+
+// Sequential tiling's third turn (harness/group_confirm.h): rank 0 gathers each rank's kept score,
+// picks the groups still slow, and those take one more turn each, every other rank asleep.
+void measure_suspects_again(RankMeasurement& m, const Benchmark& b, const nlohmann::json& params, CountGroups& count,
+                            std::uint64_t seed, const RowRun& run) {
+  const double mine = count.mine >= 0 && !bad_pass(m) ? pass_score(m) : std::nan("");
+  const auto scores = run.world.gather_to_root(fmt::format("{}", mine));
+  std::string list;
+  if (run.world.rank() == 0) {
+    std::vector<double> figures;
+    for (const auto& g : count.tiling.groups) {
+      double sum = 0;
+      for (int r : g.ranks) sum += std::strtod(scores[static_cast<std::size_t>(r)].c_str(), nullptr);
+      figures.push_back(g.ranks.empty() ? std::nan("") : sum / static_cast<double>(g.ranks.size()));
+    }
+    for (std::size_t g : groups_to_confirm(figures, run.opts.outlier, confirm_cap(figures.size())))
+      list += fmt::format("{} ", g);
+  }
+  std::istringstream again(run.world.broadcast_from_root(list));
+  for (std::size_t g = 0; again >> g;) {
+    if (count.mine >= 0 && static_cast<std::size_t>(count.mine) == g)
+      m = better_pass(std::move(m), measure_mine(b, params, count, seed, run));
+    run.world.turn_barrier();
+  }
 }
 
 // What the row's flags are judged with: the run's --quick, the point's buffers per rank, and the
@@ -125,7 +156,8 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
                       const std::optional<double>& single, const RowRun& run) {
   RankMeasurement m;
   // Sequential tiling: the groups take turns, the next starting when this one has finished, in two
-  // passes (the second in reverse order), each group keeping its better pass (better_pass).
+  // passes (the second in reverse order), each group keeping its better pass (better_pass); a group
+  // still slow after them takes a third turn (measure_suspects_again).
   const bool sequential = count.rounds.size() > 1;
   for (int pass = 0; pass < (sequential ? 2 : 1); ++pass)
     for (std::size_t i = 0; i < count.rounds.size(); ++i) {
@@ -137,6 +169,7 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
       // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).
       if (sequential) run.world.turn_barrier();
     }
+  if (sequential) measure_suspects_again(m, b, params, count, seed, run);
   // Each rank reduces its repetitions itself; one two-level gather brings the summaries to rank 0.
   const bool first = count.mine >= 0 && count.group->rank() == 0;
   std::vector<std::string> gathered;

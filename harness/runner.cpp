@@ -19,6 +19,7 @@
 #include "world/activity.h"
 #include "world/agree.h"
 #include "harness/comm_timing.h"
+#include "harness/group_confirm.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
 #include "harness/plan_point_check.h"
@@ -253,8 +254,10 @@ class Run {
       const int k = counts_[ki];
       if (!measured_at(*b, k)) continue;
       auto& count = count_groups_[ki];
-      // Sequential tiling measures the groups one after another: the point's budget is per group.
-      const double row_budget = budget * static_cast<double>(std::max<std::size_t>(1, count.rounds.size()));
+      // Sequential tiling measures the groups one after another: the point's budget is per group, and
+      // per group that takes a third turn (harness/group_confirm.h).
+      const std::size_t turns = count.rounds.size() + (count.rounds.size() > 1 ? confirm_cap(count.tiling.groups.size()) : 0);
+      const double row_budget = budget * static_cast<double>(std::max<std::size_t>(1, turns));
       // "on 4 GPUs", or on the CPU backend "on 4 ranks" (its ranks are processes, not devices), as the tables say.
       const std::string what = fmt::format("{} on {}", label, device_word(backend_->name()).count(k));
       guard_->begin_point({b->key(), point["params"], k, what, row_budget});

@@ -87,7 +87,6 @@ void add_differences(const std::vector<LevelPoint>& p, std::size_t begin, std::s
     if (i != skip) out.push_back(std::abs(std::log(p[i].value) - std::log(p[i - 1].value)));
 }
 
-
 // The variance of a level of k points in units of one point's (k <= 2: a mean; above: a median).
 double level_variance(std::size_t k) { return k <= 2 ? 1.0 / static_cast<double>(k) : M_PI / (2.0 * static_cast<double>(k)); }
 

@@ -11,8 +11,9 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
   The default-rule cases (--outlier at its default 10%, --tiling sequential: DEFAULT_RULE), with faults
   that take real time, run by hand (--case NAME), NOT registered with ctest: on this 2-core VM 4 of 15
   unplanted launches named something (a STREAM 1-GPU group 22-39% below the median in both passes, a
-  node-pair link slow in both passes; docs/measurements.md, "Fleet e2e at the default rule"), so five
-  in a row would fail CI often.
+  node-pair link slow in both passes; docs/measurements.md, "Fleet e2e at the default rule"), and with
+  a third pass of what is still suspect 3 of 23 (node-pair links slow in all three measurements,
+  under a helper's load), so five in a row would fail CI often.
   Sequential turns hand the 2 cores from group to group: the waiting ranks sleep (World::turn_barrier)
   and a node pair's rails take turns too; with spinning waiters and rails at once, 4 of 6 unplanted
   launches named a host.
@@ -162,8 +163,9 @@ def case_clean():
     if "fleet outliers" in p.stdout:
         fail("the summary lists outliers for an unplanted run")
     for r in doc["results"]:
-        if r["benchmark"] == "pairs" and r["metrics"].get("passes") not in (1, 2):
-            fail(f"pairs row without its passes (1, or 2 when a suspect was confirmed): {r['metrics']}")
+        if r["benchmark"] == "pairs" and r["metrics"].get("passes") not in (1, 2, 3):
+            fail(f"pairs row without its passes (1; 2 when a suspect was confirmed, 3 when its pairs ran again): "
+                 f"{r['metrics']}")
     print(f"ok: 16 ranks as 8 nodes, {len(doc['results'])} rows, no outlier")
 
 
@@ -243,15 +245,15 @@ def case_slow_host():
     for o in a["outliers"]:
         if "n3" not in o["hosts"]:
             fail(f"an outlier without n3: {o}")
-    # A suspect in the first pass of node pairs is confirmed by a second (harness/benchmarks/fleet_pairs.cpp):
-    # the all_reduce's, always. The sendrecv's rails run at once under concurrent tiling, and on 16 ranks
+    # A suspect in the first pass of node pairs is confirmed by a second (harness/benchmarks/fleet_pairs.cpp),
+    # and the pairs still suspect by a third of their own: the all_reduce's, always. The sendrecv's rails run at once under concurrent tiling, and on 16 ranks
     # sharing 2 cores their healthy cells spread 1.3-7.9 GB/s, a matrix in which the rule can name
     # nothing (its floor is 0): there one pass and no record is right (2 of 4 launches here); a record
     # of that row without the confirming pass is not.
     passes = {r["params"]["collective"]: r["metrics"].get("passes") for r in doc["results"] if r["benchmark"] == "pairs"}
     sendrecv_named = [o for o in a["outliers"] if o.get("benchmark") == "pairs"
                       and (o.get("params") or {}).get("collective") == "sendrecv"]
-    if passes.get("all_reduce") != 2 or passes.get("sendrecv") not in (1, 2) or (sendrecv_named and passes["sendrecv"] != 2):
+    if passes.get("all_reduce") not in (2, 3) or passes.get("sendrecv") not in (1, 2, 3) or (sendrecv_named and passes["sendrecv"] == 1):
         fail(f"pairs rows with a planted slow host measured in passes {passes} ({len(sendrecv_named)} sendrecv "
              f"records), expected the all_reduce's confirmed in a second pass and every named row's too")
     summary = p.stdout[p.stdout.find("fleet outliers"):]
@@ -307,7 +309,7 @@ def case_slow_nic():
         if "rail" not in o and o["kind"] == "node" and o.get("explained_by_rail") != rail:
             fail(f"{fault}: a node-matrix record of {host} not explained by its rail: {o}")
     passes = {r["params"]["collective"]: r["metrics"].get("passes") for r in doc["results"] if r["benchmark"] == "pairs"}
-    if passes.get("sendrecv") != 2:
+    if passes.get("sendrecv") not in (2, 3):
         fail(f"pairs passes {passes}: the sendrecv's suspect rail was not confirmed by a second pass")
     summary = p.stdout[p.stdout.find("fleet outliers"):].split("\nresults:")[0]
     others = set(re.findall(r"\bn[0-7]\b", summary)) - {host}

@@ -109,5 +109,26 @@ TEST(PairConfirm, ASlowNicIsASuspectOnItsRailAndInTheSlowestRailNodeMatrix) {
   EXPECT_TRUE(pass_has_suspects(best[1], hosts(8), rail_ranks(8, 1), 0.1));
 }
 
+TEST(PairConfirm, TheSuspectPairsAreASlowNodesPairsOrASlowLinkAndNoneOfACleanMatrix) {
+  std::mt19937 rng(15);
+  EXPECT_TRUE(suspect_pairs(matrix(8, rng), hosts(8), ranks(8), 0.1).empty());
+  // Node 3 slow: its 7 pairs, each once, a < b.
+  const auto node = suspect_pairs(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), 0.1);
+  ASSERT_EQ(node.size(), 7u);
+  for (const auto& p : node) {
+    EXPECT_TRUE(p.a == 3 || p.b == 3);
+    EXPECT_LT(p.a, p.b);
+  }
+  // The link between nodes 2 and 6 at a fifth: that pair alone.
+  auto link = matrix(8, rng);
+  for (auto c : {2 * 8 + 6, 6 * 8 + 2}) link[0][static_cast<std::size_t>(c)] *= 0.2;
+  EXPECT_EQ(suspect_pairs(link, hosts(8), ranks(8), 0.1), (std::vector<NodePair>{{2, 6}}));
+  // Each as a round of its own.
+  const auto rounds = rounds_of(node);
+  ASSERT_EQ(rounds.size(), 7u);
+  for (std::size_t i = 0; i < rounds.size(); ++i) EXPECT_EQ(rounds[i].pairs, std::vector<NodePair>{node[i]});
+  EXPECT_EQ(unique_pairs({{1, 2}, {0, 5}, {1, 2}, {0, 3}}), (std::vector<NodePair>{{0, 3}, {0, 5}, {1, 2}}));
+}
+
 }  // namespace
 }  // namespace gpuscale
