@@ -1,6 +1,7 @@
 // history/sql_store.cpp on SQLite: identity, transactions, queries, migrations and bad stores.
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -74,6 +75,33 @@ TEST(SqliteStore, ARunIsStoredOnceByItsHash) {
   // A second connection (another process would be the same) sees the same, unchanged.
   auto again = open_store(dir.url("h.db"), false);
   EXPECT_EQ(again->list_runs({}).size(), 1u);
+}
+
+// A subnormal (5e-324) is a number a result file may hold: it is stored, and read back exactly by every
+// query, as are the largest double and zero (std::stod refused the subnormal on every read, so one such
+// file broke trend, export and regressions for the whole store).
+TEST(SqliteStore, SubnormalAndExtremeValuesRoundTrip) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  auto run = random_run("c1", "2026-01-01T00:00:00Z");
+  const double tiny = std::numeric_limits<double>::denorm_min(), huge = std::numeric_limits<double>::max();
+  run.rows[0].value = tiny;
+  run.rows[0].noise_up = 2.2250738585072e-309;
+  run.rows[0].fields["fraction_of_peak"] = tiny;
+  run.ranks[0].value = huge;
+  run.ranks[1].value = 0.0;
+  run.ranks[1].noise_down = tiny;
+  ASSERT_TRUE(store->add_run(run));
+  const auto rows = store->row_points({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(*rows[0].value, tiny);
+  EXPECT_EQ(rows[0].noise_up, 2.2250738585072e-309);
+  EXPECT_EQ(rows[0].fields.at("fraction_of_peak"), tiny);
+  const auto ranks = store->rank_points({});
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(*ranks[0].value, huge);
+  EXPECT_EQ(*ranks[1].value, 0.0);
+  EXPECT_EQ(ranks[1].noise_down, tiny);
 }
 
 TEST(SqliteStore, FiltersByClusterSinceBenchmarkAndHost) {
