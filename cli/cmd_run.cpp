@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "core/fault.h"
 #include "world/agree.h"
 #include "world/test_hosts.h"
@@ -85,7 +86,7 @@ class StdoutResult {
     std::ifstream in(path, std::ios::binary);
     if (!copy) {
       std::error_code ec;
-      if (in) fmt::print(stderr, "gpuscale: -o -: the partial result file stays in {}\n", path);
+      if (in) fmt::print(stderr, "gpuscale: {}\n", message_line("-o -: the partial result file stays in " + path));
       else std::filesystem::remove_all(dir_, ec);
       dir_.clear();
       return;
@@ -95,7 +96,9 @@ class StdoutResult {
     std::fflush(stdout);
     std::error_code ec;
     if (in && (code == kExitOk || code == kExitInvalidResult)) std::filesystem::remove_all(dir_, ec);
-    else if (in) fmt::print(stderr, "gpuscale: -o -: the result file stays in {} (--resume {} continues it)\n", path, path);
+    else if (in)
+      fmt::print(stderr, "gpuscale: {}\n",
+                 message_line(fmt::format("-o -: the result file stays in {} (--resume {} continues it)", path, path)));
     else std::filesystem::remove_all(dir_, ec);
   }
 
@@ -180,7 +183,7 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
           throw AgreedError(e.what(), e.exit_code());
         }
         if (world.rank() == 0)
-          for (const auto& note : opts.notes) fmt::print(stderr, "gpuscale: note: {}\n", note);
+          for (const auto& note : opts.notes) fmt::print(stderr, "gpuscale: note: {}\n", message_line(note));
         to_stdout.open(opts, world.rank() == 0);
         const int code = run_plan(opts, world);
         // The finished file goes to the history; a store that fails keeps the file and says so (exit 7).
@@ -188,11 +191,11 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
         to_stdout.finish(code);
         return stored;
       } catch (const AgreedError& e) {
-        if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
+        if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
         to_stdout.finish(e.exit_code(), false);
         return e.exit_code();
       } catch (const Error& e) {
-        fmt::print(stderr, "gpuscale: rank {} ({}): {}\n", world.rank(), world.host(), e.what());
+        fmt::print(stderr, "gpuscale: {}\n", message_line(fmt::format("rank {} ({}): {}", world.rank(), world.host(), e.what())));
         to_stdout.finish(e.exit_code(), false);
         return e.exit_code();
       }

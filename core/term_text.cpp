@@ -1,5 +1,7 @@
 #include "core/term_text.h"
 
+#include "core/shown_text.h"
+
 namespace gpuscale {
 namespace {
 
@@ -45,6 +47,8 @@ std::string terminal_safe(std::string_view s) {
   }
   return out;
 }
+
+std::string message_line(std::string_view what) { return terminal_safe(clip_text(what, 8 * kMaxShownBytes)); }
 
 std::string terminal_quote(std::string_view s, std::size_t max_bytes) {
   std::string safe = terminal_safe(s);

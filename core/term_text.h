@@ -10,6 +10,11 @@ namespace gpuscale {
 
 std::string terminal_safe(std::string_view s);
 
+// A message for stderr as the one line it must be, whatever it quotes (a flag's value, an environment
+// variable, a file's string, a store URL): terminal_safe, cut to 8 x kMaxShownBytes with the cut marked
+// (core/shown_text.h). The one rule for every line gpuscale writes to stderr: errors, warnings, notes.
+std::string message_line(std::string_view what);
+
 // terminal_safe, cut to at most `max_bytes` (at a character boundary) with "..." when it was longer:
 // for quoting a value inside a one-line message.
 std::string terminal_quote(std::string_view s, std::size_t max_bytes = 60);

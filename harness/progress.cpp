@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/term_text.h"
 #include "harness/guard/watchdog.h"
 #include "harness/registry.h"
 
@@ -62,7 +63,7 @@ void Progress::step(const std::string& what) {
   last_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double eta = done_ >= total ? 0 : eta_seconds(elapsed, done_weight_, total_weight_ - done_weight_);
-  fmt::print(stderr, "gpuscale: [{}/{}] {} (elapsed {}, ETA {})\n", done_, total, what, format_duration(elapsed),
+  fmt::print(stderr, "gpuscale: [{}/{}] {} (elapsed {}, ETA {})\n", done_, total, message_line(what), format_duration(elapsed),
              format_duration(eta));
   std::fflush(stderr);
 }

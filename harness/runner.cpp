@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.h"
+#include "core/term_text.h"
 #include "analysis/fleet_outliers.h"
 #include "analysis/row_text.h"
 #include "analysis/run_text.h"
@@ -87,7 +88,7 @@ class Run {
       // Rows finished after the file was last written (rank 0 died) are in its journal.
       if (auto journal = read_journal_file(journal_path_for(opts_.resume), kMaxJournalBytes)) {
         const auto note = adopt_journal(resumed_, *journal, opts_.resume);
-        if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", note);
+        if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", message_line(note));
       }
       auto header = resumed_;  // the other ranks need its options, not its rows
       header.erase("results");
@@ -177,14 +178,14 @@ class Run {
         if (!kept_[i]) todo["points"].push_back(plan_["points"][i]);
       check_plan_memory(todo, demand_ctx, backend_->device().info());
       if (const auto& info = backend_->device().info(); world_.rank() == 0 && !info.memory_unread.empty())
-        fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", info.usable_memory_text());
+        fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", message_line(info.usable_memory_text()));
     });
     links_ = backend_->link_peaks(world_, opts_.backend_options);
     topo_ = make_topology(world_.hosts(), world_.local_ranks());
     guard_ = std::make_unique<RunGuard>(world_, world_.rank() == 0 ? &keeper_ : nullptr);
     guard_->start();
     if (world_.rank() == 0 && !guard_->sentinel_problem().empty() && world_.size() > 1)
-      fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", guard_->sentinel_problem());
+      fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", message_line(guard_->sentinel_problem()));
   }
 
   // The file's first version (rank 0): the header and a resumed run's kept rows; and this rank's group at every GPU count (harness/tiling.h;
@@ -306,8 +307,9 @@ class Run {
       fmt::print(summary_stream(opts_), "{}", run_summary_text(doc_, rows_, keeper_.path(), terminal_columns()));  // analysis/run_text.h
       if (outliers && opts_.fail_on_outliers) fmt::print(stderr, "gpuscale: the run names outliers (--fail-on-outliers): exit 1\n");
       if (!interrupted_.empty())
-        fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done_, total_,
-                   keeper_.path());
+        fmt::print(stderr, "gpuscale: {}\n",
+                   message_line(fmt::format("{} after {} of {} rows: partial results in {}", interrupted_, done_, total_,
+                                            keeper_.path())));
       std::fflush(summary_stream(opts_));
     }
     code = world_.max(code);
@@ -347,7 +349,7 @@ class Run {
       keeper_.finish(doc_);
     }
     if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(5));  // the reporting rank speaks first
-    fmt::print(stderr, "gpuscale: {}\n", e.what());
+    fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
     std::fflush(stderr);
     world_.abort(e.exit_code());
   }

@@ -400,6 +400,35 @@ def case_flags():
             fail(f"a refused run wrote {f}")
 
 
+def case_flag_controls():
+    """ESC, BEL, CSI, OSC and C1 in run's flag values, --store, GPUSCALE_STORE and GPUSCALE_TEST_HOSTS:
+    every line on stderr escaped (one rule, core/term_text.h message_line), a refusal one line, exit 2."""
+    hostile = "\x1b]0;pwn\x07\x1b[2J\u009b2J"
+    out = work("fc.json")
+    for flag, value in (("--array-size", "1" + hostile), ("--benchmarks", "stream.triad" + hostile),
+                        ("--backend", "cpu" + hostile), ("--store", "bogus://" + hostile)):
+        plan = [a for i, a in enumerate(PLAN) if flag not in PLAN[max(0, i - 1):i + 1]]  # without the flag and its value
+        checked(gs(*plan, flag, value, "-o", out), f"run {flag} (hostile)", (2,))
+    checked(e2e_common.gs(*PLAN, "-o", out, env_extra={"GPUSCALE_STORE": "bogus://" + hostile}, **HOSTILE_RUN),
+            "run with GPUSCALE_STORE (hostile)", (2,))
+    checked(e2e_common.gs(*PLAN, "-o", out, env_extra={"GPUSCALE_TEST_HOSTS": "h" + hostile}, **HOSTILE_RUN),
+            "run with GPUSCALE_TEST_HOSTS (hostile)", (2,))
+    if os.path.exists(out):
+        fail("a refused run wrote its result file")
+    # A store named with control bytes: the success line, then the warning of one that cannot be written.
+    store_dir = os.path.join(ARGS.workdir, "store" + hostile)
+    shutil.rmtree(store_dir, ignore_errors=True)
+    os.makedirs(store_dir)
+    p = checked(mpirun(PLAN + ["--store", "sqlite://" + store_dir + "/h.db", "-o", work("fc-stored.json")]),
+                "run --store (hostile name)", (0,))
+    if b"stored in" not in p.stderr:
+        fail(f"no line says the run was stored: {p.stderr!r}")
+    p = checked(mpirun(PLAN + ["--store", "sqlite://" + store_dir + "/no-such-dir/h.db", "-o", work("fc-unstored.json")]),
+                "run --store (hostile, unwritable)", (7,))
+    if b"not stored" not in p.stderr:
+        fail(f"no warning says the run was not stored: {p.stderr!r}")
+
+
 def parse():
     global ARGS
     ARGS = e2e_common.parse_args("--mpiexec")
@@ -409,6 +438,7 @@ def parse():
 def main():
     cores = e2e_common.CORES
     cases = {"flags": (case_flags, {}),
+             "flag_controls": (case_flag_controls, cores),
              "make": (case_make, {"FIXTURES_SETUP": "e2e_hostile_output", **cores}),
              "readers": (case_readers, {**FIXTURE, **cores}),
              "long": (case_long, FIXTURE),

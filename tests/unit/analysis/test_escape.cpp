@@ -56,6 +56,15 @@ TEST(Escape, TerminalHasNoControlCharacters) {
   EXPECT_EQ(terminal_quote("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // cut at a character boundary
 }
 
+// The one rule for a line on stderr (run's option errors, --store's lines, GPUSCALE_TEST_HOSTS...):
+// terminal_safe, and cut at 8 x kMaxShownBytes with the cut marked.
+TEST(Escape, MessageLineIsOneSafeLine) {
+  EXPECT_EQ(message_line("invalid --benchmarks 'x\x1b]0;pwn\x07\x1b[2J\xc2\x9b': no such"), "invalid --benchmarks 'x?]0;pwn??[2J?': no such");
+  EXPECT_EQ(message_line("a\nb\r"), "a?b?");
+  const std::string big(8 * kMaxShownBytes + 5, 'm');
+  EXPECT_EQ(message_line(big), std::string(8 * kMaxShownBytes, 'm') + "...[5 bytes cut]");
+}
+
 // Every escaper applies the same rule: no C0 control but the tab and newline a format allows, no DEL,
 // no C1 (U+0080..U+009F: U+009B is CSI, U+0085 NEL), no CR; and a long string is cut with a marker.
 TEST(Escape, OneRuleForControlsAndLengthInEveryFormat) {
