@@ -429,6 +429,19 @@ def case_flag_controls():
         fail(f"no warning says the run was not stored: {p.stderr!r}")
 
 
+def case_env_not_utf8():
+    """An allow-listed environment value that is not UTF-8 (NCCL_BAD=$'x\\xff'): the run completes, its
+    file validates and records the value with the bad byte escaped (\\xff), never a lost run."""
+    out = work("env.json")
+    p = checked(e2e_common.gs(*PLAN, "-o", out, env_extra={"NCCL_BAD": "x\udcff", "OMP_BAD2": "\udcc3("},
+                              **HOSTILE_RUN), "run with NCCL_BAD=x\\xff", (0,), [out])
+    checked(gs("validate", out), "validate of the run with NCCL_BAD=x\\xff")
+    with open(out, encoding="utf-8") as f:
+        env = json.load(f)["environment"]
+    if env.get("NCCL_BAD") != "x\\xff" or env.get("OMP_BAD2") != "\\xc3(":
+        fail(f"the values are not recorded escaped: {env} (stderr {p.stderr[-500:]!r})")
+
+
 def parse():
     global ARGS
     ARGS = e2e_common.parse_args("--mpiexec")
@@ -439,6 +452,7 @@ def main():
     cores = e2e_common.CORES
     cases = {"flags": (case_flags, {}),
              "flag_controls": (case_flag_controls, cores),
+             "env_not_utf8": (case_env_not_utf8, cores),
              "make": (case_make, {"FIXTURES_SETUP": "e2e_hostile_output", **cores}),
              "readers": (case_readers, {**FIXTURE, **cores}),
              "long": (case_long, FIXTURE),
