@@ -130,6 +130,12 @@ void refuse_foreign_flags(CLI::App* cmd) {
     if (cmd->count(f.name) > 0) throw Error(fmt::format("{} is {}; gpuscale run --help lists its options", f.name, f.why));
 }
 
+// The table's rule for an empty value (harness/run_option_table.h), as CLI11 runs it on each value.
+const CLI::Validator& not_empty() {
+  static const CLI::Validator v([](std::string& s) { return empty_value_problem(s); }, "");
+  return v;
+}
+
 // Binds the table's options of one section to the subcommand.
 void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
   const auto table = run_option_table();
@@ -143,7 +149,7 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
     if (e.is_switch)
       cmd->add_flag(e.names, v.on, help);
     else
-      cmd->add_option(e.names, v.text, help);
+      cmd->add_option(e.names, v.text, help)->check(not_empty());
   }
 }
 
@@ -158,7 +164,8 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   health::add_telemetry_flags(cmd, flags->telemetry, true);
   add_options(cmd, *flags, Section::reliability);
   add_foreign_flags(cmd, flags->foreign);
-  cmd->add_option("--store", flags->store, "add the result file to this results history at the end (docs/history.md; default $GPUSCALE_STORE)");
+  cmd->add_option("--store", flags->store, "add the result file to this results history at the end (docs/history.md; default $GPUSCALE_STORE)")
+      ->check(not_empty());
   cmd->callback([&action, flags, cmd] {
     refuse_foreign_flags(cmd);
     // The recorded options given on the command line: --resume takes the others from the file.

@@ -317,6 +317,10 @@ std::vector<RunOption> make_table() {
 
 }  // namespace
 
+std::string empty_value_problem(std::string_view value) {
+  return value.empty() ? "an empty value: give one, or leave the option out for its default" : "";
+}
+
 std::span<const RunOption> run_option_table() {
   static const std::vector<RunOption> table = make_table();
   return table;

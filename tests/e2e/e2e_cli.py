@@ -89,6 +89,19 @@ def case_habits():
         fail("-d half did not measure fp16")
 
 
+def case_empty_values():
+    """An empty value reads as "not given" (the default plan ran, -o '' wrote the default file, --resume ''
+    measured the full plan): every value option refuses it in one line, exit 2, writing nothing."""
+    cwd = os.path.join(ARGS.workdir, "empty")
+    shutil.rmtree(cwd, ignore_errors=True)
+    os.makedirs(cwd)
+    for flag in ("--benchmarks", "--ops", "-d", "--dtypes", "--array-size", "-o", "--resume", "--cluster", "--store",
+                 "--backend", "--reps"):
+        one_line(gs("run", "--quick", flag, "", cwd=cwd), "an empty value", f"run {flag} ''")
+    if os.listdir(cwd):
+        fail(f"a refused run wrote {os.listdir(cwd)}")
+
+
 def case_quiet():
     path = out_path("quiet.json")
     p = mpirun(2, QUICK + ["--benchmarks", "stream.triad,all_reduce", "--quiet", "-o", path])
@@ -186,6 +199,7 @@ def main():
         "stdout": (case_stdout, cores),
         "habits": (case_habits, cores),
         "quiet": (case_quiet, cores),
+        "empty_values": (case_empty_values, cores),
         "openmetrics": (case_openmetrics, cores),
     }
     e2e_common.run_case("e2e_cli_", {"TIMEOUT": 300, "LABELS": "e2e;cpu"}, cases, parse)
