@@ -22,6 +22,7 @@
 #include "harness/comm_timing.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
+#include "harness/plan_limits.h"
 #include "harness/plan_point_check.h"
 #include "harness/plan_points.h"
 #include "harness/progress.h"
@@ -168,18 +169,22 @@ class Run {
             slowest_communicator_init_s()};
   }
 
-  // Before measuring: every point still to measure fits in a rank's memory; the watchdog and the
-  // sentinel start (harness/guard/run_guard.h).
+  // Before measuring: every point still to measure fits in a rank's memory, the plan's estimate within
+  // --max-time (harness/plan_limits.h; said at the start); the watchdog and the sentinel start.
   void preflight() {
     const DemandContext demand_ctx = demand_context();
+    std::string estimate;
     agree(world_, [&] {
       nlohmann::json todo = {{"points", nlohmann::json::array()}};
       for (std::size_t i = 0; i < kept_.size(); ++i)
         if (!kept_[i]) todo["points"].push_back(plan_["points"][i]);
       check_plan_memory(todo, demand_ctx, backend_->device().info());
+      weights_ = plan_row_weights(plan_["points"], kept_, demand_ctx, [&](const Benchmark& b) { return rows_of_point(b); });
+      estimate = check_plan_size(weights_, opts_, memory_budget(backend_->device().info()).usable);
       if (const auto& info = backend_->device().info(); world_.rank() == 0 && !info.memory_unread.empty())
         fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", message_line(info.usable_memory_text()));
     });
+    if (world_.rank() == 0 && !opts_.quiet) fmt::print(stderr, "gpuscale: {}\n", estimate);
     links_ = backend_->link_peaks(world_, opts_.backend_options);
     topo_ = make_topology(world_.hosts(), world_.local_ranks());
     guard_ = std::make_unique<RunGuard>(world_, world_.rank() == 0 ? &keeper_ : nullptr);
@@ -213,10 +218,8 @@ class Run {
 
   // Every point still to measure, at every GPU count, until the end or a stop signal.
   void measure() {
-    auto weights = plan_row_weights(plan_["points"], kept_, demand_context(),
-                                    [&](const Benchmark& b) { return rows_of_point(b); });
-    total_ = weights.size();
-    Progress progress(std::move(weights), world_.rank() == 0 && !opts_.quiet);
+    total_ = weights_.size();
+    Progress progress(std::move(weights_), world_.rank() == 0 && !opts_.quiet);
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
     std::vector<bool> collective;
@@ -376,6 +379,7 @@ class Run {
   LinkPeaks links_;
   Topology topo_;
   std::vector<CountGroups> count_groups_;  // this rank's group at each GPU count
+  std::vector<double> weights_;            // every row to measure, weighed (harness/progress.h)
   // Measuring.
   std::size_t total_ = 0, done_ = 0;  // rows to measure, rows measured
   int stop_ = 0;                      // the stop signal every rank saw, or 0
