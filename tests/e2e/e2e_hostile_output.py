@@ -27,6 +27,7 @@ e2e_hostile_output fixture); every other case derives files from it:
                 twice or /dev/zero, --health-thresholds /dev/zero: one line naming the flag or file, exit 2.
 """
 import copy
+import csv
 import json
 import os
 import random
@@ -219,6 +220,34 @@ def case_readers():
     path = save(doc, "hostile-resume.json")
     out = work("resumed.json")
     checked(mpirun(["run", "--resume", path, "-o", out]), "run --resume", (0,), [out])
+
+
+def case_csv_lines():
+    """Line feeds, CR, commas and quotes in host names, the cluster, errors and params: report --csv
+    writes one line per record, so Python's csv module, wc -l and awk count the same records (the header
+    and one per row), each with the header's number of fields."""
+    doc = hostile_doc("a\nb,\"c\"\r\nd")
+    path = save(doc, "csv-lines.json")
+    p = checked(gs("report", path, "--csv", "-"), "report --csv - (line breaks in strings)", csv=True)
+    out = work("csv-lines.csv")
+    with open(out, "wb") as f:
+        f.write(p.stdout)
+    with open(out, newline="", encoding="utf-8") as f:
+        records = list(csv.reader(f))
+    wc = p.stdout.count(b"\n")  # what wc -l counts
+    awk = e2e_common.run(["awk", "END { print NR }", out], echo=False)
+    if awk.returncode != 0:
+        fail(f"awk: exit {awk.returncode}: {awk.stderr}")
+    want = 1 + len(doc["results"])
+    if len(records) != want or wc != want or int(awk.stdout) != want:
+        fail(f"{len(records)} CSV records, wc -l {wc}, awk {awk.stdout.strip()}: expected {want} each")
+    widths = {len(r) for r in records}
+    if len(widths) != 1:
+        fail(f"records of {sorted(widths)} fields: a field was split")
+    hosts = [c for r in records[1:] for c in r if "a?b," in c]
+    if not hosts:
+        fail(f"no field holds the cluster with its line feed replaced: {records[1]}")
+    print(f"ok: {want} records, one per line, {widths.pop()} fields each")
 
 
 def case_long():
@@ -456,6 +485,7 @@ def main():
              "make": (case_make, {"FIXTURES_SETUP": "e2e_hostile_output", **cores}),
              "readers": (case_readers, {**FIXTURE, **cores}),
              "long": (case_long, FIXTURE),
+             "csv_lines": (case_csv_lines, FIXTURE),
              "labels": (case_labels, FIXTURE),
              "cluster_nul": (case_cluster_nul, FIXTURE),
              "dbl_max": (case_dbl_max, {**FIXTURE, **cores}),
