@@ -96,7 +96,12 @@ std::size_t ResumePlan::remaining() const { return static_cast<std::size_t>(std:
 
 json point_list(const json& plan) {
   json out = json::array();
-  for (const auto& p : plan.at("points")) out.push_back({{"benchmark", p.at("benchmark")}, {"params", p.at("params")}});
+  for (const auto& p : plan.at("points")) {
+    out.push_back({{"benchmark", p.at("benchmark")}, {"params", p.at("params")}});
+    // A fleet point's one row is at the job's full size: without the mark a resume of a complete file
+    // found its smaller counts missing and measured the point again.
+    if (p.contains("whole_job")) out.back()["whole_job"] = p.at("whole_job");
+  }
   return out;
 }
 
