@@ -105,7 +105,7 @@ json point_list(const json& plan) {
   return out;
 }
 
-ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::string& file) {
+ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::string& file, const WholeJobRule& whole_job) {
   const std::string name = terminal_safe(file);
   auto refuse = [&](const std::string& why) { return Error(fmt::format("--resume {}: {}", name, why)); };
   if (doc.contains("merged_from") || doc.at("cluster").value("source", std::string()) == "merge")
@@ -174,8 +174,10 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
   out.done.resize(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {
     // A whole-job point (the fleet benchmarks) has its one row at the job's full size.
-    const auto& whole = (*list)[i].contains("whole_job") ? (*list)[i].at("whole_job") : json(false);
-    const std::vector<int> needed = whole.is_boolean() && whole.get<bool>() ? std::vector<int>{counts.back()} : counts;
+    const auto& entry = (*list)[i];
+    const auto& mark = entry.contains("whole_job") ? entry.at("whole_job") : json(false);
+    const bool whole = (mark.is_boolean() && mark.get<bool>()) || (whole_job && whole_job(entry.at("benchmark").get<std::string>()));
+    const std::vector<int> needed = whole ? std::vector<int>{counts.back()} : counts;
     out.done[i] = std::all_of(needed.begin(), needed.end(), [&](int k) {
       auto it = status[i].find(k);
       return it != status[i].end() && (it->second == "ok" || it->second == "skipped");

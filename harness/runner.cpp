@@ -139,7 +139,8 @@ class Run {
         plan_ = make_plan(opts_, *backend_, world_);
         return;
       }
-      resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume);
+      resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume,
+                            [](const std::string& k) { const Benchmark* b = registry().find(k); return b && b->info().whole_job; });
       check_resumed_points(resume_->plan.at("points"), world_.size(), opts_.resume);  // the CLI's rules (plan_point_check.h)
       plan_ = resume_->plan;
       plan_["done"] = resume_->done;
