@@ -139,8 +139,7 @@ class Run {
         plan_ = make_plan(opts_, *backend_, world_);
         return;
       }
-      resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume,
-                            [](const std::string& k) { const Benchmark* b = registry().find(k); return b && b->info().whole_job; });
+      resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume, [](const std::string& k) { return registry().whole_job(k); });
       check_resumed_points(resume_->plan.at("points"), world_.size(), opts_.resume);  // the CLI's rules (plan_point_check.h)
       plan_ = resume_->plan;
       plan_["done"] = resume_->done;
@@ -311,9 +310,8 @@ class Run {
       fmt::print(summary_stream(opts_), "{}", run_summary_text(doc_, rows_, keeper_.path(), terminal_columns()));  // analysis/run_text.h
       if (outliers && opts_.fail_on_outliers) fmt::print(stderr, "gpuscale: the run names outliers (--fail-on-outliers): exit 1\n");
       if (!interrupted_.empty())
-        fmt::print(stderr, "gpuscale: {}\n",
-                   message_line(fmt::format("{} after {} of {} rows: partial results in {}", interrupted_, done_, total_,
-                                            keeper_.path())));
+        fmt::print(stderr, "gpuscale: {}\n", message_line(fmt::format("{} after {} of {} rows: partial results in {}",
+                                                                       interrupted_, done_, total_, keeper_.path())));
       std::fflush(summary_stream(opts_));
     }
     code = world_.max(code);
