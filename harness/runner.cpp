@@ -169,22 +169,20 @@ class Run {
             slowest_communicator_init_s()};
   }
 
-  // Before measuring: every point still to measure fits in a rank's memory, the plan's estimate within
-  // --max-time (harness/plan_limits.h; said at the start); the watchdog and the sentinel start.
+  // Before measuring: every point still to measure fits in a rank's memory, the plan's estimate is within
+  // --max-time (harness/plan_limits.h); the watchdog and the sentinel start.
   void preflight() {
     const DemandContext demand_ctx = demand_context();
-    std::string estimate;
     agree(world_, [&] {
       nlohmann::json todo = {{"points", nlohmann::json::array()}};
       for (std::size_t i = 0; i < kept_.size(); ++i)
         if (!kept_[i]) todo["points"].push_back(plan_["points"][i]);
       check_plan_memory(todo, demand_ctx, backend_->device().info());
       weights_ = plan_row_weights(plan_["points"], kept_, demand_ctx, [&](const Benchmark& b) { return rows_of_point(b); });
-      estimate = check_plan_size(weights_, opts_, memory_budget(backend_->device().info()).usable);
+      (void)check_plan_size(weights_, opts_, memory_budget(backend_->device().info()).usable);
       if (const auto& info = backend_->device().info(); world_.rank() == 0 && !info.memory_unread.empty())
         fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", message_line(info.usable_memory_text()));
     });
-    if (world_.rank() == 0 && !opts_.quiet) fmt::print(stderr, "gpuscale: {}\n", estimate);
     links_ = backend_->link_peaks(world_, opts_.backend_options);
     topo_ = make_topology(world_.hosts(), world_.local_ranks());
     guard_ = std::make_unique<RunGuard>(world_, world_.rank() == 0 ? &keeper_ : nullptr);
@@ -219,7 +217,7 @@ class Run {
   // Every point still to measure, at every GPU count, until the end or a stop signal.
   void measure() {
     total_ = weights_.size();
-    Progress progress(std::move(weights_), world_.rank() == 0 && !opts_.quiet);
+    Progress progress(std::move(weights_), world_.rank() == 0 && !opts_.quiet, opts_.max_time_s);  // says the estimate first
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
     std::vector<bool> collective;
