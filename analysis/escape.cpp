@@ -62,12 +62,11 @@ std::string markdown_escape(std::string_view s) {
 }
 
 std::string csv_field(std::string_view s) {
-  // Control characters other than tab and newline (a quoted field may hold a line break) become '?'.
-  std::string v = each_char(s, [](std::string& out, char ch, bool control) {
-    out += control && ch != '\t' && ch != '\n' ? '?' : ch;
-  });
+  // Control characters but tab become '?', line breaks too, as on the terminal: RFC 4180 lets a quoted
+  // field hold a line break, but then a record is no longer a line, and wc, grep, awk and sort break.
+  std::string v = each_char(s, [](std::string& out, char ch, bool control) { out += control && ch != '\t' ? '?' : ch; });
   if (!v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t')) v.insert(0, "'");
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  if (v.find_first_of(",\"") == std::string::npos) return v;
   std::string out = "\"";
   for (char ch : v) {
     if (ch == '"') out += '"';

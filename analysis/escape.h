@@ -13,8 +13,10 @@ std::string html_escape(std::string_view s);
 // A Markdown table cell: backslash before Markdown punctuation (\ ` * _ { } [ ] | ~), & < > as entities,
 // line breaks as spaces.
 std::string markdown_escape(std::string_view s);
-// One RFC 4180 CSV field: quoted when it holds a comma, quote or line break (quotes doubled); a field
-// starting with = + - @ or a tab gets a leading ' so spreadsheets do not run it as a formula.
+// One RFC 4180 CSV field on one line: control characters but tab (line breaks included) as '?', as on
+// the terminal, so each record is one line for line tools; quoted when it holds a comma or quote (quotes
+// doubled); a field starting with = + - @ or a tab gets a leading ' so spreadsheets do not run it as a
+// formula.
 std::string csv_field(std::string_view s);
 // A Prometheus text-format label value (without the quotes): backslash, double quote and newline escaped.
 std::string prom_label_value(std::string_view s);

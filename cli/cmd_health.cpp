@@ -11,6 +11,7 @@
 
 #include "backends/local_gpus.h"
 #include "core/error.h"
+#include "core/term_text.h"
 #include "core/launcher.h"
 #include "core/units.h"
 #include "cli/commands.h"
@@ -63,7 +64,7 @@ int run_health(const HealthFlags& f) {
   try {
     if (launcher_rank() >= 0) world = std::make_unique<World>(nullptr, nullptr);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "gpuscale: health: cannot start MPI under the launcher: {}\n", e.what());
+    fmt::print(stderr, "gpuscale: health: cannot start MPI under the launcher: {}\n", message_line(e.what()));
     return health::kHealthCannotCheck;
   }
   const bool root = !world || world->rank() == 0;
@@ -79,7 +80,7 @@ int run_health(const HealthFlags& f) {
   }
   if (world) problem = world->broadcast_from_root(problem);
   if (!problem.empty()) {
-    if (root) fmt::print(stderr, "gpuscale: health: {}\n", problem);
+    if (root) fmt::print(stderr, "gpuscale: health: {}\n", message_line(problem));
     return health::kHealthCannotCheck;
   }
 
@@ -102,7 +103,7 @@ int run_health(const HealthFlags& f) {
       if (!f.output.empty()) write_file_atomic(f.output, job.doc.dump(1) + "\n");
       code = job.exit_code;
     } catch (const std::exception& e) {
-      fmt::print(stderr, "gpuscale: health: {}\n", e.what());
+      fmt::print(stderr, "gpuscale: health: {}\n", message_line(e.what()));
     }
   }
   if (world) code = std::stoi(world->broadcast_from_root(std::to_string(code)));  // every task exits alike

@@ -9,6 +9,7 @@
 #include "analysis/escape.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/term_text.h"
 #include "history/history_store.h"
 #include "history/history_text.h"
 #include "history/store_url.h"
@@ -181,12 +182,13 @@ int store_finished_run(const std::string& url, const std::string& path, int code
   try {
     const auto record = read_run_record(path);
     const bool added = open_store(url, true)->add_run(record);
-    fmt::print(stderr, "gpuscale: {} {} as run {}\n", added ? "stored in" : "already in", parse_store_url(url).masked,
-               record.id.substr(0, 12));
+    fmt::print(stderr, "gpuscale: {}\n",
+               message_line(fmt::format("{} {} as run {}", added ? "stored in" : "already in", parse_store_url(url).masked,
+                                        record.id.substr(0, 12))));
     return code;
   } catch (const Error& e) {
-    fmt::print(stderr, "gpuscale: warning: the run finished but was not stored: {} (the result file {} is kept)\n",
-               e.what(), path);
+    fmt::print(stderr, "gpuscale: warning: {}\n",
+               message_line(fmt::format("the run finished but was not stored: {} (the result file {} is kept)", e.what(), path)));
     return code == kExitOk ? kExitStoreFailed : code;
   }
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "core/fault.h"
 #include "world/agree.h"
 #include "world/test_hosts.h"
@@ -85,7 +86,7 @@ class StdoutResult {
     std::ifstream in(path, std::ios::binary);
     if (!copy) {
       std::error_code ec;
-      if (in) fmt::print(stderr, "gpuscale: -o -: the partial result file stays in {}\n", path);
+      if (in) fmt::print(stderr, "gpuscale: {}\n", message_line("-o -: the partial result file stays in " + path));
       else std::filesystem::remove_all(dir_, ec);
       dir_.clear();
       return;
@@ -95,7 +96,9 @@ class StdoutResult {
     std::fflush(stdout);
     std::error_code ec;
     if (in && (code == kExitOk || code == kExitInvalidResult)) std::filesystem::remove_all(dir_, ec);
-    else if (in) fmt::print(stderr, "gpuscale: -o -: the result file stays in {} (--resume {} continues it)\n", path, path);
+    else if (in)
+      fmt::print(stderr, "gpuscale: {}\n",
+                 message_line(fmt::format("-o -: the result file stays in {} (--resume {} continues it)", path, path)));
     else std::filesystem::remove_all(dir_, ec);
   }
 
@@ -127,6 +130,12 @@ void refuse_foreign_flags(CLI::App* cmd) {
     if (cmd->count(f.name) > 0) throw Error(fmt::format("{} is {}; gpuscale run --help lists its options", f.name, f.why));
 }
 
+// The table's rule for an empty value (harness/run_option_table.h), as CLI11 runs it on each value.
+const CLI::Validator& not_empty() {
+  static const CLI::Validator v([](std::string& s) { return empty_value_problem(s); }, "");
+  return v;
+}
+
 // Binds the table's options of one section to the subcommand.
 void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
   const auto table = run_option_table();
@@ -140,7 +149,7 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
     if (e.is_switch)
       cmd->add_flag(e.names, v.on, help);
     else
-      cmd->add_option(e.names, v.text, help);
+      cmd->add_option(e.names, v.text, help)->check(not_empty());
   }
 }
 
@@ -155,7 +164,8 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
   health::add_telemetry_flags(cmd, flags->telemetry, true);
   add_options(cmd, *flags, Section::reliability);
   add_foreign_flags(cmd, flags->foreign);
-  cmd->add_option("--store", flags->store, "add the result file to this results history at the end (docs/history.md; default $GPUSCALE_STORE)");
+  cmd->add_option("--store", flags->store, "add the result file to this results history at the end (docs/history.md; default $GPUSCALE_STORE)")
+      ->check(not_empty());
   cmd->callback([&action, flags, cmd] {
     refuse_foreign_flags(cmd);
     // The recorded options given on the command line: --resume takes the others from the file.
@@ -180,7 +190,7 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
           throw AgreedError(e.what(), e.exit_code());
         }
         if (world.rank() == 0)
-          for (const auto& note : opts.notes) fmt::print(stderr, "gpuscale: note: {}\n", note);
+          for (const auto& note : opts.notes) fmt::print(stderr, "gpuscale: note: {}\n", message_line(note));
         to_stdout.open(opts, world.rank() == 0);
         const int code = run_plan(opts, world);
         // The finished file goes to the history; a store that fails keeps the file and says so (exit 7).
@@ -188,11 +198,11 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
         to_stdout.finish(code);
         return stored;
       } catch (const AgreedError& e) {
-        if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", e.what());
+        if (world.rank() == 0) fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
         to_stdout.finish(e.exit_code(), false);
         return e.exit_code();
       } catch (const Error& e) {
-        fmt::print(stderr, "gpuscale: rank {} ({}): {}\n", world.rank(), world.host(), e.what());
+        fmt::print(stderr, "gpuscale: {}\n", message_line(fmt::format("rank {} ({}): {}", world.rank(), world.host(), e.what())));
         to_stdout.finish(e.exit_code(), false);
         return e.exit_code();
       }

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/term_text.h"
 #include "harness/resume.h"
 #include "harness/run_summary.h"
 #include "results/result_document.h"
@@ -29,7 +30,7 @@ int seal(const std::string& file) {
   }
   const std::size_t before = doc.at("results").size();
   const auto note = adopt_journal(doc, *journal, file);
-  if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", note);
+  if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", message_line(note));
   const std::size_t added = doc.at("results").size() - before;
   if (added > 0 || doc.at("summary").at("exit_code").is_null()) {
     if (doc.at("plan").contains("point_list")) order_rows_by_plan(doc["results"], doc.at("plan").at("point_list"));

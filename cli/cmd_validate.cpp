@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "cli/commands.h"
 #include "analysis/result_set.h"
 
@@ -21,7 +22,7 @@ void add_validate_command(CLI::App& app, Action& action) {
           const auto read = load_result(f, RowDetail::rows_only);
           fmt::print("{}: valid gpuscale result (schema version {}, {} rows)\n", f, read.version, read.rows.size());
         } catch (const Error& e) {
-          fmt::print(stderr, "gpuscale: {}\n", e.what());
+          fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
           ++bad;
         }
       }

@@ -8,17 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "harness/detection_power.h"
-
-namespace {
-
-std::string one_line(std::string s) {
-  for (auto& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpuscale;
@@ -78,10 +69,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "gpuscale-detection-power: {} (see --help)\n", one_line(e.what()));
+    fmt::print(stderr, "gpuscale-detection-power: {} (see --help)\n", message_line(e.what()));
     return kExitUsage;
   } catch (const Error& e) {
-    fmt::print(stderr, "gpuscale-detection-power: {}\n", one_line(e.what()));
+    fmt::print(stderr, "gpuscale-detection-power: {}\n", message_line(e.what()));
     return e.exit_code();
   }
 }

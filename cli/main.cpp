@@ -10,7 +10,6 @@
 #include "backends/cuda_module/cuda_loader.h"
 #include "core/error.h"
 #include "core/launcher.h"
-#include "core/shown_text.h"
 #include "core/term_text.h"
 #include "gpuscale_version.h"
 #include "cli/commands.h"
@@ -24,12 +23,6 @@ std::string extras_message(const CLI::App& app, const CLI::ExtrasError& e) {
   std::string out = extra.size() > 1 ? "The following arguments were not expected:" : "The following argument was not expected:";
   for (const auto& a : extra) out += " " + a;
   return out;
-}
-
-// An error as the one line it must be: messages quote files through terminal_quote already; this is the
-// last guard, so no control character (a newline in a value included) and no huge value reaches stderr.
-std::string one_line(std::string_view what) {
-  return gpuscale::terminal_safe(gpuscale::clip_text(what, 8 * gpuscale::kMaxShownBytes));
 }
 
 }  // namespace
@@ -68,23 +61,23 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ExtrasError& e) {
     // CLI11 (2.x) lists the unexpected arguments last first ("1 -c float -d"): say them in their order.
-    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", one_line(extras_message(app, e)));
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", message_line(extras_message(app, e)));
     return usage_exit_code(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Every rank of a launch parses the same command line: one of them says what is wrong.
-    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", one_line(e.what()));
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {} (see gpuscale --help)\n", message_line(e.what()));
     return usage_exit_code(argc, argv);
   } catch (const Error& e) {
-    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {}\n", one_line(e.what()));
+    if (launcher_rank() <= 0) fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
     return e.exit_code();
   }
   try {
     return action ? action() : kExitUsage;
   } catch (const Error& e) {
-    fmt::print(stderr, "gpuscale: {}\n", one_line(e.what()));
+    fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
     return e.exit_code();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "gpuscale: internal error: {}\n", one_line(e.what()));
+    fmt::print(stderr, "gpuscale: internal error: {}\n", message_line(e.what()));
     return kExitInvalidResult;
   }
 }

@@ -1,5 +1,7 @@
 #include "core/term_text.h"
 
+#include "core/shown_text.h"
+
 namespace gpuscale {
 namespace {
 
@@ -45,6 +47,26 @@ std::string terminal_safe(std::string_view s) {
   }
   return out;
 }
+
+std::string utf8_escaped(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (const std::size_t n = utf8_length(s, i); n > 0) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    static const char* hex = "0123456789abcdef";
+    const auto c = static_cast<unsigned char>(s[i++]);
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+std::string message_line(std::string_view what) { return terminal_safe(clip_text(what, 8 * kMaxShownBytes)); }
 
 std::string terminal_quote(std::string_view s, std::size_t max_bytes) {
   std::string safe = terminal_safe(s);

@@ -58,6 +58,7 @@ struct RunOptions {
   // Reliability (docs/reliability.md).
   std::string resume;                           // --resume FILE: continue the interrupted run in FILE
   bool force = false;                           // --force: -o may replace an existing file
+  double max_time_s = 24 * 3600.0;              // --max-time: the most the plan may be estimated to take (0 = no limit)
   std::optional<double> watchdog_s;             // --watchdog: seconds per point (0 = off); unset = scaled default
   std::set<std::string> given;                  // plan.options keys set on the command line (harness/resume.h)
 };

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "core/term_text.h"
 #include "harness/guard/watchdog.h"
+#include "harness/plan_limits.h"
 #include "harness/registry.h"
 
 namespace gpuscale {
@@ -45,12 +47,15 @@ double eta_seconds(double elapsed_s, double done_weight, double left_weight) {
   return elapsed_s / done_weight * left_weight;
 }
 
-Progress::Progress(std::vector<double> row_weights, bool enabled)
+Progress::Progress(std::vector<double> row_weights, bool enabled, double max_time_s)
     : weights_(std::move(row_weights)),
       total_weight_(std::accumulate(weights_.begin(), weights_.end(), 0.0)),
       enabled_(enabled),
       start_(std::chrono::steady_clock::now()),
-      last_(start_) {}
+      last_(start_) {
+  if (enabled_)
+    fmt::print(stderr, "gpuscale: {}\n", plan_estimate_line({plan_estimate_seconds(weights_), weights_.size(), 0}, {max_time_s, 0}));
+}
 
 void Progress::step(const std::string& what) {
   if (done_ < weights_.size()) done_weight_ += weights_[done_];
@@ -62,7 +67,7 @@ void Progress::step(const std::string& what) {
   last_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double eta = done_ >= total ? 0 : eta_seconds(elapsed, done_weight_, total_weight_ - done_weight_);
-  fmt::print(stderr, "gpuscale: [{}/{}] {} (elapsed {}, ETA {})\n", done_, total, what, format_duration(elapsed),
+  fmt::print(stderr, "gpuscale: [{}/{}] {} (elapsed {}, ETA {})\n", done_, total, message_line(what), format_duration(elapsed),
              format_duration(eta));
   std::fflush(stderr);
 }

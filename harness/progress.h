@@ -38,8 +38,9 @@ double eta_seconds(double elapsed_s, double done_weight, double left_weight);
 
 class Progress {
  public:
-  // `row_weights`: every row still to measure, in measuring order (row_weight()).
-  Progress(std::vector<double> row_weights, bool enabled);
+  // `row_weights`: every row still to measure, in measuring order (row_weight()). When enabled, the plan's
+  // estimate is said at once (harness/plan_limits.h, plan_estimate_line, against `max_time_s`).
+  Progress(std::vector<double> row_weights, bool enabled, double max_time_s);
   void step(const std::string& what);  // the next row finished
 
  private:

@@ -90,6 +90,11 @@ std::vector<const Benchmark*> Registry::select(const std::vector<std::string>& n
   return ordered;
 }
 
+bool Registry::whole_job(const std::string& key) const {
+  const Benchmark* b = find(key);
+  return b != nullptr && b->info().whole_job;
+}
+
 const Registry& registry() {
   static const Registry r = [] {
     Registry reg;

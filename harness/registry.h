@@ -14,6 +14,8 @@ class Registry {
   void add(std::unique_ptr<Benchmark> b);
   const std::vector<std::unique_ptr<Benchmark>>& all() const { return benchmarks_; }
   const Benchmark* find(const std::string& key) const;
+  // Whether `key` measures once, at the job's full size (BenchmarkInfo::whole_job; resume's WholeJobRule).
+  bool whole_job(const std::string& key) const;
   // The groups (BenchmarkInfo::group), in registry order: the one list `run --help`, the unknown-name
   // message and README name (tests/e2e/e2e_quickstart.py holds README to it).
   std::vector<std::string> groups() const;

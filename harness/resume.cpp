@@ -96,11 +96,16 @@ std::size_t ResumePlan::remaining() const { return static_cast<std::size_t>(std:
 
 json point_list(const json& plan) {
   json out = json::array();
-  for (const auto& p : plan.at("points")) out.push_back({{"benchmark", p.at("benchmark")}, {"params", p.at("params")}});
+  for (const auto& p : plan.at("points")) {
+    out.push_back({{"benchmark", p.at("benchmark")}, {"params", p.at("params")}});
+    // A fleet point's one row is at the job's full size: without the mark a resume of a complete file
+    // found its smaller counts missing and measured the point again.
+    if (p.contains("whole_job")) out.back()["whole_job"] = p.at("whole_job");
+  }
   return out;
 }
 
-ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::string& file) {
+ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::string& file, const WholeJobRule& whole_job) {
   const std::string name = terminal_safe(file);
   auto refuse = [&](const std::string& why) { return Error(fmt::format("--resume {}: {}", name, why)); };
   if (doc.contains("merged_from") || doc.at("cluster").value("source", std::string()) == "merge")
@@ -169,8 +174,10 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
   out.done.resize(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {
     // A whole-job point (the fleet benchmarks) has its one row at the job's full size.
-    const auto& whole = (*list)[i].contains("whole_job") ? (*list)[i].at("whole_job") : json(false);
-    const std::vector<int> needed = whole.is_boolean() && whole.get<bool>() ? std::vector<int>{counts.back()} : counts;
+    const auto& entry = (*list)[i];
+    const auto& mark = entry.contains("whole_job") ? entry.at("whole_job") : json(false);
+    const bool whole = (mark.is_boolean() && mark.get<bool>()) || (whole_job && whole_job(entry.at("benchmark").get<std::string>()));
+    const std::vector<int> needed = whole ? std::vector<int>{counts.back()} : counts;
     out.done[i] = std::all_of(needed.begin(), needed.end(), [&](int k) {
       auto it = status[i].find(k);
       return it != status[i].end() && (it->second == "ok" || it->second == "skipped");

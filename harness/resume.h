@@ -13,6 +13,7 @@
 // count of the plan; a point with any row missing, invalid or failed is measured again at every count,
 // replacing its old rows. Rows carry the attempt that measured them (0: the original run), and
 // `attempts` lists the earlier runs. Pure functions on JSON, unit-tested and fuzzed.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,9 +52,15 @@ struct ResumePlan {
   std::size_t remaining() const;    // points to measure
 };
 
+// Whether a benchmark measures once, at the job's full size (the registry's BenchmarkInfo::whole_job).
+using WholeJobRule = std::function<bool(const std::string& benchmark)>;
+
 // Checks `doc` (a valid result document) against this launch and splits its points. Throws
-// gpuscale::Error with one line naming `file` and the first mismatch.
-ResumePlan plan_resume(const nlohmann::json& doc, const LaunchShape& launch, const std::string& file);
+// gpuscale::Error with one line naming `file` and the first mismatch. A point is whole-job when
+// plan.point_list marks it so, or when `whole_job` says so of its benchmark: files written before the
+// list kept the mark (their fleet points were measured again).
+ResumePlan plan_resume(const nlohmann::json& doc, const LaunchShape& launch, const std::string& file,
+                       const WholeJobRule& whole_job = {});
 
 // plan.point_list: the planned points ({benchmark, params}) in order.
 nlohmann::json point_list(const nlohmann::json& plan);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/fault.h"
+#include "core/term_text.h"
 #include "gpuscale_version.h"
 #include "harness/resume.h"
 #include "results/result_file.h"
@@ -42,7 +43,7 @@ std::map<std::string, std::string> allowed_environment(const std::vector<std::st
     if (secret_like_name(name)) continue;
     for (const char* prefix : kEnvPrefixes)
       if (name.rfind(prefix, 0) == 0) {
-        out[name] = kv.substr(eq + 1);
+        out[utf8_escaped(name)] = utf8_escaped(kv.substr(eq + 1));  // JSON holds only UTF-8
         break;
       }
   }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "harness/fleet_options.h"
+#include "harness/plan_limits.h"
 #include "harness/tiling.h"
 
 namespace gpuscale {
@@ -306,6 +307,11 @@ std::vector<RunOption> make_table() {
        }});
   add({.names = "--force", .key = "force", .help = "replace an existing -o file (without it gpuscale refuses)",
        .section = Section::reliability, .is_switch = true, .parse = switch_text<&O::force>});
+  add({.names = "--max-time", .key = "max_time",
+       .help = "refuse, before measuring, a plan estimated to take longer on a typical device (s, m, h or d; "
+               "default 24h, 0 = no limit); the estimate is printed at the start",
+       .section = Section::reliability, .initial = "24h",
+       .parse = [](O& o, const std::string& s, const std::string& what) { o.max_time_s = parse_max_time(s, what); }});
   add({.names = "--watchdog", .key = "watchdog_s",
        .help = "seconds a benchmark point may take before the run ends with exit 5 (default: scaled to the point, "
                "at least 120; 0 = off)",
@@ -316,6 +322,10 @@ std::vector<RunOption> make_table() {
 }
 
 }  // namespace
+
+std::string empty_value_problem(std::string_view value) {
+  return value.empty() ? "an empty value: give one, or leave the option out for its default" : "";
+}
 
 std::span<const RunOption> run_option_table() {
   static const std::vector<RunOption> table = make_table();

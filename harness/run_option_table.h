@@ -54,6 +54,11 @@ struct RunOption {
   std::string what() const;  // as parse errors name it: "-b/--minbytes"
 };
 
+// The one rule for an empty value, which every value option of the table (and --store) takes through
+// cli/cmd_run.cpp: refused, since an empty text reads as "not given" ('--benchmarks ""' ran the default
+// plan, '-o ""' wrote the default file, '--resume ""' ran the full plan). "" when `value` is fine.
+std::string empty_value_problem(std::string_view value);
+
 // Every option of `gpuscale run` in --help order (the order they are parsed in, too).
 std::span<const RunOption> run_option_table();
 

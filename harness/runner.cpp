@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.h"
+#include "core/term_text.h"
 #include "analysis/fleet_outliers.h"
 #include "analysis/row_text.h"
 #include "analysis/run_text.h"
@@ -22,6 +23,7 @@
 #include "harness/group_confirm.h"
 #include "harness/memory_plan.h"
 #include "harness/plan.h"
+#include "harness/plan_limits.h"
 #include "harness/plan_point_check.h"
 #include "harness/plan_points.h"
 #include "harness/progress.h"
@@ -88,7 +90,7 @@ class Run {
       // Rows finished after the file was last written (rank 0 died) are in its journal.
       if (auto journal = read_journal_file(journal_path_for(opts_.resume), kMaxJournalBytes)) {
         const auto note = adopt_journal(resumed_, *journal, opts_.resume);
-        if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", note);
+        if (!note.empty()) fmt::print(stderr, "gpuscale: warning: {}\n", message_line(note));
       }
       auto header = resumed_;  // the other ranks need its options, not its rows
       header.erase("results");
@@ -138,7 +140,7 @@ class Run {
         plan_ = make_plan(opts_, *backend_, world_);
         return;
       }
-      resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume);
+      resume_ = plan_resume(resumed_, launch_shape(identities_), opts_.resume, [](const std::string& k) { return registry().whole_job(k); });
       check_resumed_points(resume_->plan.at("points"), world_.size(), opts_.resume);  // the CLI's rules (plan_point_check.h)
       plan_ = resume_->plan;
       plan_["done"] = resume_->done;
@@ -168,8 +170,8 @@ class Run {
             slowest_communicator_init_s()};
   }
 
-  // Before measuring: every point still to measure fits in a rank's memory; the watchdog and the
-  // sentinel start (harness/guard/run_guard.h).
+  // Before measuring: every point still to measure fits in a rank's memory, the plan's estimate is within
+  // --max-time (harness/plan_limits.h); the watchdog and the sentinel start.
   void preflight() {
     const DemandContext demand_ctx = demand_context();
     agree(world_, [&] {
@@ -177,15 +179,17 @@ class Run {
       for (std::size_t i = 0; i < kept_.size(); ++i)
         if (!kept_[i]) todo["points"].push_back(plan_["points"][i]);
       check_plan_memory(todo, demand_ctx, backend_->device().info());
+      weights_ = plan_row_weights(plan_["points"], kept_, demand_ctx, [&](const Benchmark& b) { return rows_of_point(b); });
+      (void)check_plan_size(weights_, opts_, memory_budget(backend_->device().info()).usable);
       if (const auto& info = backend_->device().info(); world_.rank() == 0 && !info.memory_unread.empty())
-        fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", info.usable_memory_text());
+        fmt::print(stderr, "gpuscale: warning: {}: no memory check limits the plan's sizes\n", message_line(info.usable_memory_text()));
     });
     links_ = backend_->link_peaks(world_, opts_.backend_options);
     topo_ = make_topology(world_.hosts(), world_.local_ranks());
     guard_ = std::make_unique<RunGuard>(world_, world_.rank() == 0 ? &keeper_ : nullptr);
     guard_->start();
     if (world_.rank() == 0 && !guard_->sentinel_problem().empty() && world_.size() > 1)
-      fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", guard_->sentinel_problem());
+      fmt::print(stderr, "gpuscale: warning: lost ranks will not be detected: {}\n", message_line(guard_->sentinel_problem()));
   }
 
   // The file's first version (rank 0): the header and a resumed run's kept rows; and this rank's group at every GPU count (harness/tiling.h;
@@ -213,10 +217,8 @@ class Run {
 
   // Every point still to measure, at every GPU count, until the end or a stop signal.
   void measure() {
-    auto weights = plan_row_weights(plan_["points"], kept_, demand_context(),
-                                    [&](const Benchmark& b) { return rows_of_point(b); });
-    total_ = weights.size();
-    Progress progress(std::move(weights), world_.rank() == 0 && !opts_.quiet);
+    total_ = weights_.size();
+    Progress progress(std::move(weights_), world_.rank() == 0 && !opts_.quiet, opts_.max_time_s);  // says the estimate first
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
     std::vector<bool> collective;
@@ -309,8 +311,8 @@ class Run {
       fmt::print(summary_stream(opts_), "{}", run_summary_text(doc_, rows_, keeper_.path(), terminal_columns()));  // analysis/run_text.h
       if (outliers && opts_.fail_on_outliers) fmt::print(stderr, "gpuscale: the run names outliers (--fail-on-outliers): exit 1\n");
       if (!interrupted_.empty())
-        fmt::print(stderr, "gpuscale: {} after {} of {} rows: partial results in {}\n", interrupted_, done_, total_,
-                   keeper_.path());
+        fmt::print(stderr, "gpuscale: {}\n", message_line(fmt::format("{} after {} of {} rows: partial results in {}",
+                                                                       interrupted_, done_, total_, keeper_.path())));
       std::fflush(summary_stream(opts_));
     }
     code = world_.max(code);
@@ -350,7 +352,7 @@ class Run {
       keeper_.finish(doc_);
     }
     if (!e.report()) std::this_thread::sleep_for(std::chrono::seconds(5));  // the reporting rank speaks first
-    fmt::print(stderr, "gpuscale: {}\n", e.what());
+    fmt::print(stderr, "gpuscale: {}\n", message_line(e.what()));
     std::fflush(stderr);
     world_.abort(e.exit_code());
   }
@@ -377,6 +379,7 @@ class Run {
   LinkPeaks links_;
   Topology topo_;
   std::vector<CountGroups> count_groups_;  // this rank's group at each GPU count
+  std::vector<double> weights_;            // every row to measure, weighed (harness/progress.h)
   // Measuring.
   std::size_t total_ = 0, done_ = 0;  // rows to measure, rows measured
   int stop_ = 0;                      // the stop signal every rank saw, or 0

@@ -1,7 +1,8 @@
 // HistoryStore over a SqlConnection: the statements, written once for SQLite and PostgreSQL
 // (history_store.h). Migrations run on open; a run is written in one transaction.
-#include <map>
+#include <charconv>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "core/utc_time.h"
 #include "history/history_store.h"
 #include "history/schema_migrations.h"
@@ -24,7 +26,16 @@ SqlValue number(long long v) { return std::to_string(v); }
 SqlValue real(std::optional<double> v) { return v ? SqlValue(fmt::format("{}", *v)) : std::nullopt; }
 std::string str(const SqlValue& v) { return v.value_or(""); }
 int to_int(const SqlValue& v) { return v ? std::stoi(*v) : 0; }
-std::optional<double> to_real(const SqlValue& v) { return v ? std::optional<double>(std::stod(*v)) : std::nullopt; }
+// Not std::stod: strtod flags a subnormal (5e-324, which a result file may hold) as out of range, and
+// stod threw on every later read of the store. from_chars reads back exactly what real() wrote.
+std::optional<double> to_real(const SqlValue& v) {
+  if (!v) return std::nullopt;
+  double d = 0;
+  const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
+  if (ec != std::errc() || end != v->data() + v->size())
+    throw Error(fmt::format("history store: the stored value '{}' is not a number (a damaged store?)", terminal_safe(*v)));
+  return d;
+}
 
 std::string join(const std::vector<std::string>& v) {
   nlohmann::json j = v;

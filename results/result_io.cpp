@@ -9,8 +9,11 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <streambuf>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -131,6 +134,44 @@ nlohmann::json read_json_file(const fs::path& path, std::uintmax_t max_bytes) {
 
 namespace {
 
+// nlohmann's lexer takes a NUL byte for the end of its input (it reads C strings too), so a good
+// document, a NUL, then anything at all read as that one document. No NUL is valid anywhere in JSON (in a
+// string it must be escaped), so the first one is refused where it lies, whatever follows it.
+[[noreturn]] void refuse_nul(const std::string& name, std::uintmax_t offset) {
+  throw Error(fmt::format("{}: not valid JSON (a NUL byte at byte {}; only whitespace may follow the document)",
+                          name, offset));
+}
+
+// A stream read through this stops before its first NUL byte and refuses it when the parser asks for it.
+class NulRefusingBuf : public std::streambuf {
+ public:
+  NulRefusingBuf(std::streambuf* source, const std::string& name) : source_(source), name_(name) {}
+
+ protected:
+  int_type underflow() override {
+    if (nul_at_) refuse_nul(name_, *nul_at_);
+    char* buf = buf_.data();
+    const auto n = source_->sgetn(buf, static_cast<std::streamsize>(buf_.size()));
+    if (n <= 0) return traits_type::eof();
+    auto end = static_cast<std::size_t>(n);
+    if (const void* nul = std::memchr(buf, '\0', end)) {
+      end = static_cast<std::size_t>(static_cast<const char*>(nul) - buf);
+      nul_at_ = read_ + end;
+      if (end == 0) refuse_nul(name_, *nul_at_);
+    }
+    read_ += static_cast<std::uintmax_t>(n);
+    setg(buf, buf, buf + end);
+    return traits_type::to_int_type(buf[0]);
+  }
+
+ private:
+  std::streambuf* source_;
+  const std::string& name_;
+  std::vector<char> buf_ = std::vector<char>(1 << 16);
+  std::uintmax_t read_ = 0;                // bytes taken from the source
+  std::optional<std::uintmax_t> nul_at_;  // where the first NUL lies, once seen
+};
+
 // The strict parse of any input nlohmann reads (text, a stream): nesting at most kMaxJsonDepth (refused
 // at the first level too deep, before it is built), no key twice in one object, and each complete
 // element of the top-level "results" array handed to `hook` and dropped when a hook is given.
@@ -186,11 +227,14 @@ nlohmann::json parse_strict(Input&& input, const std::string& name, const Result
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& name, const ResultsElementHook& hook) {
   if (text.empty()) throw Error(fmt::format("{}: empty file", name));
+  if (const auto at = text.find('\0'); at != std::string::npos) refuse_nul(name, at);
   return parse_strict(text, name, hook);
 }
 
 nlohmann::json parse_json_stream(std::istream& in, const std::string& name, const ResultsElementHook& hook) {
-  return parse_strict(in, name, hook);
+  NulRefusingBuf guarded(in.rdbuf(), name);
+  std::istream guarded_in(&guarded);
+  return parse_strict(guarded_in, name, hook);
 }
 
 nlohmann::json read_result_file(const fs::path& path) {

@@ -77,8 +77,17 @@ JournalLines parse_journal(const std::string& text, const std::string& name) {
 }
 
 std::optional<JournalLines> read_journal_file(const std::string& path, std::uintmax_t max_bytes) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  // The entry itself, not what it points to: through a link that loops or dangles the journal "does not
+  // exist", so seal said "nothing to seal" and --resume rewrote the file and then failed writing through
+  // the link. gpuscale writes its journal as a plain file; anything else in its place is refused now.
+  const auto entry = fs::symlink_status(path, ec);
+  if (entry.type() == fs::file_type::not_found) return std::nullopt;
+  if (ec) throw Error(fmt::format("{}: cannot read it: {}", path, ec.message()));
+  if (fs::is_symlink(entry))
+    throw Error(fmt::format("{}: a symbolic link, not the plain file gpuscale writes as a journal: refused (move it away)", path));
+  if (!fs::is_regular_file(entry)) throw Error(fmt::format("{}: not a regular file, so not a journal: refused", path));
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(fmt::format("{}: cannot read it: {}", path, ec.message()));
   if (size > max_bytes) throw Error(fmt::format("{}: {} bytes, more than the {} a journal may have", path, size, max_bytes));

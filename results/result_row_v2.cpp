@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <optional>
@@ -35,8 +36,10 @@ double round_to(double x, int digits) {
 // Per-rank and per-group figures: 6 significant digits (one part in a million; repetition noise and
 // timer resolution are far coarser).
 double round6(double x) { return round_to(x, 6); }
-// A relative spread (a noise estimate, e.g. 0.022): 2 digits say all it can.
-double round2(double x) { return round_to(x, 2); }
+// A relative spread (a noise estimate, e.g. 0.022): 2 digits say all it can. A ratio past the largest
+// double (DBL_MAX over a tiny median, figures a file may hold) is written as the largest double: inf
+// would be written as null, which no reader takes (a merged file validate refused).
+double round2(double x) { return round_to(std::min(x, std::numeric_limits<double>::max()), 2); }
 
 json rounded(const json& v) { return v.is_number_float() ? json(round6(v.get<double>())) : v; }
 

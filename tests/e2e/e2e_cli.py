@@ -89,6 +89,46 @@ def case_habits():
         fail("-d half did not measure fp16")
 
 
+def case_empty_values():
+    """An empty value reads as "not given" (the default plan ran, -o '' wrote the default file, --resume ''
+    measured the full plan): every value option refuses it in one line, exit 2, writing nothing."""
+    cwd = os.path.join(ARGS.workdir, "empty")
+    shutil.rmtree(cwd, ignore_errors=True)
+    os.makedirs(cwd)
+    for flag in ("--benchmarks", "--ops", "-d", "--dtypes", "--array-size", "-o", "--resume", "--cluster", "--store",
+                 "--backend", "--reps"):
+        one_line(gs("run", "--quick", flag, "", cwd=cwd), "an empty value", f"run {flag} ''")
+    if os.listdir(cwd):
+        fail(f"a refused run wrote {os.listdir(cwd)}")
+
+
+def case_max_time():
+    """A plan past --max-time (default 24 h) is refused before anything is measured, in one line, exit 2:
+    --reps 1000000000 (it was taken, then failed its first row with bad_alloc); --max-time 0 lifts the
+    limit (the samples' memory still counts). A plan within it says its estimate at the start."""
+    cwd = os.path.join(ARGS.workdir, "max-time")
+    shutil.rmtree(cwd, ignore_errors=True)
+    os.makedirs(cwd)
+    # The refusal comes after the line naming the backend, which every run prints first.
+    for args, needle in ((["--reps", "1000000000"], "more than --max-time 24:00:00"),
+                         (["--array-size", "64M", "--reps", "1000", "--max-time", "1s"], "more than --max-time 0:01")):
+        p = gs("run", "--backend", "cpu", "--benchmarks", "stream.triad", *args, cwd=cwd, timeout=60)
+        expect(p, 2, " ".join(args))
+        lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("gpuscale: cpu backend (")]
+        if len(lines) != 1 or needle not in lines[0]:
+            fail(f"{args}: expected one line naming {needle!r}, got {p.stderr!r}")
+    one_line(gs("run", "--quick", "--max-time", "soon", cwd=cwd), "invalid --max-time 'soon'", "--max-time soon")
+    written = [os.path.join(d, f) for d, _, files in os.walk(cwd) for f in files]  # (the default results/ folder is made first)
+    if written:
+        fail(f"a refused run wrote {written}")
+    p = gs("run", *QUICK[1:], "--benchmarks", "stream.triad", "-o", out_path("max-time.json"))
+    expect(p, 0, "a quick run")
+    said = [l for l in p.stderr.splitlines() if l.startswith("gpuscale: the plan: ")]
+    if len(said) != 1 or not re.search(r"rows, estimated \d+:\d\d on a typical device \(--max-time 24:00:00\)$", said[0]):
+        fail(f"the run did not say its estimate at the start: {p.stderr[-1500:]!r}")
+    print(f"ok: {said[0]}")
+
+
 def case_quiet():
     path = out_path("quiet.json")
     p = mpirun(2, QUICK + ["--benchmarks", "stream.triad,all_reduce", "--quiet", "-o", path])
@@ -186,6 +226,8 @@ def main():
         "stdout": (case_stdout, cores),
         "habits": (case_habits, cores),
         "quiet": (case_quiet, cores),
+        "empty_values": (case_empty_values, cores),
+        "max_time": (case_max_time, cores),
         "openmetrics": (case_openmetrics, cores),
     }
     e2e_common.run_case("e2e_cli_", {"TIMEOUT": 300, "LABELS": "e2e;cpu"}, cases, parse)

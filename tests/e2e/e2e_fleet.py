@@ -33,6 +33,9 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
   fleet_only_html: a fleet-only run (--benchmarks fleet, 4 ranks on 2 hosts): its HTML report opens with
                    the verdict (the rule of docs/analysis.md, derived here from the JSON) and the
                    heatmaps, and draws no empty chart (each one not drawn says why in one line).
+  fleet_resume_complete: --resume of a complete fleet-only run (4 ranks on 2 hosts) measures nothing
+                   again ("nothing to resume", the file unchanged): its pairs and gpu_pairs points, whose
+                   one row is at the job's full size, are done.
   fleet_bad_input: --outlier outside (0, 1), --pairs-rounds 0, --tiling bogus, GPUSCALE_TEST_HOSTS with the
                    wrong number of names, a bad slow-host item: one line each, exit 2.
 """
@@ -406,6 +409,27 @@ def case_fleet_only_html():
     print(f"ok: verdict {want} first, {len(charts)} charts, the first a heatmap, none empty")
 
 
+def case_resume_complete():
+    out = work("fleet-complete.json")
+    args = ["--backend", "cpu", "--quick", "--benchmarks", "fleet", "--threads", "1"]
+    p = mpirun(4, args + ["-o", out], {"GPUSCALE_TEST_HOSTS": "a,a,b,b"}, timeout=240)
+    if p.returncode != 0:
+        fail(f"fleet-only run: exit {p.returncode}: {p.stderr[-2000:]}")
+    doc = load_valid(out)
+    whole = [e for e in doc["plan"]["point_list"] if e.get("whole_job")]
+    if len(whole) != len(doc["plan"]["point_list"]) or not whole:
+        fail(f"the fleet points are not marked whole_job in plan.point_list: {doc['plan']['point_list']}")
+    with open(out, "rb") as f:
+        before = f.read()
+    p = mpirun(4, ["--resume", out], {"GPUSCALE_TEST_HOSTS": "a,a,b,b"}, timeout=240)
+    if p.returncode != 0 or "nothing to resume" not in p.stdout:
+        fail(f"--resume of a complete fleet run: exit {p.returncode}, stdout {p.stdout[-1000:]!r}, stderr {p.stderr[-1000:]!r}")
+    with open(out, "rb") as f:
+        if f.read() != before:
+            fail("--resume of a complete fleet run rewrote the file (a point measured again)")
+    print(f"ok: {len(whole)} whole-job points, nothing resumed")
+
+
 def case_bad_input():
     base = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "-o", work("bad.json")]
     for args, env, needle in [
@@ -442,7 +466,8 @@ def main():
     # RUN_SERIAL: nothing else of the suite runs beside them, so its load is not their noise.
     timed = {"RUN_SERIAL": "TRUE", "TIMEOUT": 600, "LABELS": "e2e;fleet"}
     cases = {"clean": (case_clean, timed), "slow_host": (case_slow_host, timed),
-             "modes": (case_modes, cores), "only_html": (case_fleet_only_html, cores), "bad_input": (case_bad_input, {})}
+             "modes": (case_modes, cores), "only_html": (case_fleet_only_html, cores),
+             "resume_complete": (case_resume_complete, cores), "bad_input": (case_bad_input, {})}
     if sys.argv[1:] != ["--cmake"]:  # by hand only (the module's docstring says why): --case NAME
         cases.update({"clean_default": (case_clean_default, dict(timed, TIMEOUT=CLEAN_LAUNCHES * 400)),
                       "slow_mem": (case_slow_mem, timed), "slow_nic": (case_slow_nic, timed)})

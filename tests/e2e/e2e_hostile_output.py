@@ -27,6 +27,7 @@ e2e_hostile_output fixture); every other case derives files from it:
                 twice or /dev/zero, --health-thresholds /dev/zero: one line naming the flag or file, exit 2.
 """
 import copy
+import csv
 import json
 import os
 import random
@@ -221,6 +222,34 @@ def case_readers():
     checked(mpirun(["run", "--resume", path, "-o", out]), "run --resume", (0,), [out])
 
 
+def case_csv_lines():
+    """Line feeds, CR, commas and quotes in host names, the cluster, errors and params: report --csv
+    writes one line per record, so Python's csv module, wc -l and awk count the same records (the header
+    and one per row), each with the header's number of fields."""
+    doc = hostile_doc("a\nb,\"c\"\r\nd")
+    path = save(doc, "csv-lines.json")
+    p = checked(gs("report", path, "--csv", "-"), "report --csv - (line breaks in strings)", csv=True)
+    out = work("csv-lines.csv")
+    with open(out, "wb") as f:
+        f.write(p.stdout)
+    with open(out, newline="", encoding="utf-8") as f:
+        records = list(csv.reader(f))
+    wc = p.stdout.count(b"\n")  # what wc -l counts
+    awk = e2e_common.run(["awk", "END { print NR }", out], echo=False)
+    if awk.returncode != 0:
+        fail(f"awk: exit {awk.returncode}: {awk.stderr}")
+    want = 1 + len(doc["results"])
+    if len(records) != want or wc != want or int(awk.stdout) != want:
+        fail(f"{len(records)} CSV records, wc -l {wc}, awk {awk.stdout.strip()}: expected {want} each")
+    widths = {len(r) for r in records}
+    if len(widths) != 1:
+        fail(f"records of {sorted(widths)} fields: a field was split")
+    hosts = [c for r in records[1:] for c in r if "a?b," in c]
+    if not hosts:
+        fail(f"no field holds the cluster with its line feed replaced: {records[1]}")
+    print(f"ok: {want} records, one per line, {widths.pop()} fields each")
+
+
 def case_long():
     big = "h" * (4 << 20)
     doc = load_base()
@@ -400,6 +429,48 @@ def case_flags():
             fail(f"a refused run wrote {f}")
 
 
+def case_flag_controls():
+    """ESC, BEL, CSI, OSC and C1 in run's flag values, --store, GPUSCALE_STORE and GPUSCALE_TEST_HOSTS:
+    every line on stderr escaped (one rule, core/term_text.h message_line), a refusal one line, exit 2."""
+    hostile = "\x1b]0;pwn\x07\x1b[2J\u009b2J"
+    out = work("fc.json")
+    for flag, value in (("--array-size", "1" + hostile), ("--benchmarks", "stream.triad" + hostile),
+                        ("--backend", "cpu" + hostile), ("--store", "bogus://" + hostile)):
+        plan = [a for i, a in enumerate(PLAN) if flag not in PLAN[max(0, i - 1):i + 1]]  # without the flag and its value
+        checked(gs(*plan, flag, value, "-o", out), f"run {flag} (hostile)", (2,))
+    checked(e2e_common.gs(*PLAN, "-o", out, env_extra={"GPUSCALE_STORE": "bogus://" + hostile}, **HOSTILE_RUN),
+            "run with GPUSCALE_STORE (hostile)", (2,))
+    checked(e2e_common.gs(*PLAN, "-o", out, env_extra={"GPUSCALE_TEST_HOSTS": "h" + hostile}, **HOSTILE_RUN),
+            "run with GPUSCALE_TEST_HOSTS (hostile)", (2,))
+    if os.path.exists(out):
+        fail("a refused run wrote its result file")
+    # A store named with control bytes: the success line, then the warning of one that cannot be written.
+    store_dir = os.path.join(ARGS.workdir, "store" + hostile)
+    shutil.rmtree(store_dir, ignore_errors=True)
+    os.makedirs(store_dir)
+    p = checked(mpirun(PLAN + ["--store", "sqlite://" + store_dir + "/h.db", "-o", work("fc-stored.json")]),
+                "run --store (hostile name)", (0,))
+    if b"stored in" not in p.stderr:
+        fail(f"no line says the run was stored: {p.stderr!r}")
+    p = checked(mpirun(PLAN + ["--store", "sqlite://" + store_dir + "/no-such-dir/h.db", "-o", work("fc-unstored.json")]),
+                "run --store (hostile, unwritable)", (7,))
+    if b"not stored" not in p.stderr:
+        fail(f"no warning says the run was not stored: {p.stderr!r}")
+
+
+def case_env_not_utf8():
+    """An allow-listed environment value that is not UTF-8 (NCCL_BAD=$'x\\xff'): the run completes, its
+    file validates and records the value with the bad byte escaped (\\xff), never a lost run."""
+    out = work("env.json")
+    p = checked(e2e_common.gs(*PLAN, "-o", out, env_extra={"NCCL_BAD": "x\udcff", "OMP_BAD2": "\udcc3("},
+                              **HOSTILE_RUN), "run with NCCL_BAD=x\\xff", (0,), [out])
+    checked(gs("validate", out), "validate of the run with NCCL_BAD=x\\xff")
+    with open(out, encoding="utf-8") as f:
+        env = json.load(f)["environment"]
+    if env.get("NCCL_BAD") != "x\\xff" or env.get("OMP_BAD2") != "\\xc3(":
+        fail(f"the values are not recorded escaped: {env} (stderr {p.stderr[-500:]!r})")
+
+
 def parse():
     global ARGS
     ARGS = e2e_common.parse_args("--mpiexec")
@@ -409,9 +480,12 @@ def parse():
 def main():
     cores = e2e_common.CORES
     cases = {"flags": (case_flags, {}),
+             "flag_controls": (case_flag_controls, cores),
+             "env_not_utf8": (case_env_not_utf8, cores),
              "make": (case_make, {"FIXTURES_SETUP": "e2e_hostile_output", **cores}),
              "readers": (case_readers, {**FIXTURE, **cores}),
              "long": (case_long, FIXTURE),
+             "csv_lines": (case_csv_lines, FIXTURE),
              "labels": (case_labels, FIXTURE),
              "cluster_nul": (case_cluster_nul, FIXTURE),
              "dbl_max": (case_dbl_max, {**FIXTURE, **cores}),

@@ -33,7 +33,9 @@ TEST(Escape, Markdown) {
 
 TEST(Escape, Csv) {
   EXPECT_EQ(csv_field("plain"), "plain");
-  EXPECT_EQ(csv_field("\"a,b\"\n"), "\"\"\"a,b\"\"\n\"");
+  EXPECT_EQ(csv_field("\"a,b\"\n"), "\"\"\"a,b\"\"?\"");  // a line break never inside a field: one record, one line
+  EXPECT_EQ(csv_field("host\r\nname"), "host??name");
+  EXPECT_EQ(csv_field("a\tb"), "a\tb");
   EXPECT_EQ(csv_field("=1+1"), "'=1+1");
   EXPECT_EQ(csv_field("-x,y"), "\"'-x,y\"");
 }
@@ -56,6 +58,15 @@ TEST(Escape, TerminalHasNoControlCharacters) {
   EXPECT_EQ(terminal_quote("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");  // cut at a character boundary
 }
 
+// The one rule for a line on stderr (run's option errors, --store's lines, GPUSCALE_TEST_HOSTS...):
+// terminal_safe, and cut at 8 x kMaxShownBytes with the cut marked.
+TEST(Escape, MessageLineIsOneSafeLine) {
+  EXPECT_EQ(message_line("invalid --benchmarks 'x\x1b]0;pwn\x07\x1b[2J\xc2\x9b': no such"), "invalid --benchmarks 'x?]0;pwn??[2J?': no such");
+  EXPECT_EQ(message_line("a\nb\r"), "a?b?");
+  const std::string big(8 * kMaxShownBytes + 5, 'm');
+  EXPECT_EQ(message_line(big), std::string(8 * kMaxShownBytes, 'm') + "...[5 bytes cut]");
+}
+
 // Every escaper applies the same rule: no C0 control but the tab and newline a format allows, no DEL,
 // no C1 (U+0080..U+009F: U+009B is CSI, U+0085 NEL), no CR; and a long string is cut with a marker.
 TEST(Escape, OneRuleForControlsAndLengthInEveryFormat) {
@@ -71,7 +82,7 @@ TEST(Escape, OneRuleForControlsAndLengthInEveryFormat) {
   const std::string in = std::string("x\0y", 3) + hostile + "\n";
   clean(html_escape(in), true, "html");
   clean(markdown_escape(in), false, "markdown");
-  clean(csv_field(in), true, "csv");
+  clean(csv_field(in), false, "csv");
   clean(prom_label_value(in), false, "openmetrics");
   clean(term_text(in), false, "terminal");
   EXPECT_EQ(csv_field("a\rb"), "a?b");

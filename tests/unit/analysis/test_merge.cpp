@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
 #include "analysis/merge.h"
 #include "core/error.h"
@@ -197,6 +198,26 @@ TEST(Merge, EnvironmentKeepsOnlyWhatEveryInputAgreesOn) {
   EXPECT_EQ(m["plan"]["points"], 2);                                   // fp64 and fp32 are two points
   EXPECT_EQ(m["results"].size(), 2u);
   EXPECT_EQ(m["command_line"], json({"gpuscale", "merge", "-o", "m.json"}));
+}
+
+// A row the schema takes whose figures lie at the ends of the doubles: the aggregate DBL_MAX beside a
+// group of 1e-300, so that group_summary's spread ((max - min) / median) is past the largest double.
+// Merge writes it again (every summary recomputed): the file must still be one validate takes.
+TEST(Merge, ExtremeFiguresStillMakeAValidFile) {
+  auto rr = row("gemm", 1, "ok", 1e-300).get<ResultRow>();
+  rr.aggregate = std::numeric_limits<double>::max();
+  rr.groups = {RowGroup{{"n0"}, {0}, 1e-300, RowStatus::ok, 0, 0}};
+  json r = rr;
+  r["group_summary"]["spread"] = 1.0;  // as a file may say it: merge recomputes it
+  const json a = result("701", 1, {"n0"}, {r});
+  ASSERT_EQ(validate_result_json(a), "");
+  const auto out = merge_results({in("a.json", a)}, ctx());
+  const json m = merged_document(out);
+  EXPECT_EQ(validate_result_json(m), "");
+  EXPECT_TRUE(m["results"][0]["group_summary"]["spread"].is_number()) << m["results"][0]["group_summary"];
+  EXPECT_EQ(m["results"][0]["group_summary"]["spread"], std::numeric_limits<double>::max());
+  const std::string text = merged_result_text(out);  // what gpuscale merge writes, checked on the way
+  EXPECT_NO_THROW(parse_result_text(text, "m.json"));
 }
 
 }  // namespace

@@ -238,6 +238,33 @@ TEST(ResumePlanTest, RefusesInconsistentFiles) {
   check(d, "not {benchmark, params}");
 }
 
+// The fleet benchmarks' points have one row, at the job's full size: the list the run writes marks them
+// (whole_job), so a resume of a complete file measures nothing again (it measured pairs and gpu_pairs
+// a second time when the mark was dropped).
+TEST(ResumePlanTest, AWholeJobPointTheRunWroteIsDone) {
+  json doc = run_doc(4, {{"-", "-", "ok"}, {"ok", "ok", "ok"}, {"-", "-", "failed"}});
+  json points = doc["plan"]["point_list"];
+  points[0]["whole_job"] = points[2]["whole_job"] = true;
+  doc["plan"]["point_list"] = point_list({{"points", points}});  // as run_metadata.cpp writes the plan
+  EXPECT_EQ(validate_result_json(doc), "");
+  const auto r = plan_resume(doc, launch(4), "r.json");
+  EXPECT_EQ(r.done, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(r.remaining(), 1u);  // the failed fleet point alone
+  EXPECT_EQ(r.kept_rows.size(), 4u);
+}
+
+// A file written before the list kept the mark: the registry's rule (here a stand-in) says which
+// benchmarks measure once at the full size, so its complete fleet points are not measured again either.
+TEST(ResumePlanTest, AWholeJobPointOfAnOlderFileIsDoneByTheRule) {
+  json doc = run_doc(4, {{"-", "-", "ok"}, {"ok", "ok", "ok"}});
+  doc["plan"]["point_list"][0]["benchmark"] = "pairs";
+  doc["results"][0]["benchmark"] = "pairs";
+  EXPECT_EQ(plan_resume(doc, launch(4), "r.json").done, (std::vector<bool>{false, true}));  // without the rule
+  const auto r = plan_resume(doc, launch(4), "r.json", [](const std::string& b) { return b == "pairs"; });
+  EXPECT_EQ(r.done, (std::vector<bool>{true, true}));
+  EXPECT_EQ(r.remaining(), 0u);
+}
+
 TEST(ResumePlanTest, RowsInPlanOrder) {
   const json list = {{{"benchmark", "a"}, {"params", {{"x", 1}}}}, {{"benchmark", "b"}, {"params", json::object()}}};
   json rows = {{{"benchmark", "b"}, {"params", json::object()}, {"gpu_count", 2}},

@@ -81,6 +81,21 @@ TEST(Metadata, EnvironmentAllowListRandomNames) {
   EXPECT_EQ(validate_result_json(doc), "");
 }
 
+// A value (or name) that is not UTF-8 is recorded with its bad bytes escaped: the document still dumps
+// (nlohmann refused it, and the run died at its first write with no result file) and validates.
+TEST(Metadata, EnvironmentNotUtf8IsRecordedEscaped) {
+  const std::vector<std::string> env = {"NCCL_BAD=x\xff", "CUDA_MIX=\xc3\xa9\xc3(\xed\xa0\x80", "OMP_\xfe=1",
+                                        "NCCL_GOOD=caf\xc3\xa9"};
+  const std::map<std::string, std::string> want = {{"NCCL_BAD", "x\\xff"}, {"CUDA_MIX", "\xc3\xa9\\xc3(\\xed\\xa0\\x80"},
+                                                   {"OMP_\\xfe", "1"}, {"NCCL_GOOD", "caf\xc3\xa9"}};
+  const auto got = allowed_environment(env);
+  EXPECT_EQ(got, want);
+  auto doc = testing_doc::minimal_result_doc();
+  doc["environment"] = got;
+  EXPECT_NO_THROW((void)doc.dump());
+  EXPECT_EQ(validate_result_json(doc), "");
+}
+
 TEST(Metadata, ProcessEnvironmentIsRead) {
   ASSERT_EQ(setenv("NCCL_GPUSCALE_UNIT_TEST", "on", 1), 0);
   ASSERT_EQ(setenv("GPUSCALE_UNIT_TEST_PRIVATE", "hidden", 1), 0);

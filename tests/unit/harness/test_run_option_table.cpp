@@ -133,6 +133,13 @@ TEST(RunOptionTable, EveryRecordedOptionRoundTrips) {
     }
 }
 
+// The one rule the command binds to every value option: an empty value is refused, any other text is
+// left to the option's own parser.
+TEST(RunOptionTable, AnEmptyValueIsRefused) {
+  EXPECT_NE(empty_value_problem(""), "");
+  for (const char* text : {"x", " ", "0", "-", ","}) EXPECT_EQ(empty_value_problem(text), "") << text;
+}
+
 TEST(RunOptionTable, ValueListsServeParserAndRecorder) {
   for (const auto& v : time_reduce_values()) {
     EXPECT_EQ(parsed(option("time_reduce"), std::string(v.name)).time_reduce, v.name);

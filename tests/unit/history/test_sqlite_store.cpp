@@ -1,6 +1,7 @@
 // history/sql_store.cpp on SQLite: identity, transactions, queries, migrations and bad stores.
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "test_seed.h"
 #include "analysis/result_set.h"
 #include "core/error.h"
+#include "core/shown_text.h"
 #include "history/content_hash.h"
 #include "history/history_store.h"
 #include "history/sql_connection.h"
@@ -74,6 +76,78 @@ TEST(SqliteStore, ARunIsStoredOnceByItsHash) {
   // A second connection (another process would be the same) sees the same, unchanged.
   auto again = open_store(dir.url("h.db"), false);
   EXPECT_EQ(again->list_runs({}).size(), 1u);
+}
+
+// A subnormal (5e-324) is a number a result file may hold: it is stored, and read back exactly by every
+// query, as are the largest double and zero (std::stod refused the subnormal on every read, so one such
+// file broke trend, export and regressions for the whole store).
+TEST(SqliteStore, SubnormalAndExtremeValuesRoundTrip) {
+  TempDir dir;
+  auto store = open_store(dir.url("h.db"), true);
+  auto run = random_run("c1", "2026-01-01T00:00:00Z");
+  const double tiny = std::numeric_limits<double>::denorm_min(), huge = std::numeric_limits<double>::max();
+  run.rows[0].value = tiny;
+  run.rows[0].noise_up = 2.2250738585072e-309;
+  run.rows[0].fields["fraction_of_peak"] = tiny;
+  run.ranks[0].value = huge;
+  run.ranks[1].value = 0.0;
+  run.ranks[1].noise_down = tiny;
+  ASSERT_TRUE(store->add_run(run));
+  const auto rows = store->row_points({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(*rows[0].value, tiny);
+  EXPECT_EQ(rows[0].noise_up, 2.2250738585072e-309);
+  EXPECT_EQ(rows[0].fields.at("fraction_of_peak"), tiny);
+  const auto ranks = store->rank_points({});
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(*ranks[0].value, huge);
+  EXPECT_EQ(*ranks[1].value, 0.0);
+  EXPECT_EQ(ranks[1].noise_down, tiny);
+}
+
+// A valid file's long strings (a 1 MiB cluster name, host, environment value, health line...) are kept
+// cut as every output shows them (clip_text: 400 bytes, the cut marked), so the store's memory and
+// each query's rows do not grow with them.
+TEST(SqliteStore, LongStringsAreStoredCut) {
+  TempDir dir;
+  const std::string big(1 << 20, 'x');
+  auto doc = testing_doc::minimal_result_doc();
+  doc["cluster"]["name"] = "c" + big;
+  doc["hosts"][0]["name"] = "h" + big;
+  for (auto& k : doc["ranks"]) k["host"] = "h" + big;
+  auto row = testing_doc::sample_row();
+  for (auto& k : row.ranks) k.host = "h" + big;
+  doc["results"] = nlohmann::json::array({nlohmann::json(row)});
+  doc["environment"]["NCCL_LONG"] = "e" + big;
+  doc["software"]["extra" + big] = "s" + big;
+  doc["tool"]["version"] = "v" + big;
+  LoadedResult loaded = result_from_json("test", doc);
+  loaded.doc["analysis"] = {{"outliers", {{{"hosts", {"o" + big}}, {"kind", "node_pair"}, {"detail", "d" + big}}}}};
+  loaded.doc["health"] = {{"gpus", {{{"rank", 1}, {"host", "h" + big}, {"gpu", 0}, {"verdict", "FAIL"}, {"line", "l" + big}}}}};
+  const auto run = make_run_record(loaded, sha256_hex("long strings"));
+  const std::size_t most = clip_text(std::string(2 << 20, 'x')).size();  // 400 bytes and the marker
+  auto cut = [&](const std::string& s, const std::string& what) {
+    EXPECT_LE(s.size(), most) << what;
+    EXPECT_NE(s.find("bytes cut]"), std::string::npos) << what;
+  };
+  cut(run.cluster, "cluster");
+  cut(run.hosts.at(0), "hosts");
+  cut(run.tool_version, "tool version");
+  cut(run.ranks.at(0).host, "rank host");
+  cut(run.outliers.at(0).hosts, "outlier hosts");
+  cut(run.health.at(0).host, "health host");
+  cut(run.health.at(0).line, "health line");
+  EXPECT_LE(run.environment.size(), 3 * most);
+  EXPECT_LE(run.software.size(), 4 * most);
+  EXPECT_LE(run.outliers.at(0).detail.size(), 4 * most);
+  EXPECT_EQ(nlohmann::json::parse(run.environment)["NCCL_LONG"], clip_text("e" + big));
+  auto store = open_store(dir.url("h.db"), true);
+  ASSERT_TRUE(store->add_run(run));
+  EXPECT_EQ(store->list_runs({}).at(0).cluster, clip_text("c" + big));
+  const auto rows = store->row_points({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_LE(rows[0].cluster.size() + rows[0].software.size(), 6 * most);
+  for (const auto& k : store->rank_points({})) EXPECT_EQ(k.host, clip_text("h" + big));
 }
 
 TEST(SqliteStore, FiltersByClusterSinceBenchmarkAndHost) {

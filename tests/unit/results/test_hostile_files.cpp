@@ -257,6 +257,41 @@ TEST(HostileFiles, DuplicateKeys) {
   }
 }
 
+// nlohmann's lexer ends its input at a NUL byte: a good document, a NUL and a second document, or a good
+// document and a run of NULs, read as the first document alone until every reader refused the NUL.
+TEST(HostileFiles, BytesAfterTheDocument) {
+  for (const auto& r : readers()) {
+    const std::string text = (r.reference ? valid_reference() : valid_result()).dump();
+    const std::string nul(1, '\0');
+    expect_refused(r, text + nul + text, "NUL byte at byte " + std::to_string(text.size()), "a NUL and a second document");
+    expect_refused(r, text + std::string(1 << 20, '\0'), "NUL byte", "a document and 1 MiB of NULs");
+    expect_refused(r, text + " \n" + nul, "NUL byte", "whitespace and a NUL");
+    expect_refused(r, nul + text, "NUL byte at byte 0", "a NUL before the document");
+    expect_refused(r, text + "\n" + text, "not valid JSON", "a second document");
+    expect_refused(r, text + "x", "not valid JSON", "a byte after the document");
+    EXPECT_NO_THROW(r.read(text + " \n\t\r\n")) << r.name << ": whitespace after the document";
+  }
+  // The streamed reader of a file, whose NUL may lie in any buffer the stream fills.
+  std::random_device rd;
+  const fs::path p = fs::temp_directory_path() / ("gpuscale-nul-" + std::to_string(rd()) + ".json");
+  const std::string text = valid_result().dump();
+  for (const std::string& tail : {std::string(1, '\0') + text, std::string(300000, ' ') + std::string(1, '\0'),
+                                  std::string(3 << 20, '\0')}) {
+    { std::ofstream(p, std::ios::binary) << text << tail; }
+    try {
+      stream_result_file(p, [](ResultRow&&, std::size_t) {});
+      ADD_FAILURE() << "a file with a NUL after the document was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("NUL byte at byte " + std::to_string(text.size() + tail.find('\0'))),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  { std::ofstream(p, std::ios::binary) << text << std::string(300000, ' '); }
+  EXPECT_NO_THROW(stream_result_file(p, [](ResultRow&&, std::size_t) {}));
+  fs::remove(p);
+}
+
 TEST(HostileFiles, LargeStringsAndArraysAreReadAndEscaped) {
   // A valid file with a 4 MiB cluster name, 2000 environment entries and a 5000-word command line is
   // read by every result reader; what reaches the outputs is escaped and bounded. (Sizes kept modest:

@@ -3,6 +3,8 @@
 // of another plan named and left out; a journal of another run refused.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "test_seed.h"
@@ -55,6 +57,39 @@ TEST_F(Journal, RefusesWhatIsNotAJournal) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("my.journal: not a gpuscale journal"), std::string::npos) << e.what();
   }
+}
+
+// A journal that is a link (a loop, a dangling one, or one to a real journal) or not a file at all is
+// refused with exit 2, never taken for "no journal" (seal said "nothing to seal"; --resume rewrote the
+// file, then failed writing through the link).
+TEST_F(Journal, ALinkOrOtherNonRegularJournalIsRefused) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gpuscale-journal-" + std::to_string(rng_()));
+  fs::create_directories(dir);
+  const auto real = dir / "real.journal";
+  std::ofstream(real) << journal_header_line("run-a", 0);
+  ASSERT_TRUE(read_journal_file(real.string(), kMaxJournalBytes).has_value());
+  EXPECT_FALSE(read_journal_file((dir / "none.journal").string(), kMaxJournalBytes).has_value());
+  fs::create_symlink(dir / "loop.journal", dir / "loop.journal");
+  fs::create_symlink(dir / "gone", dir / "dangling.journal");
+  fs::create_symlink(real, dir / "link.journal");
+  for (const char* name : {"loop.journal", "dangling.journal", "link.journal"}) {
+    try {
+      (void)read_journal_file((dir / name).string(), kMaxJournalBytes);
+      ADD_FAILURE() << name << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage) << name;
+      EXPECT_NE(std::string(e.what()).find("a symbolic link"), std::string::npos) << e.what();
+    }
+  }
+  fs::create_directory(dir / "dir.journal");
+  try {
+    (void)read_journal_file((dir / "dir.journal").string(), kMaxJournalBytes);
+    ADD_FAILURE() << "a directory was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST_F(Journal, TakesWholeLinesAndNamesTheRest) {
