@@ -65,6 +65,7 @@ LevelBounds level_bounds(const std::vector<LevelPoint>& p, std::size_t begin, st
     hi.push_back(p[i].value * (1 + p[i].band.up));
     r.reps = std::min(r.reps, p[i].band.reps);
   }
+  if (k >= lo.size()) return r;  // no such point (callers pass non-empty ranges): nothing to bound
   const auto kth = [k](std::vector<double>& v) {
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
     return v[k];
