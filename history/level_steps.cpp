@@ -33,12 +33,13 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Which of sorted log values is the level: the median; of an even count, the middle value nearer
-// `other` (the other side's median), so that the shift between the sides is never overstated.
-std::size_t level_index(const std::vector<double>& sorted, double other) {
+// The level of sorted log values: the median; of an even count, the middle value nearer `other` (the
+// other side's median), so that the shift between the sides is never overstated.
+double level_of(const std::vector<double>& sorted, double other) {
   const std::size_t n = sorted.size();
-  if (n % 2) return n / 2;
-  return std::abs(sorted[n / 2 - 1] - other) <= std::abs(sorted[n / 2] - other) ? n / 2 - 1 : n / 2;
+  if (n % 2) return sorted[n / 2];
+  const double lo = sorted[n / 2 - 1], hi = sorted[n / 2];
+  return std::abs(lo - other) <= std::abs(hi - other) ? lo : hi;
 }
 
 std::vector<double> sorted_logs(const std::vector<LevelPoint>& p, std::size_t begin, std::size_t end) {
@@ -48,36 +49,17 @@ std::vector<double> sorted_logs(const std::vector<LevelPoint>& p, std::size_t be
   return v;
 }
 
-// Where a level that is the k-th smallest of the points [begin, end) lies: an order statistic is
-// monotone in each point, so while every point's median lies in its own band, the level lies between
-// the k-th smallest of the points' lower bounds and the k-th smallest of their upper bounds. One run
-// with a wide band (a repetition that lost the core) so widens a level of 3 or more runs little,
-// where the widest band would take it whole.
-struct LevelBounds {
-  double lo = 0, hi = 0;
-  std::size_t reps = SIZE_MAX;  // the fewest behind a point
-};
-LevelBounds level_bounds(const std::vector<LevelPoint>& p, std::size_t begin, std::size_t end, std::size_t k) {
-  std::vector<double> lo, hi;
-  LevelBounds r;
+// The widest own band of the points (the fewest repetitions behind it).
+NoiseBand own_band(const std::vector<LevelPoint>& p, std::size_t begin, std::size_t end) {
+  NoiseBand b;
+  b.reps = SIZE_MAX;
   for (std::size_t i = begin; i < end; ++i) {
-    lo.push_back(p[i].value * (1 - p[i].band.down));
-    hi.push_back(p[i].value * (1 + p[i].band.up));
-    r.reps = std::min(r.reps, p[i].band.reps);
+    b.down = std::max(b.down, p[i].band.down);
+    b.up = std::max(b.up, p[i].band.up);
+    b.reps = std::min(b.reps, p[i].band.reps);
   }
-  if (k >= lo.size()) return r;  // no such point (callers pass non-empty ranges): nothing to bound
-  const auto kth = [k](std::vector<double>& v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-    return v[k];
-  };
-  r.lo = kth(lo);
-  r.hi = kth(hi);
-  return r;
-}
-
-// The band of `level` from its bounds.
-NoiseBand own_band(double level, const LevelBounds& b) {
-  return {std::max(0.0, 1 - b.lo / level), std::max(0.0, b.hi / level - 1), b.reps == SIZE_MAX ? 0 : b.reps};
+  if (begin == end) b.reps = 0;
+  return b;
 }
 
 // The absolute log differences between consecutive points of [begin, end), but for the one from
@@ -199,10 +181,9 @@ LevelShift level_shift(const std::vector<LevelPoint>& p, std::size_t begin, std:
                        const RunNoise& noise) {
   LevelShift r;
   const auto x = sorted_logs(p, begin, split), y = sorted_logs(p, split, end);
-  const std::size_t kx = level_index(x, median_of(y)), ky = level_index(y, median_of(x));
-  const double lx = x[kx], ly = y[ky];
-  r.before = {std::exp(lx), own_band(std::exp(lx), level_bounds(p, begin, split, kx)), split - begin};
-  r.after = {std::exp(ly), own_band(std::exp(ly), level_bounds(p, split, end, ky)), end - split};
+  const double lx = level_of(x, median_of(y)), ly = level_of(y, median_of(x));
+  r.before = {std::exp(lx), own_band(p, begin, split), split - begin};
+  r.after = {std::exp(ly), own_band(p, split, end), end - split};
   if (noise.differences == 0) {
     r.before.band.reps = 0;  // no run-to-run noise known: nothing is judged
   } else {
@@ -228,17 +209,7 @@ std::vector<std::size_t> level_steps(const std::vector<LevelPoint>& p, Better di
 
 Level reference_level(const std::vector<LevelPoint>& p, std::size_t begin, std::size_t end) {
   const auto x = sorted_logs(p, begin, end);
-  // Of an even count the median is the geometric mean of the middle two (median_of the logs), and
-  // lies between the geometric means of their bounds.
-  const std::size_t k = x.size() / 2;
-  LevelBounds b = level_bounds(p, begin, end, k);
-  if (x.size() % 2 == 0) {
-    const LevelBounds lower = level_bounds(p, begin, end, k - 1);
-    b.lo = std::sqrt(b.lo * lower.lo);
-    b.hi = std::sqrt(b.hi * lower.hi);
-  }
-  const double median = std::exp(median_of(x));
-  Level l{median, own_band(median, b), end - begin};
+  Level l{std::exp(median_of(x)), own_band(p, begin, end), end - begin};
   if (const RunNoise n = run_noise(p, begin, end); n.differences > 0)
     widen(l.band, step_critical_value(n.differences) * n.sigma * std::sqrt(level_variance(x.size()) + 1));
   return l;

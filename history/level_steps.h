@@ -18,9 +18,8 @@
 // series but the one across the step tested (run_noise); the band of the comparison is q(m) x sigma x
 // sqrt(se(X)^2 + se(Y)^2), se(k)^2 = 1/k for k <= 2 points and pi / (2k) above (the variance of a
 // median), and q(m) is the two-sided 99.5% point of that statistic for m + 1 points against one more
-// under Gaussian noise (simulated; kStepAlpha). That band is put on the earlier side beside the band its
-// points' own repetition bands give its level (the wider wins), the later side keeps its level's own
-// band (an order statistic's: level_shift), and compare's
+// under Gaussian noise (simulated; kStepAlpha). That band is put on the earlier side beside its points'
+// own repetition bands (the wider wins), the later side keeps its points' own bands, and compare's
 // noise rule judges the pair (analysis/compare.h): worse (or better) beyond both bands and the
 // threshold.
 //
@@ -49,7 +48,7 @@ struct LevelPoint {
 // A run of consecutive points taken as one level.
 struct Level {
   double median = 0;
-  NoiseBand band;  // where its own points' bands let the level lie (own_band; reps: the fewest); the earlier side's also holds the run-to-run noise
+  NoiseBand band;  // the widest of its points' own bands (reps: the fewest); the earlier side's also holds the run-to-run noise
   std::size_t runs = 0;
 };
 

@@ -105,24 +105,6 @@ TEST(LevelSteps, ShortSeries) {
   EXPECT_TRUE(level_steps(points({100, 101, 50}), Better::higher, 0.1).empty());
 }
 
-TEST(LevelSteps, OneRunsWideOwnBandDoesNotTakeTheLevelWhole) {
-  // Three runs before a 100x step; the second lost the core for one of its 5 repetitions, so its own
-  // band reaches 99.5% down. The level (the median, 100) lies between the median of the lower bounds
-  // (99, 0.5, 98.01: 98.01) and of the upper ones (101, 102, 99.99: 101), not in the widest band.
-  auto p = points({100, 100, 99, 1}, 0.01);
-  p[1].band.down = 0.995;
-  p[1].band.up = 0.02;
-  const auto s = level_shift(p, 0, 3, 4, Better::higher, RunNoise{});
-  EXPECT_NEAR(s.before.band.down, 1 - 98.01 / 100, 1e-12);
-  EXPECT_NEAR(s.before.band.up, 0.01, 1e-12);
-  // The 100x step is a step on its first run; under the widest own band (the level anywhere from
-  // 0.5 up) it was not (1 x 1.01 / 0.5: the change could be a gain).
-  EXPECT_EQ(level_steps(p, Better::higher, 0.1), std::vector<std::size_t>{3});
-  // Two runs of wide bands of three are the majority: the level's band is wide.
-  p[0].band.down = 0.9;
-  EXPECT_NEAR(level_shift(p, 0, 3, 4, Better::higher, RunNoise{}).before.band.down, 0.9, 1e-12);
-}
-
 TEST(LevelSteps, ReferenceLevelIsTheBandOfOneNewPoint) {
   const auto p = points({100, 104, 96, 102, 98}, 0.02);
   const auto l = reference_level(p, 0, 5);
