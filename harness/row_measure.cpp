@@ -63,6 +63,15 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
   return m;
 }
 
+// A pass the row keeps whatever the other: failed, wrong or skipped.
+bool bad_pass(const RankMeasurement& x) { return x.failed || !x.valid || x.skipped; }
+
+// A pass's figure: the group's aggregate where the benchmark gives one, else this rank's median repetition.
+double pass_score(const RankMeasurement& x) {
+  if (x.aggregate) return *x.aggregate;
+  return x.reps.empty() ? 0.0 : median_of(x.reps);
+}
+
 // Of two passes of one rank over the same point, the one the row keeps: a failed, wrong or skipped
 // pass (a wrong result never hides behind a good one), else the better figure: the group's
 // aggregate where the benchmark gives one (identical on every member, so the group keeps one pass),
@@ -71,13 +80,6 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
 // (a daemon, a page-cache flush; on a machine of more ranks than cores, time-correlated noise that
 // once put three consecutive hosts 66-70% below the median with nothing planted). A sick GPU is slow
 // in both turns; a moment's stall is not. STREAM reports its best time for the same reason.
-bool bad_pass(const RankMeasurement& x) { return x.failed || !x.valid || x.skipped; }
-
-double pass_score(const RankMeasurement& x) {
-  if (x.aggregate) return *x.aggregate;
-  return x.reps.empty() ? 0.0 : median_of(x.reps);
-}
-
 RankMeasurement better_pass(RankMeasurement first, RankMeasurement second) {
   if (bad_pass(first)) return first;
   if (bad_pass(second)) return second;
