@@ -146,10 +146,13 @@ TEST(Sentinel, RootLostWhenTheHubEndsWithoutDone) {
 
 TEST(Sentinel, StrangersCannotJoin) {
   Seen seen;
+  // The strangers' own links may or may not see the hub drop them before they are gone (a race on a
+  // loaded machine): what they see is kept apart; the hub and the real rank must see nothing.
+  Seen strangers;
   SentinelHub hub(2, "secret", {0, "a", 1}, handlers(seen, "hub"));
   // A wrong token, then a rank out of range: the hub drops them; the real rank still joins.
-  EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "guess", {1, "x", 9}, handlers(seen, "bad")));
-  EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "secret", {7, "x", 9}, handlers(seen, "bad")));
+  EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "guess", {1, "x", 9}, handlers(strangers, "bad")));
+  EXPECT_NO_THROW(SentinelLink(kLoopback, hub.port(), "secret", {7, "x", 9}, handlers(strangers, "bad")));
   EXPECT_FALSE(hub.wait_for_hello({1}, 0.3).empty());
   SentinelLink good(kLoopback, hub.port(), "secret", {1, "a", 2}, handlers(seen, "r1"));
   EXPECT_TRUE(hub.wait_for_hello({1}, 30).empty());
@@ -160,14 +163,17 @@ TEST(Sentinel, StrangersCannotJoin) {
   std::string refused;
   for (const auto give_up = std::chrono::steady_clock::now() + 30s; refused.empty();) {
     try {
-      SentinelLink late(kLoopback, port, "secret", {1, "a", 3}, handlers(seen, "late"));  // dropped: rank 1 is in
+      SentinelLink late(kLoopback, port, "secret", {1, "a", 3}, handlers(strangers, "late"));  // dropped: rank 1 is in
     } catch (const std::runtime_error& e) {
       refused = e.what();
     }
     ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the hub still accepts connections after arm";
     if (refused.empty()) std::this_thread::sleep_for(20ms);
   }
-  EXPECT_NE(refused.find("cannot reach rank 0 (127.0.0.1:"), std::string::npos) << refused;
+  // Refused at connect, or, when the connection sat in the closing port's backlog, at the hello.
+  EXPECT_TRUE(refused.find("cannot reach rank 0 (127.0.0.1:") != std::string::npos ||
+              refused.find("cannot say hello to rank 0") != std::string::npos)
+      << refused;
   good.finish();
   hub.finish();
   EXPECT_TRUE(seen.events.empty());
