@@ -111,6 +111,10 @@ Comparison compare_results(const LoadedResult& a, const LoadedResult& b, double 
     cr.noise_b = noise_band(*it->second);
     cr.on_fraction_of_peak = c.models_differ && r.fraction_of_peak && it->second->fraction_of_peak;
     judge(cr, unit_direction(r.unit), threshold);
+    // --lenient: a figure from a file that contradicts itself is shown, marked, never silently judged.
+    for (const auto& [side, row] : {std::pair{"A", cr.a}, std::pair{"B", cr.b}})
+      if (const auto* why = untrusted_reason(*row))
+        cr.note += fmt::format("{}UNTRUSTED in {}: {}", cr.note.empty() ? "" : "; ", side, *why);
     c.rows.push_back(std::move(cr));
   }
   for (const auto& r : b.rows)

@@ -56,7 +56,14 @@ std::string value_text(const ResultRow& r) {
 }
 
 std::string valid_text(const ResultRow& r) {
+  if (untrusted_reason(r)) return "UNTRUSTED";
   return r.status == RowStatus::ok ? "yes" : std::string(row_status_name(r.status));
+}
+
+const std::string* untrusted_reason(const ResultRow& r) {
+  for (const auto& f : r.flags)
+    if (f.kind == kUntrustedFlag) return &f.reason;
+  return nullptr;
 }
 
 bool row_is_problem(const ResultRow& r) { return r.status == RowStatus::invalid || r.status == RowStatus::failed; }

@@ -23,8 +23,12 @@ std::string point_at(const ResultRow& r);
 std::string percent_text(const std::optional<double>& fraction);
 // The row's value as a table shows it: the aggregate (4 significant digits), or INVALID / FAILED / skipped.
 std::string value_text(const ResultRow& r);
-// "yes" for ok rows, else the status name.
+// "yes" for ok rows, else the status name; "UNTRUSTED" for a row read with --lenient from a file that
+// contradicts itself there (analysis/result_set.h, mark_untrusted).
 std::string valid_text(const ResultRow& r);
+inline constexpr const char* kUntrustedFlag = "untrusted";
+// The contradiction that makes the row untrusted (its "untrusted" flag's reason), or nullptr.
+const std::string* untrusted_reason(const ResultRow& r);
 bool row_is_problem(const ResultRow& r);  // invalid or failed
 
 struct Series {

@@ -18,7 +18,7 @@ struct CompareFlags {
   std::vector<std::string> files;
   double threshold = 0.05;
   std::string junit;
-  bool force = false, only_changes = false, wide = false;
+  bool force = false, only_changes = false, wide = false, lenient = false;
 };
 
 int run_compare(const CompareFlags& f) {
@@ -29,7 +29,8 @@ int run_compare(const CompareFlags& f) {
   if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
   check_outputs(outputs, f.force, f.files);
   std::vector<LoadedResult> runs;
-  for (const auto& path : f.files) runs.push_back(load_result(path, RowDetail::rows_only));
+  for (const auto& path : f.files)
+    runs.push_back(f.lenient ? load_result_lenient(path, RowDetail::rows_only) : load_result(path, RowDetail::rows_only));
   const CompareView view{width_from_columns(std::getenv("COLUMNS")), f.wide, f.only_changes};
   bool failed = false;
   std::vector<JUnitSuite> suites;
@@ -60,6 +61,9 @@ void add_compare_command(CLI::App& app, Action& action) {
   cmd->add_flag("--wide", f->wide, "one line per row with every column (basis, % of peak, repetitions), however wide; "
                                    "without it the text fits COLUMNS (default 80)");
   cmd->add_flag("--force", f->force, "replace an output file that already exists");
+  cmd->add_flag("--lenient", f->lenient,
+                "read files that contradict themselves (gpuscale validate names how); every row they concern is "
+                "marked UNTRUSTED in its note");
   cmd->callback([&action, f] { action = [f] { return run_compare(*f); }; });
 }
 

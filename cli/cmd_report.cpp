@@ -19,7 +19,7 @@ struct ReportFlags {
   std::vector<std::string> files;
   std::string html, markdown, csv, openmetrics;
   double straggler = kDefaultStragglerThreshold;
-  bool force = false, drain = false, wide = false;
+  bool force = false, drain = false, wide = false, lenient = false;
   std::string history, history_since;  // --history URL (docs/history.md)
   double history_threshold = 0.1;
 };
@@ -62,7 +62,8 @@ int run_report(const ReportFlags& f) {
     past = history::history_report(*history::open_store(f.history, false), rules);
   }
   std::vector<FileReport> reports;
-  for (const auto& path : f.files) reports.push_back(make_file_report(load_result(path), f.straggler));
+  for (const auto& path : f.files)
+    reports.push_back(make_file_report(f.lenient ? load_result_lenient(path) : load_result(path), f.straggler));
   for (auto& o : outputs) {
     if (o.flag == "--html") {
       o.text = report_html(reports);
@@ -102,6 +103,9 @@ void add_report_command(CLI::App& app, Action& action) {
                 "print only the hosts the fleet analysis names as suspects (analysis.outlier_hosts), one per line, nothing "
                 "else (empty: none); a file without outlier analysis, or a name that is not a host name, is refused (exit 2)");
   cmd->add_flag("--force", f->force, "replace output files that already exist");
+  cmd->add_flag("--lenient", f->lenient,
+                "read a file that contradicts itself (gpuscale validate names how); every figure it concerns is "
+                "marked UNTRUSTED");
   cmd->add_flag("--wide", f->wide,
                 "terminal text without a width limit (by default every line fits COLUMNS, 80 when unset, apart from "
                 "the nccl-tests tables)");

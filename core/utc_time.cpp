@@ -24,4 +24,9 @@ std::optional<double> utc_epoch_seconds(const std::string& utc) {
   return static_cast<double>(::timegm(&tm));
 }
 
+bool is_utc_timestamp(const std::string& utc) {
+  const auto seconds = utc_epoch_seconds(utc);
+  return seconds && utc_timestamp(std::chrono::system_clock::from_time_t(static_cast<std::time_t>(*seconds))) == utc;
+}
+
 }  // namespace gpuscale

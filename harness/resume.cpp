@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "analysis/row_checks.h"
 #include "core/error.h"
 #include "core/term_text.h"
 #include "harness/plan.h"
@@ -155,21 +154,13 @@ ResumePlan plan_resume(const json& doc, const LaunchShape& launch, const std::st
   for (std::size_t i = 0; i < list->size(); ++i)
     if (!index.emplace(point_key((*list)[i].at("benchmark"), (*list)[i].at("params")), i).second)
       throw refuse(fmt::format("plan.point_list holds point {} twice", i));
+  // Every row is inside the plan, at one of its GPU counts, once: the semantic validator refused the
+  // file otherwise (read_result_document, results/result_semantics.h).
   std::vector<std::map<int, std::string>> status(list->size());  // per point: gpu_count -> status
   for (const auto& row : doc.at("results")) {
     auto it = index.find(point_key(row.at("benchmark"), row.at("params")));
-    if (it == index.end())
-      throw refuse(fmt::format("it holds a row ({} {}) outside its own plan", terminal_quote(row.at("benchmark").get<std::string>()),
-                               shown(row.at("params"))));
-    const int k = row.at("gpu_count").get<int>();
-    if (std::find(counts.begin(), counts.end(), k) == counts.end())
-      throw refuse(fmt::format("it holds a row at {} GPUs, which is not one of the plan's GPU counts", k));
-    if (!status[it->second].emplace(k, row.at("status").get<std::string>()).second)
-      throw refuse(fmt::format("it holds two rows of {} {} at {} GPUs", terminal_quote(row.at("benchmark").get<std::string>()),
-                               shown(row.at("params")), k));
+    if (it != index.end()) status[it->second].emplace(row.at("gpu_count").get<int>(), row.at("status").get<std::string>());
   }
-  for (std::size_t i = 0; i < doc.at("results").size(); ++i)  // the checks of every other reader (analysis/row_checks.h)
-    check_result_row("--resume " + name, doc.at("results")[i].get<ResultRow>(), i, static_cast<int>(world));
   ResumePlan out;
   out.done.resize(list->size());
   for (std::size_t i = 0; i < list->size(); ++i) {

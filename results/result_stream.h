@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/result_file.h"
+#include "results/result_semantics.h"
 
 namespace gpuscale {
 
@@ -28,16 +29,24 @@ struct StreamedResult {
   nlohmann::json header;  // the validated document without its rows ("results": []), as version 2
   int version = 0;        // the file's own schema_version
   std::size_t rows = 0;   // how many rows the sink was given
+  SemanticReport semantics;  // what the file contradicts in itself (results/result_semantics.h)
 };
+
+// After the schema, every read runs the semantic validator. A file that contradicts itself is refused
+// with the first contradiction (refuse), or read with them all in StreamedResult::semantics (report:
+// `gpuscale validate`, and `--lenient` readers, which mark what they concern).
+enum class Contradictions { refuse, report };
 
 // Given each row in file order with its index. May throw gpuscale::Error naming the file: the read
 // then fails with that message (after the header's problems, if any).
 using ResultRowSink = std::function<void(ResultRow&& row, std::size_t index)>;
 
 // Throws gpuscale::Error("<file>: <problem>").
-StreamedResult stream_result_file(const std::filesystem::path& path, const ResultRowSink& sink);
+StreamedResult stream_result_file(const std::filesystem::path& path, const ResultRowSink& sink,
+                                  Contradictions contradictions = Contradictions::refuse);
 // The same on text already in memory (what travels over MPI, tests, fuzz inputs).
-StreamedResult stream_result_text(const std::string& text, const std::string& name, const ResultRowSink& sink);
+StreamedResult stream_result_text(const std::string& text, const std::string& name, const ResultRowSink& sink,
+                                  Contradictions contradictions = Contradictions::refuse);
 
 // The whole file as one validated document as this version writes it (a version-1 file comes out
 // version 2), read a row at a time: the rows are held once, as JSON, never next to

@@ -12,6 +12,7 @@ import shutil
 import sys
 
 import e2e_common
+import result_rows
 from e2e_common import mpirun, run
 
 ARGS = None
@@ -300,6 +301,7 @@ def case_hostile_resume():
         else:
             bad["plan"]["point_list"][i]["params"][key] = value
         bad["results"] = [r for r in bad["results"] if json.dumps(r["params"], sort_keys=True) != old]
+        result_rows.agree(bad, complete=False)
         path = out_path("hostile_resume.json")
         with open(path, "w") as f:
             json.dump(bad, f)

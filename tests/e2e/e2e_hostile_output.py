@@ -36,6 +36,7 @@ import shutil
 import sys
 
 import e2e_common
+import result_rows
 
 ARGS = None
 fail = e2e_common.fail
@@ -132,7 +133,8 @@ def save(doc, name):
 
 
 def rename_hosts(doc, make):
-    """Every host name (hosts[], ranks[], the rows' host lists) renamed alike by make(old)."""
+    """Every host name (hosts[], ranks[], the rows' host lists, the analysis) renamed alike by make(old):
+    the file still agrees with itself (results/result_semantics.h)."""
     names = {h["name"] for h in doc["hosts"]}
     new = {n: make(n) for n in names}
 
@@ -143,8 +145,9 @@ def rename_hosts(doc, make):
             return [walk(x) for x in v]
         return new.get(v, v) if isinstance(v, str) else v
 
-    for key in ("hosts", "ranks", "results"):
-        doc[key] = walk(doc[key])
+    for key in ("hosts", "ranks", "results", "analysis"):
+        if key in doc:
+            doc[key] = walk(doc[key])
 
 
 def hostile_doc(text):
@@ -160,8 +163,27 @@ def hostile_doc(text):
         row["errors"] = [text]
         row["ranks"]["error"] = text
         row["peak_source"] = text
-        row["params"]["note"] = text  # a params string: the schema allows any
+    add_param(doc, "note", text)  # a params string: the schema allows any
     return doc
+
+
+def cut_to(doc, n):
+    """The file of a run that died after its first `n` rows: its summary says so."""
+    doc["results"] = doc["results"][:n]
+    result_rows.agree(doc, complete=False)
+
+
+def add_param(doc, key, value):
+    """`key` set in every parameter point of the file alike (rows, plan.point_list, the analysis), so
+    the rows stay the plan's."""
+    for row in doc["results"]:
+        row["params"][key] = value
+    for p in doc["plan"].get("point_list", []):
+        p["params"][key] = value
+    for kind in ("stragglers", "outliers"):
+        for e in doc.get("analysis", {}).get(kind, []):
+            if "params" in e:
+                e["params"][key] = value
 
 
 def case_make():
@@ -214,9 +236,9 @@ def case_readers():
     doc = hostile_doc(HOSTILE)
     for r, b in zip(doc["ranks"], load_base()["ranks"]):
         r["device"]["name"] = b["device"]["name"]
-    doc["results"] = doc["results"][:1]  # the rest is measured again
-    for row in doc["results"]:
+    for row in doc["results"] + doc["plan"]["point_list"]:
         del row["params"]["note"]
+    cut_to(doc, 1)  # the rest is measured again
     path = save(doc, "hostile-resume.json")
     out = work("resumed.json")
     checked(mpirun(["run", "--resume", path, "-o", out]), "run --resume", (0,), [out])
@@ -280,9 +302,9 @@ def label_names(line):
 
 def case_labels():
     doc = load_base()
-    for row in doc["results"]:
-        row["params"].update({"a-b": "1", "a_b": "2", "cluster": "3", "param_cluster": "4", "9lives": "5", "__x": "6",
-                              "rank": "7", "ünï": HOSTILE})
+    for k, v in {"a-b": "1", "a_b": "2", "cluster": "3", "param_cluster": "4", "9lives": "5", "__x": "6",
+                 "rank": "7", "ünï": HOSTILE}.items():
+        add_param(doc, k, v)
     path = save(doc, "labels.json")
     p = checked(gs("report", path, "--openmetrics", "-"), "report --openmetrics (clashing label names)")
     text = p.stdout.decode()
@@ -353,6 +375,7 @@ def case_dbl_max():
     # Resumed with the all_reduce point to measure again: the file written keeps the DBL_MAX rows, and
     # its statistics (group summaries, stragglers) stay finite, so every reader takes it.
     doc["results"] = [r for r in doc["results"] if r["benchmark"] != "all_reduce"]
+    result_rows.agree(doc, complete=False)
     path = save(doc, "dblmax-resume.json")
     out = work("dblmax-resumed.json")
     checked(mpirun(["run", "--resume", path, "-o", out]), "DBL_MAX: run --resume", (0,), [out])
@@ -402,6 +425,7 @@ def case_bad_points():
     del missing["plan"]["point_list"][i]["params"]["elements"]
     for name, bad in (("zero-elements.json", zero), ("no-elements.json", missing)):
         bad["results"] = [r for r in bad["results"] if r["benchmark"] != "stream.triad"]  # the point is not done
+        result_rows.agree(bad, complete=False)
         path = save(bad, name)
         one_line_naming(mpirun(["run", "--resume", path, "-o", work("r-" + name)]), f"run --resume {name}", path,
                         f"plan.point_list[{i}] (stream.triad)", "'elements'")

@@ -185,3 +185,40 @@ def rank_rel(row, numbers=1):
     from `numbers` of its per-rank numbers: gpuscale writes those rounded to 6 significant digits (each
     off by at most 5e-6 of itself), so 1e-5 per number."""
     return numbers * 1e-5
+
+
+def agree(doc, complete=None):
+    """`doc`'s header made to say what its rows are, as a run writes it (the semantic validator,
+    results/result_semantics.h, refuses a file that contradicts itself): the summary's counts and
+    validity, the plan's benchmarks, GPU counts and point list holding every row's, and no straggler
+    of a row the file no longer has. `complete` False: the file of a run that died (complete false, no
+    exit code); True or None: as it was. Returns doc."""
+    rows = doc["results"]
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("ok", "invalid", "failed", "skipped")}
+    s = doc["summary"]
+    s.update(counts, rows=len(rows), valid=counts["invalid"] + counts["failed"] == 0)
+    if complete is False:
+        s.update(complete=False, exit_code=None, interrupted=None)
+        for ending in ("stalled", "lost_rank"):
+            s.pop(ending, None)
+    elif s.get("exit_code") == 0 and not s["valid"]:
+        s["exit_code"] = 1
+    plan = doc["plan"]
+    for r in rows:
+        if r["benchmark"] not in plan["benchmarks"]:
+            plan["benchmarks"].append(r["benchmark"])
+    plan["gpu_counts"] = sorted(set(plan["gpu_counts"]) | {r["gpu_count"] for r in rows})
+    if "point_list" in plan:
+        listed = {(p["benchmark"], json.dumps(p["params"], sort_keys=True)) for p in plan["point_list"]}
+        for r in rows:
+            key = (r["benchmark"], json.dumps(r["params"], sort_keys=True))
+            if key not in listed:
+                listed.add(key)
+                plan["point_list"].append({"benchmark": r["benchmark"], "params": r["params"]})
+        plan["points"] = len(plan["point_list"])
+    keys = {(r["benchmark"], json.dumps(r["params"], sort_keys=True), r["gpu_count"]) for r in rows}
+    if "analysis" in doc:
+        doc["analysis"]["stragglers"] = [
+            x for x in doc["analysis"]["stragglers"]
+            if (x["benchmark"], json.dumps(x["params"], sort_keys=True), x["gpu_count"]) in keys]
+    return doc

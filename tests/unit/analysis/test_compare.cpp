@@ -93,13 +93,10 @@ TEST(Compare, LowerIsBetterUnitsRegressUpwards) {
 }
 
 TEST(Compare, InvalidOrFailedInEitherFileIsAProblem) {
-  auto bad = two(100, 0.01);
-  bad["status"] = "invalid";
-  bad["aggregate"] = nullptr;
+  auto bad = testing::with_status(two(100, 0.01), "invalid");
   EXPECT_EQ(verdict_of(two(100, 0.01), bad), Verdict::problem);
   EXPECT_EQ(verdict_of(bad, two(100, 0.01)), Verdict::problem);
-  auto skipped = two(100, 0.01);
-  skipped["status"] = "skipped";
+  auto skipped = testing::with_status(two(100, 0.01), "skipped");
   auto ra = loaded({two(100, 0.01)});
   auto rb = loaded({skipped});
   auto c = compare_results(ra, rb, 0.05);

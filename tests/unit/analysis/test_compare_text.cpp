@@ -15,6 +15,7 @@ namespace {
 
 using testing::loaded;
 using testing::row_json;
+using testing::with_status;
 
 std::size_t widest(const std::string& text) {
   std::size_t w = 0, start = 0;
@@ -65,7 +66,7 @@ Comparison sample(std::mt19937_64& gen, std::vector<LoadedResult>& keep) {
   std::vector<nlohmann::json> a, b;
   std::uniform_real_distribution<double> v(0.001, 1e6), f(0.5, 1.5), spread(0, 0.4);
   for (int i = 0; i < 40; ++i) {
-    nlohmann::json p = {{"dtype", "fp32"}, {"size_bytes", 1 << (i % 20)}, {"op", "sum"}};
+    nlohmann::json p = {{"dtype", "fp32"}, {"size_bytes", 1 << (i % 20)}, {"op", "sum"}, {"root", i}};  // each point once
     if (i % 5 == 0) p["a_very_long_parameter_name_" + random_word(gen, 30)] = random_word(gen, 40);
     const std::string bench = i % 7 == 0 ? "collective." + random_word(gen, 60) : "all_reduce";
     const double x = v(gen);
@@ -73,7 +74,7 @@ Comparison sample(std::mt19937_64& gen, std::vector<LoadedResult>& keep) {
     const double extreme = i % 8 == 1 ? 1e7 : i % 8 == 2 ? 1e-7 : 1;  // ratios and ranges of every size
     const double y = x * f(gen) * extreme;  // both ranks of the 2-GPU row (every reader checks an ok row lists them)
     b.push_back(row_json(bench, "collective", p, 2, {y, y}, i % 11 ? (i % 3 ? "GB/s" : "us") : "TFLOP/s", spread(gen)));
-    if (i % 9 == 0) b.back()["status"] = "invalid", b.back()["errors"] = {random_word(gen, 200)};
+    if (i % 9 == 0) b.back() = with_status(b.back(), "invalid", random_word(gen, 200));
     if (i % 13 == 0) b.back()["aggregate"] = nullptr;
   }
   keep.push_back(loaded(a, "Test GPU", "/a/very/long/path/" + random_word(gen, 90) + "/baseline.json"));
@@ -137,7 +138,7 @@ TEST(CheckText, FitsTheWidth) {
     if (i % 4 == 0) p["long_" + random_word(gen, 50)] = random_word(gen, 50);
     const std::string bench = i % 6 == 0 ? "stream." + random_word(gen, 70) : "stream.triad";
     rows.push_back(row_json(bench, "independent", p, 2, {v(gen) * std::pow(10.0, exponent(gen)), v(gen)}));
-    if (i % 5 == 0) rows.back()["status"] = "failed", rows.back()["aggregate"] = nullptr, rows.back()["errors"] = {random_word(gen, 150)};
+    if (i % 5 == 0) rows.back() = with_status(rows.back(), "failed", random_word(gen, 150));
   }
   const auto run = loaded(rows, "Test GPU", "/runs/" + random_word(gen, 100) + ".json");
   const auto doc = make_reference(run, ReferenceOptions{});

@@ -2,8 +2,11 @@
 // input: tests/unit/results/test_result_upgrade.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "analysis/merge.h"
 #include "core/error.h"
@@ -58,8 +61,6 @@ json result(const std::string& job, int world, std::vector<std::string> hosts, j
     rank["device"]["backend"] = backend;
     ranks.push_back(rank);
   }
-  int ok = 0;
-  for (const auto& r : rows) ok += r["status"] == "ok";
   const std::string digit = job.substr(job.size() - 1);
   d["created_utc"] = "2026-11-29T10:00:0" + digit + "Z";
   d["finished_utc"] = complete ? json("2026-11-29T11:00:0" + digit + "Z") : json(nullptr);
@@ -78,8 +79,30 @@ json result(const std::string& job, int world, std::vector<std::string> hosts, j
     else for (const auto& e : j) add(e);
   };
   add(rows);
-  d["summary"] = {{"complete", complete}, {"valid", true}, {"rows", rows.size()}, {"ok", ok}, {"invalid", 0},
-                  {"failed", 0}, {"skipped", 0}, {"exit_code", complete ? json(0) : json(nullptr)}};
+  // Each row's ranks on the hosts this world places them on, and the plan and summary of its rows, as
+  // the run writes them (the semantic validator holds every reader to it).
+  std::map<std::string, int> count;
+  json benchmarks = json::array(), counts = json::array();
+  for (auto& j : d["results"]) {
+    ResultRow r = j.get<ResultRow>();
+    std::set<std::string> spanned;
+    for (auto& v : r.ranks) spanned.insert(v.host = ranks[static_cast<std::size_t>(v.rank)]["host"].get<std::string>());
+    r.nodes = static_cast<int>(std::max<std::size_t>(1, spanned.size()));
+    if (r.gpu_count > 1) r.topology = r.nodes > 1 ? "inter-node" : "intra-node";
+    if (r.status != RowStatus::ok && r.errors.empty()) r.errors = {"planted by the test"};
+    j = r;
+    ++count[j["status"].get<std::string>()];
+    if (std::find(benchmarks.begin(), benchmarks.end(), j["benchmark"]) == benchmarks.end()) benchmarks.push_back(j["benchmark"]);
+    if (std::find(counts.begin(), counts.end(), j["gpu_count"]) == counts.end()) counts.push_back(j["gpu_count"]);
+  }
+  std::sort(counts.begin(), counts.end());
+  if (counts.empty()) counts.push_back(1);
+  d["plan"]["benchmarks"] = benchmarks;
+  d["plan"]["gpu_counts"] = counts;
+  const bool valid = count["invalid"] + count["failed"] == 0;
+  d["summary"] = {{"complete", complete}, {"valid", valid}, {"rows", d["results"].size()}, {"ok", count["ok"]},
+                  {"invalid", count["invalid"]}, {"failed", count["failed"]}, {"skipped", count["skipped"]},
+                  {"exit_code", complete ? json(valid ? 0 : 1) : json(nullptr)}};
   return d;
 }
 

@@ -10,6 +10,7 @@ namespace {
 using testing::doc_json;
 using testing::loaded;
 using testing::row_json;
+using testing::with_status;
 
 const nlohmann::json kTriad = {{"dtype", "fp64"}, {"array_bytes", 1024}};
 
@@ -32,8 +33,7 @@ TEST(Stragglers, NamesRanksMoreThanThresholdBelowTheMedian) {
 TEST(Stragglers, CollectivesSingleRanksAndBadRowsAreNotJudged) {
   auto coll = row_json("all_reduce", "collective", {{"size_bytes", 1024}}, 4, {10, 10, 5, 10});
   auto single = row_json("stream.triad", "independent", kTriad, 1, {50});
-  auto invalid = row_json("stream.copy", "independent", kTriad, 4, {10, 10, 1, 10});
-  invalid["status"] = "invalid";
+  auto invalid = with_status(row_json("stream.copy", "independent", kTriad, 4, {10, 10, 1, 10}), "invalid");
   auto run = loaded({coll, single, invalid});
   EXPECT_TRUE(find_stragglers(run.doc, run.rows, 0.10).empty());
 }

@@ -35,7 +35,7 @@ RunRecord random_run(const std::string& cluster, const std::string& created) {
   static std::mt19937 rng(test_seed());
   auto doc = testing_doc::minimal_result_doc();
   doc["cluster"]["name"] = cluster;
-  doc["created_utc"] = created;
+  doc["created_utc"] = doc["finished_utc"] = created;
   auto r = testing_doc::sample_row();
   std::uniform_real_distribution<double> v(50, 150);
   for (auto& k : r.ranks) k.value = v(rng);

@@ -59,6 +59,14 @@ json valid_result() {
   json d = testing_doc::minimal_result_doc();
   d["plan"]["options"] = plan_options_json(RunOptions{});
   d["plan"]["point_list"] = {{{"benchmark", "stream.triad"}, {"params", d["results"][0]["params"]}}};
+  // Complete: the point at both of its GPU counts (1 and 2).
+  auto one = testing_doc::sample_row();
+  one.gpu_count = 1;
+  one.topology = "single";
+  one.ranks.resize(1);
+  one.aggregate = one.ranks[0].value;
+  d["results"].push_back(json(one));
+  d["summary"]["rows"] = d["summary"]["ok"] = 2;
   return d;
 }
 

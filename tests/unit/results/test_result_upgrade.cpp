@@ -36,7 +36,7 @@ std::vector<ResultRow> some_rows(std::mt19937_64& rng) {
     auto r = sample_row();
     r.rank_stats = true;  // what a version-1 row always carries
     r.gpu_count = 1 + static_cast<int>(rng() % 2);
-    r.params["elements"] = static_cast<int>(rng() % 100000);
+    r.params["elements"] = i * 100000 + static_cast<int>(rng() % 100000);  // each point once
     r.aggregate = static_cast<double>(rng() % 100000) / 8;  // exact in 6 digits: the same when written as version 2
     if (i % 3 == 1) {
       RowGroup g;
@@ -47,6 +47,7 @@ std::vector<ResultRow> some_rows(std::mt19937_64& rng) {
       r.groups = {g};
     }
     if (i % 4 == 2) r.attempt = 2;
+    r.topology = r.gpu_count == 1 ? "single" : "intra-node";
     rows.push_back(r);
   }
   return rows;
@@ -120,10 +121,12 @@ TEST_F(ResultUpgradeFiles, EveryReaderEntryPointReadsVersionOneAsVersionTwo) {
   std::mt19937_64 rng(29);
   for (int round = 0; round < 3; ++round) {
     const auto rows = some_rows(rng);
-    const auto old_doc = testing_v1::document(minimal_result_doc(), rows);
-    auto new_doc = minimal_result_doc();
+    auto base = minimal_result_doc();
+    base["results"] = rows;
+    base = testing_doc::agreeing(base);
+    const auto old_doc = testing_v1::document(base, rows);
+    auto new_doc = base;
     new_doc.erase("run_id");
-    new_doc["results"] = rows;
     std::vector<std::string> lines;
     for (const auto& r : old_doc["results"]) lines.push_back(result_row_line(r));
     const auto old_text = result_document_text(old_doc, lines);
@@ -205,6 +208,7 @@ TEST(ResultUpgrade, CompareAcrossVersions) {
 TEST(ResultUpgrade, MergeAcrossVersionsWritesVersionTwo) {
   auto later = sample_row();
   later.gpu_count = 1;
+  later.topology = "single";
   later.ranks.resize(1);
   auto doc_b = minimal_result_doc();
   doc_b["results"] = json::array({json(later)});

@@ -2,6 +2,10 @@
 // A minimal complete result document (the current version), with every field
 // harness/runner.cpp's header() writes, for the result-file tests to start from and break one field at
 // a time. Version-1 documents: tests/unit/results/result_v1_doc.h (the upgrader's tests only).
+#include <algorithm>
+#include <map>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "results/result_file.h"
@@ -83,6 +87,37 @@ inline nlohmann::json minimal_result_doc() {
             {"failed", 0},
             {"skipped", 0},
             {"exit_code", 0}}}};
+}
+
+// `doc` with a header that says what its rows are, as the run writes it (the semantic validator,
+// results/result_semantics.h, holds every reader to it): the summary's counts, the plan's benchmarks
+// and GPU counts, and the earlier attempts the rows name. Rows of either version (each has "status").
+inline nlohmann::json agreeing(nlohmann::json doc) {
+  std::map<std::string, std::size_t> count;
+  nlohmann::json benchmarks = nlohmann::json::array(), counts = nlohmann::json::array();
+  int attempts = 0;
+  for (const auto& r : doc["results"]) {
+    ++count[r["status"].get<std::string>()];
+    if (std::find(benchmarks.begin(), benchmarks.end(), r["benchmark"]) == benchmarks.end()) benchmarks.push_back(r["benchmark"]);
+    if (std::find(counts.begin(), counts.end(), r["gpu_count"]) == counts.end()) counts.push_back(r["gpu_count"]);
+    if (r.contains("attempt")) attempts = std::max(attempts, r["attempt"].get<int>());
+  }
+  std::sort(counts.begin(), counts.end());
+  if (counts.empty()) counts.push_back(1);
+  doc["plan"]["benchmarks"] = benchmarks;
+  doc["plan"]["gpu_counts"] = counts;
+  auto& s = doc["summary"];
+  s["rows"] = doc["results"].size();
+  for (const char* k : {"ok", "invalid", "failed", "skipped"}) s[k] = count[k];
+  s["valid"] = count["invalid"] + count["failed"] == 0;
+  if (s["exit_code"].is_number()) s["exit_code"] = s["valid"].get<bool>() ? 0 : 1;
+  if (attempts > 0) {
+    doc["attempts"] = nlohmann::json::array();
+    for (int a = 0; a < attempts; ++a)
+      doc["attempts"].push_back({{"attempt", a}, {"created_utc", doc["created_utc"]}, {"finished_utc", nullptr},
+                                 {"command_line", doc["command_line"]}, {"summary", nlohmann::json::object()}});
+  }
+  return doc;
 }
 
 }  // namespace gpuscale::testing_doc
