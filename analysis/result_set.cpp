@@ -75,7 +75,9 @@ LoadedResult load_result(const std::string& path, RowDetail detail, const std::f
         if (whole_row) whole_row(row);
         if (detail == RowDetail::rows_only) {
           if (!row.spread) row.spread = spread_of_ranks(row.ranks);  // the noise band, before the ranks go
-          row.ranks = {};
+          // Released, not only emptied: `= {}` picks the initializer-list assignment, which keeps the
+          // capacity (~200 bytes per rank and row: 0.9 GB of 4,096 ranks x 1,000 rows for validate).
+          std::vector<RankValue>().swap(row.ranks);
         }
         rows.push_back(std::move(row));
       },
