@@ -21,6 +21,7 @@ std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.6g}
 // A row field's cell (results/row_fields.h): figures to 6 significant digits, text quoted as RFC 4180 says.
 std::string field_cell(const ResultRow& r, const RowField& f) {
   if (f.type == FieldType::number) return num(number_field(r, f));
+  if (&f == &fields::status && untrusted_reason(r)) return "UNTRUSTED";  // --lenient (analysis/row_text.h)
   const auto v = field_json(r, f);
   if (v.is_null()) return "";
   if (v.is_string()) return csv_field(v.get<std::string>());

@@ -16,6 +16,7 @@
 
 #include "analysis/escape.h"
 #include "analysis/report.h"
+#include "analysis/row_text.h"
 #include "core/error.h"
 #include "core/utc_time.h"
 #include "results/row_fields.h"
@@ -45,7 +46,7 @@ std::pair<std::uint64_t, std::uint64_t> digest(const std::string& text) {
 // parameter's key becomes one: other characters as '_', long keys cut, "param_" before a key that
 // clashes with the row's own labels or does not start as a name must.
 std::string label_name(const std::string& key) {
-  static const std::set<std::string> reserved{"cluster", "run", "benchmark", "gpu_count", "topology", "unit", "rank", "host", "gpu"};
+  static const std::set<std::string> reserved{"cluster", "run", "benchmark", "gpu_count", "topology", "unit", "rank", "host", "gpu", "untrusted"};
   constexpr std::size_t kMaxLabelName = 100;
   std::string out;
   for (char c : key.substr(0, kMaxLabelName)) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
@@ -57,7 +58,7 @@ std::string label_name(const std::string& key) {
 
 // The labels every series of a row may carry besides its params (device() adds rank, host and gpu).
 const std::set<std::string>& fixed_label_names() {
-  static const std::set<std::string> names{"cluster", "run", "benchmark", "gpu_count", "topology", "rank", "host", "gpu"};
+  static const std::set<std::string> names{"cluster", "run", "benchmark", "gpu_count", "topology", "rank", "host", "gpu", "untrusted"};
   return names;
 }
 
@@ -70,6 +71,8 @@ std::string run_label(const LoadedResult& run) {
 Labels row_labels(const LoadedResult& run, const ResultRow& r) {
   Labels l{{"cluster", run.cluster}, {"run", run_label(run)}, {"benchmark", r.benchmark}, {"gpu_count", std::to_string(r.gpu_count)},
            {"topology", r.topology}};
+  // --lenient: a row of a file that contradicts itself there is marked on every series it has.
+  if (untrusted_reason(r)) l.emplace_back("untrusted", "true");
   // Two keys may give one name ("a-b" and "a_b"; "cluster" and "param_cluster"): a label twice in a
   // series is invalid, so a later one (keys in sorted order) takes the first free "_2", "_3", ...
   std::set<std::string> used = fixed_label_names();

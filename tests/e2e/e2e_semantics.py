@@ -358,6 +358,14 @@ def case_lenient():
     p = gs("report", path, "--lenient")
     if p.returncode != 0 or "UNTRUSTED" not in p.stdout or "--lenient" not in p.stderr or needle not in p.stderr:
         fail(f"report --lenient: exit {p.returncode}; stdout {p.stdout[-1500:]}\nstderr {p.stderr[-1500:]}")
+    for flag, mark in (("--csv", ",UNTRUSTED,"), ("--openmetrics", 'untrusted="true"'), ("--markdown", "UNTRUSTED")):
+        p = gs("report", path, "--lenient", flag, "-")
+        if p.returncode != 0 or mark not in p.stdout:
+            fail(f"report --lenient {flag}: exit {p.returncode}, no {mark!r} in its output:\n{p.stdout[-1500:]}")
+    html = work("lenient.html")
+    p = gs("report", path, "--lenient", "--html", html)
+    if p.returncode != 0 or "UNTRUSTED" not in open(html).read():
+        fail(f"report --lenient --html: exit {p.returncode}, no UNTRUSTED in the page")
     p = gs("compare", real("four"), path, "--lenient")
     if p.returncode not in (0, 1) or "UNTRUSTED in B" not in p.stdout:
         fail(f"compare --lenient: exit {p.returncode}; stdout {p.stdout[-1500:]}\nstderr {p.stderr[-1500:]}")
