@@ -46,7 +46,9 @@ CollCheckPlan collective_check_plan(const CollCheckCase& c, int rank) {
   p.nranks = c.nranks;
   p.root = c.root;
   p.rank = rank;
-  p.per = c.counts.param;
+  const CollBlock b = collective_spec(c.coll).block(c.counts, dtype_size(c.dtype), rank, std::max(c.nranks, 1));
+  p.per = b.per;
+  p.offset = b.offset;
   p.seed = c.seed;
   p.range = collective_input_range(c.dtype, c.op, c.nranks);
   p.int_bits = dtype_is_float(c.dtype) ? 0 : static_cast<int>(dtype_size(c.dtype) * 8);
@@ -92,7 +94,9 @@ bool collective_value_ok(const CollCheckCase& c, int rank, std::uint64_t index, 
 }
 
 std::uint64_t collective_result_count(const CollCheckCase& c, int rank) {
-  return collective_spec(c.coll).result_count(c.counts, rank == c.root);
+  const auto& spec = collective_spec(c.coll);
+  const int n = std::max(c.nranks, 1);
+  return spec.result_count(c.counts, spec.block(c.counts, dtype_size(c.dtype), rank, n), rank == c.root, n);
 }
 
 std::uint64_t collective_input_count(const CollCheckCase& c, int rank) {

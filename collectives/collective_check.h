@@ -69,7 +69,8 @@ struct CollCheckPlan {
   int nranks;
   int root;
   int rank;
-  std::uint64_t per;   // counts.param: the per-rank block of all_gather, reduce_scatter, alltoall
+  std::uint64_t per;   // the per-rank block of all_gather, reduce_scatter, alltoall(v) (CollBlock)
+  std::uint64_t offset;  // alltoallv: where this rank's block starts in every sender's buffer
   std::uint64_t seed;
   std::int64_t range;  // collective_input_range
   int contributors;    // collective_contributors

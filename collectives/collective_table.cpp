@@ -31,8 +31,8 @@ std::optional<Collective> parse_collective(std::string_view name) {
 }
 
 CollCounts collective_counts(const CollectiveSpec& spec, std::uint64_t size_bytes, std::uint64_t element_size,
-                             int nranks) {
-  return spec.counts(size_bytes / element_size, element_size, nranks);
+                             int nranks, double skew) {
+  return spec.counts(size_bytes / element_size, element_size, nranks, skew);
 }
 
 std::uint64_t collective_size_bytes(const CollCounts& c, std::uint64_t element_size) {
@@ -42,7 +42,7 @@ std::uint64_t collective_size_bytes(const CollCounts& c, std::uint64_t element_s
 Bandwidth collective_bandwidth(const CollectiveSpec& spec, const CollCounts& c, std::uint64_t element_size, int nranks,
                                double seconds) {
   if (!(seconds > 0)) return {};
-  const double algbw = spec.algbw_bytes(c.param, element_size, nranks) / 1.0e9 / seconds;
+  const double algbw = spec.algbw_bytes(c, element_size, nranks) / 1.0e9 / seconds;
   return {algbw, algbw * spec.bus_factor(nranks)};
 }
 

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "collectives/alltoallv_plan.h"
 #include "core/error.h"
+#include "core/term_text.h"
 #include "core/units.h"
 
 namespace gpuscale {
@@ -74,6 +76,15 @@ void parse_ops(RunOptions& o, const std::string& t, const std::string& what) {
     auto op = parse_redop(name);
     if (!op) throw Error(fmt::format("invalid {} '{}': use sum, prod, min, max or avg", what, name));
     o.ops.push_back(*op);
+  }
+}
+
+void parse_skews(RunOptions& o, const std::string& t, const std::string& what) {
+  for (const auto& text : split_list(t, what)) {
+    std::string why;
+    const auto skew = parse_alltoallv_skew(text, why);
+    if (!skew) throw Error(fmt::format("invalid {} '{}': {}", what, terminal_quote(text), why));
+    if (std::find(o.skews.begin(), o.skews.end(), *skew) == o.skews.end()) o.skews.push_back(*skew);
   }
 }
 
@@ -158,6 +169,22 @@ void adopt_ops(RunOptions& o, const json& j) {
     auto op = parse_redop(s);
     if (!op) throw BadRecordedValue{"reduction op names"};
     o.ops.push_back(*op);
+  }
+}
+
+json record_skews(const RunOptions& o) {
+  json a = json::array();
+  for (double s : o.skews) a.push_back(alltoallv_skew_text(s));
+  return a;
+}
+
+void adopt_skews(RunOptions& o, const json& j) {
+  o.skews.clear();
+  for (const auto& s : strings(j)) {
+    std::string why;
+    auto skew = parse_alltoallv_skew(s, why);
+    if (!skew) throw BadRecordedValue{"alltoallv skews ('uniform' or 'zipf:S')"};
+    o.skews.push_back(*skew);
   }
 }
 

@@ -47,6 +47,7 @@ std::vector<std::string> strings(const nlohmann::json& j);
 // From command-line text; throw gpuscale::Error naming `what` and the bad item.
 void parse_ops(RunOptions& o, const std::string& text, const std::string& what);
 void parse_placements(RunOptions& o, const std::string& text, const std::string& what);
+void parse_skews(RunOptions& o, const std::string& text, const std::string& what);
 void parse_time_reduce(RunOptions& o, const std::string& text, const std::string& what);
 void parse_transports(RunOptions& o, const std::string& text, const std::string& what);
 // nccl-tests' habits (docs/usage.md "Coming from nccl-tests"): -d takes nccl-tests' type names and
@@ -66,6 +67,8 @@ nlohmann::json record_dtypes(const RunOptions& o);
 void adopt_dtypes(RunOptions& o, const nlohmann::json& j);
 nlohmann::json record_ops(const RunOptions& o);
 void adopt_ops(RunOptions& o, const nlohmann::json& j);
+nlohmann::json record_skews(const RunOptions& o);
+void adopt_skews(RunOptions& o, const nlohmann::json& j);
 nlohmann::json record_placements(const RunOptions& o);
 void adopt_placements(RunOptions& o, const nlohmann::json& j);
 nlohmann::json record_gemm_shapes(const RunOptions& o);

@@ -65,7 +65,13 @@ class MpiRunner final : public CollectiveRunner {
     MPI_Comm_size(comm, &size_);
     const auto& spec = collective_spec(c.coll);
     es_ = dtype_size(c.dtype);
-    counts_ = collective_counts(spec, c.size_bytes, es_, size_);
+    counts_ = collective_counts(spec, c.size_bytes, es_, size_, c.skew);
+    if (c.coll == Collective::alltoallv) {
+      const auto l = alltoallv_layout(counts_, es_, rank_, size_);
+      const auto ints = [](const std::vector<std::uint64_t>& v) { return std::vector<int>(v.begin(), v.end()); };
+      sendcounts_ = ints(l.send_counts), sdispls_ = ints(l.send_displs);
+      recvcounts_ = ints(l.recv_counts), rdispls_ = ints(l.recv_displs);
+    }
     type_ = *mpi_type(c.dtype, spec.reduces);
     if (spec.reduces) op_ = *mpi_op(c.op);
     // In place the send data lives inside the receive buffer; MPI's in-place reduce_scatter reads the
@@ -186,6 +192,11 @@ class MpiRunner final : public CollectiveRunner {
       case Collective::alltoall:
         mpi_check(MPI_Alltoall(send, cnt(counts_.param), type_, recv, cnt(counts_.param), type_, comm_), "MPI_Alltoall");
         break;
+      case Collective::alltoallv:
+        mpi_check(MPI_Alltoallv(send, sendcounts_.data(), sdispls_.data(), type_, recv, recvcounts_.data(),
+                                rdispls_.data(), type_, comm_),
+                  "MPI_Alltoallv");
+        break;
       case Collective::sendrecv: {
         const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
         if (c_.in_place)
@@ -208,6 +219,7 @@ class MpiRunner final : public CollectiveRunner {
   CollCheckCase check_case_{};
   MPI_Datatype type_ = MPI_BYTE;
   MPI_Op op_ = MPI_SUM;
+  std::vector<int> sendcounts_, sdispls_, recvcounts_, rdispls_;  // alltoallv's layout (alltoallv_plan.h)
   std::vector<std::byte> send_, recv_;  // the buffers (host), or the host copies of the device buffers
   MpiDeviceMemory* device_;
   std::unique_ptr<DeviceBuffer> dsend_, drecv_;
@@ -247,7 +259,7 @@ std::optional<std::string> mpi_unsupported(const CollectiveCase& c, int nranks) 
     return fmt::format("MPI has no {} for {}", spec.reduces ? "reduction" : "datatype", dtype_name(c.dtype));
   if (spec.reduces && !mpi_op(c.op)) return fmt::format("MPI has no '{}' reduction", redop_name(c.op));
   if (c.in_place && !spec.in_place) return fmt::format("{} has no in-place variant", spec.name);
-  const auto counts = collective_counts(spec, c.size_bytes, dtype_size(c.dtype), nranks);
+  const auto counts = collective_counts(spec, c.size_bytes, dtype_size(c.dtype), nranks, c.skew);
   if (std::max(counts.send, counts.recv) > static_cast<std::uint64_t>(INT32_MAX))
     return fmt::format("{} elements exceed MPI's int count", std::max(counts.send, counts.recv));
   return std::nullopt;

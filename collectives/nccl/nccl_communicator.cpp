@@ -78,7 +78,8 @@ class NcclRunner final : public CollectiveRunner {
       : comm_(comm), buf_(buffers), stream_(stream), wrong_(wrong_counter), c_(c) {
     const auto& spec = collective_spec(c.coll);
     es_ = dtype_size(c.dtype);
-    counts_ = collective_counts(spec, c.size_bytes, es_, comm.size());
+    counts_ = collective_counts(spec, c.size_bytes, es_, comm.size(), c.skew);
+    if (c.coll == Collective::alltoallv) layout_ = alltoallv_layout(counts_, es_, comm.rank(), comm.size());
     op_bytes_ = collective_size_bytes(counts_, es_);
     span_ = std::max(c.span_bytes, op_bytes_);
     type_ = nccl_type(c.dtype);
@@ -210,6 +211,20 @@ class NcclRunner final : public CollectiveRunner {
           }
         });
       }
+      case Collective::alltoallv:  // grouped send/recv, as nccl-tests; a peer with nothing to exchange is skipped
+        return grouped([&] {
+          for (int peer = 0; peer < n; ++peer) {
+            const auto p = static_cast<std::size_t>(peer);
+            if (layout_.send_counts[p] > 0)
+              comm_.call(ncclSend(static_cast<const std::byte*>(send) + layout_.send_displs[p] * es_, layout_.send_counts[p],
+                                  type_, peer, comm, stream_),
+                         "ncclSend", what_);
+            if (layout_.recv_counts[p] > 0)
+              comm_.call(ncclRecv(static_cast<std::byte*>(recv) + layout_.recv_displs[p] * es_, layout_.recv_counts[p],
+                                  type_, peer, comm, stream_),
+                         "ncclRecv", what_);
+          }
+        });
       case Collective::sendrecv:
         return grouped([&] {
           comm_.call(ncclSend(send, count, type_, (rank + 1) % n, comm, stream_), "ncclSend", what_);
@@ -241,6 +256,7 @@ class NcclRunner final : public CollectiveRunner {
   CollectiveCase c_;
   std::uint64_t es_ = 1, op_bytes_ = 0, span_ = 0;
   CollCounts counts_;
+  AlltoallvLayout layout_;  // alltoallv's counts and displacements (collectives/alltoallv_plan.h)
   CollCheckCase check_case_{};
   ncclDataType_t type_ = ncclFloat32;
   ncclRedOp_t op_ = ncclSum;

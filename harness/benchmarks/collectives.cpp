@@ -46,6 +46,12 @@ BenchmarkInfo collective_info(const CollectiveSpec& spec) {
                       {"transport", "CUDA backend: nccl, or mpi on GPU buffers (--transports; mpi by default when CUDA-aware)"}},
                      {"cpu", "cuda"}};
   if (spec.reduces) info.parameters.push_back({"op", "sum by default (--ops sum,prod,min,max,avg)"});
+  if (spec.id == Collective::alltoallv) {
+    info.parameters.push_back({"skew", "uniform and zipf:1.2 by default (--skew): peer d's share of every rank's data"});
+    // Named, as nccl-tests' alltoallv_perf is its own binary: a default run keeps its rows and length
+    // (--benchmarks all,alltoallv adds it).
+    info.opt_in = true;
+  }
   if (spec.rooted) info.parameters.push_back({"root", "rank 0"});
   return info;
 }
@@ -67,6 +73,13 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
       c.op = *parsed;
     }
     c.root = params.value("root", 0);
+    if (spec_.id == Collective::alltoallv) {
+      std::string why;
+      const auto text = params.at("skew").get<std::string>();
+      const auto skew = parse_alltoallv_skew(text, why);
+      if (!skew) throw Error(fmt::format("invalid skew '{}' in a plan point: {}", terminal_quote(text), why));
+      c.skew = *skew;
+    }
     c.in_place = params.at("placement").get<std::string>() == "in-place";
     c.size_bytes = params.at("size_bytes").get<std::uint64_t>();
     c.transport = params.value("transport", std::string());
@@ -85,21 +98,25 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     if (!sizes.empty())  // refused up front, before anything is allocated
       if (auto why = collective_memory_refusal(sizes.back(), ctx.device.info())) throw Error(*why);
     auto transports = collective_transports(ctx.opts, ctx.backend, ctx.transports);
+    std::vector<double> skews = {0};
+    if (spec_.id == Collective::alltoallv) skews = ctx.opts.skews.empty() ? std::vector<double>{0, 1.2} : ctx.opts.skews;
     if (transports.empty()) transports.push_back("");  // the backend's only transport: no parameter
     std::vector<nlohmann::json> out;
     for (const auto& transport : transports)
       for (DType t : types)
         for (RedOp op : ops)
           for (bool in_place : placements)
-            for (auto size : sizes) {
-              nlohmann::json p = {{"dtype", dtype_name(t)},
-                                  {"size_bytes", size},
-                                  {"placement", in_place ? "in-place" : "out-of-place"}};
-              if (spec_.reduces) p["op"] = redop_name(op);
-              if (spec_.rooted) p["root"] = 0;
-              if (!transport.empty()) p["transport"] = transport;
-              out.push_back(std::move(p));
-            }
+            for (double skew : skews)
+              for (auto size : sizes) {
+                nlohmann::json p = {{"dtype", dtype_name(t)},
+                                    {"size_bytes", size},
+                                    {"placement", in_place ? "in-place" : "out-of-place"}};
+                if (spec_.reduces) p["op"] = redop_name(op);
+                if (spec_.rooted) p["root"] = 0;
+                if (spec_.id == Collective::alltoallv) p["skew"] = alltoallv_skew_text(skew);
+                if (!transport.empty()) p["transport"] = transport;
+                out.push_back(std::move(p));
+              }
     return out;
   }
 
@@ -180,7 +197,7 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
   PointDemand demand_of(const CollectiveCase& point, const DemandContext& ctx) const override {
     const bool in_place = point.in_place;
     const std::uint64_t es = dtype_size(point.dtype);
-    const auto c = collective_counts(spec_, point.size_bytes, es, std::max(ctx.ranks, 1));
+    const auto c = collective_counts(spec_, point.size_bytes, es, std::max(ctx.ranks, 1), point.skew);
     const std::uint64_t recv = saturating_mul(in_place ? std::max(c.recv, c.send) : c.recv, es);
     const std::uint64_t send = in_place ? 0 : saturating_mul(c.send, es);
     const auto m = collective_methodology(ctx.opts);

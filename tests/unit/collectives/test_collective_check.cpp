@@ -124,15 +124,37 @@ struct Sim {
       case Collective::sendrecv:
         out = send[static_cast<std::size_t>((r + n - 1) % n)];
         break;
+      case Collective::alltoallv: {
+        // Every sender's buffer is its peers' blocks in peer order, of the sizes its skew gives.
+        const auto c_of = peer_counts(c.counts.param * static_cast<u64>(n), c.counts.skew, dtype_size(c.dtype), n);
+        u64 at = 0;
+        for (int d = 0; d < r; ++d) at += c_of[static_cast<std::size_t>(d)];
+        for (int j = 0; j < n; ++j)
+          for (u64 i = 0; i < c_of[static_cast<std::size_t>(r)]; ++i) out.push_back(in(j, at + i));
+        break;
+      }
     }
     return out;
   }
+
+  // alltoallv's per-peer counts, written out here from the rule (collectives/alltoallv_plan.h).
+  static std::vector<u64> peer_counts(u64 count, double s, u64 es, int n) {
+    const u64 grain = es >= 16 ? 1 : 16 / es;
+    double h = 0;
+    for (int d = 1; d <= n; ++d) h += s == 0 ? 1.0 : std::pow(d, -s);
+    std::vector<u64> c;
+    for (int d = 1; d <= n; ++d) {
+      const double share = s == 0 ? double(count / static_cast<u64>(n)) : double(count) * std::pow(d, -s) / h;
+      c.push_back(static_cast<u64>(share) / grain * grain);
+    }
+    return c;
+  }
 };
 
-Sim make_sim(Collective coll, DType t, RedOp op, int n, int root, u64 seed) {
+Sim make_sim(Collective coll, DType t, RedOp op, int n, int root, u64 seed, double skew = 0) {
   const auto& spec = collective_spec(coll);
   const u64 es = dtype_size(t);
-  Sim s{{coll, t, op, n, root, collective_counts(spec, static_cast<u64>(n) * 32 * es, es, n), seed}, {}};
+  Sim s{{coll, t, op, n, root, collective_counts(spec, static_cast<u64>(n) * 32 * es, es, n, skew), seed}, {}};
   const auto range = collective_input_range(t, op, n);
   for (int r = 0; r < n; ++r) {
     std::vector<double> buf;
@@ -150,28 +172,31 @@ TEST(CollectiveCheck, ExpectedValuesMatchASimulationForEveryCase) {
       for (RedOp op : kOps) {
         if (!spec.reduces && op != RedOp::sum) continue;  // data movement: the op plays no part
         for (int n = 1; n <= 16; ++n) {
-          const int root = spec.rooted ? static_cast<int>(rng() % static_cast<u64>(n)) : 0;
-          const auto sim = make_sim(spec.id, t, op, n, root, rng() >> 11);
-          SCOPED_TRACE(testing::Message()
-                       << spec.name << " " << dtype_name(t) << " " << redop_name(op) << " n=" << n << " root=" << root);
-          for (int r = 0; r < n; ++r) {
-            const auto want = sim.result(r);
-            ASSERT_EQ(collective_result_count(sim.c, r), want.size()) << "rank " << r;
-            for (u64 i = 0; i < want.size(); ++i) {
-              const double e = collective_expected(sim.c, r, i);
-              ASSERT_EQ(e, want[i]) << "rank " << r << " index " << i;
-              auto ok = [&](double got) { return collective_value_ok(sim.c, r, i, got); };
-              ASSERT_TRUE(ok(e));
-              const double stored = in_type(t, e);  // what a correct collective leaves in the buffer
-              ASSERT_TRUE(ok(stored)) << stored << " vs " << e;
-              if (op != RedOp::avg || !dtype_is_float(t)) {
-                ASSERT_FALSE(ok(e + 1));
-                ASSERT_FALSE(ok(std::nextafter(e, 1e300))) << "not exact";
-              } else {
-                const double tol = coll_expected(collective_check_plan(sim.c, r), i).tolerance;
-                ASSERT_GT(tol, 0);
-                ASSERT_FALSE(ok(e + 2 * tol + std::fabs(e) * dtype_epsilon(t))) << "avg beyond its bound";
-                ASSERT_FALSE(ok(std::nan("")));
+          for (double skew :
+               spec.id == Collective::alltoallv ? std::vector<double>{0, 0.7, 1.2, 3} : std::vector<double>{0}) {
+            const int root = spec.rooted ? static_cast<int>(rng() % static_cast<u64>(n)) : 0;
+            const auto sim = make_sim(spec.id, t, op, n, root, rng() >> 11, skew);
+            SCOPED_TRACE(testing::Message() << spec.name << " " << dtype_name(t) << " " << redop_name(op) << " n=" << n
+                                            << " root=" << root << " skew=" << skew);
+            for (int r = 0; r < n; ++r) {
+              const auto want = sim.result(r);
+              ASSERT_EQ(collective_result_count(sim.c, r), want.size()) << "rank " << r;
+              for (u64 i = 0; i < want.size(); ++i) {
+                const double e = collective_expected(sim.c, r, i);
+                ASSERT_EQ(e, want[i]) << "rank " << r << " index " << i;
+                auto ok = [&](double got) { return collective_value_ok(sim.c, r, i, got); };
+                ASSERT_TRUE(ok(e));
+                const double stored = in_type(t, e);  // what a correct collective leaves in the buffer
+                ASSERT_TRUE(ok(stored)) << stored << " vs " << e;
+                if (op != RedOp::avg || !dtype_is_float(t)) {
+                  ASSERT_FALSE(ok(e + 1));
+                  ASSERT_FALSE(ok(std::nextafter(e, 1e300))) << "not exact";
+                } else {
+                  const double tol = coll_expected(collective_check_plan(sim.c, r), i).tolerance;
+                  ASSERT_GT(tol, 0);
+                  ASSERT_FALSE(ok(e + 2 * tol + std::fabs(e) * dtype_epsilon(t))) << "avg beyond its bound";
+                  ASSERT_FALSE(ok(std::nan("")));
+                }
               }
             }
           }

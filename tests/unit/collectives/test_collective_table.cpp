@@ -36,6 +36,8 @@ Model nccl_model(Collective c, u64 bytes, u64 es, int n) {
       return {base * un, base, base, 0, base, double(base * es) * nd, (nd - 1) / nd};
     case Collective::alltoall:
       return {base * un, base * un, base, 0, 0, double(base * es) * nd, (nd - 1) / nd};
+    case Collective::alltoallv:  // uniform: alltoall's buffers, figures and paramcount
+      return {base * un, base * un, base, 0, 0, double(base * es) * nd, (nd - 1) / nd};
     case Collective::broadcast:
     case Collective::reduce:
     case Collective::sendrecv:
@@ -56,9 +58,9 @@ TEST(CollectiveTable, NamesAndFlags) {
         s.id == Collective::all_reduce || s.id == Collective::reduce_scatter || s.id == Collective::reduce;
     EXPECT_EQ(s.reduces, reduces) << s.name;
     EXPECT_EQ(s.rooted, s.id == Collective::broadcast || s.id == Collective::reduce) << s.name;
-    EXPECT_EQ(s.in_place, s.id != Collective::alltoall) << s.name;
+    EXPECT_EQ(s.in_place, s.id != Collective::alltoall && s.id != Collective::alltoallv) << s.name;
   }
-  EXPECT_EQ(ids.size(), 7u);
+  EXPECT_EQ(ids.size(), 8u);
   EXPECT_FALSE(parse_collective("allreduce").has_value());
   EXPECT_FALSE(parse_collective("").has_value());
   for (const char* op : {"sum", "prod", "min", "max", "avg"}) {
@@ -88,10 +90,10 @@ TEST(CollectiveTable, CountsSizesAndBandwidthMatchNcclTests) {
           ASSERT_EQ(collective_size_bytes(c, es), std::max(want.send, want.recv) * es);
           ASSERT_LE(collective_size_bytes(c, es), bytes);  // rounding never asks for more than requested
           if (spec.id == Collective::all_gather || spec.id == Collective::reduce_scatter ||
-              spec.id == Collective::alltoall) {
+              spec.id == Collective::alltoall || spec.id == Collective::alltoallv) {
             ASSERT_EQ(c.param * es % 16, 0u);
           }
-          ASSERT_DOUBLE_EQ(spec.algbw_bytes(c.param, es, n), want.algbw_bytes);
+          ASSERT_DOUBLE_EQ(spec.algbw_bytes(c, es, n), want.algbw_bytes);
           ASSERT_DOUBLE_EQ(spec.bus_factor(n), want.factor);
           const double seconds = 1e-6 * static_cast<double>(1 + rng() % 100000);
           const auto bw = collective_bandwidth(spec, c, es, n, seconds);
@@ -145,6 +147,76 @@ TEST(CollectiveTable, WorkedExamples) {
   const auto a2a = collective_counts(collective_spec(Collective::alltoall), 1000, 1, 5);
   EXPECT_EQ(a2a.param, 192u);
   EXPECT_EQ(a2a.send, 960u);
+}
+
+// nccl-tests' alltoallv_perf GetBw: max(largest send, largest receive) bytes / time, x (n-1)/n.
+TEST(CollectiveTable, AlltoallvAtUniformCountsIsAlltoall) {
+  std::mt19937_64 rng(83);
+  const auto& a2a = collective_spec(Collective::alltoall);
+  const auto& a2av = collective_spec(Collective::alltoallv);
+  for (int i = 0; i < 2000; ++i) {
+    const int n = 1 + static_cast<int>(rng() % 64);
+    const u64 es = u64{1} << (rng() % 4), bytes = rng() % (u64{1} << (1 + rng() % 34));
+    const double seconds = 1e-6 * static_cast<double>(1 + rng() % 100000);
+    const auto c = collective_counts(a2a, bytes, es, n), v = collective_counts(a2av, bytes, es, n, 0);
+    ASSERT_EQ(v.send, c.send);
+    ASSERT_EQ(v.recv, c.recv);
+    ASSERT_EQ(collective_size_bytes(v, es), collective_size_bytes(c, es));
+    const auto bc = collective_bandwidth(a2a, c, es, n, seconds), bv = collective_bandwidth(a2av, v, es, n, seconds);
+    ASSERT_EQ(bv.algbw, bc.algbw);
+    ASSERT_EQ(bv.busbw, bc.busbw);
+    for (int r = 0; r < n; ++r) {  // each rank's block: alltoall's
+      const auto b = alltoallv_block(v, es, r, n);
+      ASSERT_EQ(b.per, c.param);
+      ASSERT_EQ(b.offset, c.param * static_cast<u64>(r));
+    }
+  }
+}
+
+// Zipf: peer d's share (d+1)^-s / H of every sender's data, each rounded down to 16 bytes; the busiest
+// rank is the hottest receiver, rank 0, with n c(0).
+TEST(CollectiveTable, AlltoallvZipfCountsAndBandwidth) {
+  const auto& spec = collective_spec(Collective::alltoallv);
+  // 1 MiB of fp32 over 4 ranks at s = 1: H = 1 + 1/2 + 1/3 + 1/4 = 25/12; 262144 elements x 12/25 =
+  // 125829.12 -> 125828 (a multiple of 4), /2 62914.56 -> 62912, /3 41943.04 -> 41940, /4 31457.28 -> 31456.
+  const auto c = collective_counts(spec, 1u << 20, 4, 4, 1.0);
+  EXPECT_EQ(c.param, 65536u);  // nccl-tests' paramcount: the uniform per-peer count
+  EXPECT_EQ(c.send, 125828u + 62912u + 41940u + 31456u);
+  EXPECT_EQ(c.recv, 4u * 125828u);
+  EXPECT_EQ(collective_size_bytes(c, 4), 4u * 125828u * 4u);
+  const auto bw = collective_bandwidth(spec, c, 4, 4, 0.001);
+  EXPECT_DOUBLE_EQ(bw.algbw, 4.0 * 125828 * 4 / 1e9 / 0.001);
+  EXPECT_DOUBLE_EQ(bw.busbw, bw.algbw * 0.75);
+  const u64 want_offsets[] = {0, 125828, 125828 + 62912, 125828 + 62912 + 41940};
+  const u64 want_per[] = {125828, 62912, 41940, 31456};
+  for (int r = 0; r < 4; ++r) {
+    const auto b = alltoallv_block(c, 4, r, 4);
+    EXPECT_EQ(b.per, want_per[r]);
+    EXPECT_EQ(b.offset, want_offsets[r]);
+    const auto l = alltoallv_layout(c, 4, r, 4);
+    for (int p = 0; p < 4; ++p) {
+      EXPECT_EQ(l.send_counts[static_cast<std::size_t>(p)], want_per[p]);
+      EXPECT_EQ(l.send_displs[static_cast<std::size_t>(p)], want_offsets[p]);
+      EXPECT_EQ(l.recv_counts[static_cast<std::size_t>(p)], want_per[r]);
+      EXPECT_EQ(l.recv_displs[static_cast<std::size_t>(p)], want_per[r] * static_cast<u64>(p));
+    }
+  }
+  // A steeper skew loads rank 0 more: more bytes behind algbw for the same request.
+  EXPECT_GT(collective_counts(spec, 1u << 20, 4, 8, 2.0).recv, collective_counts(spec, 1u << 20, 4, 8, 1.2).recv);
+  EXPECT_GT(collective_counts(spec, 1u << 20, 4, 8, 1.2).recv, collective_counts(spec, 1u << 20, 4, 8, 0).recv);
+}
+
+TEST(CollectiveTable, AlltoallvSkewText) {
+  std::string why;
+  EXPECT_EQ(parse_alltoallv_skew("uniform", why), 0.0);
+  EXPECT_EQ(parse_alltoallv_skew("zipf:1.2", why), 1.2);
+  EXPECT_EQ(alltoallv_skew_text(0), "uniform");
+  EXPECT_EQ(alltoallv_skew_text(1.2), "zipf:1.2");
+  for (const char* bad : {"", "zipf", "zipf:", "zipf:0", "zipf:-1", "zipf:11", "zipf:1.2x", "zipf:nan", "Zipf:1"}) {
+    why.clear();
+    EXPECT_FALSE(parse_alltoallv_skew(bad, why).has_value()) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
 }
 
 TEST(CollectiveTable, NoBandwidthWithoutTime) {

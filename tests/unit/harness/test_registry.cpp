@@ -84,16 +84,20 @@ TEST(Registry, EmptySelectionIsEveryCpuBenchmarkInRegistryOrder) {
   const auto got = keys(registry().select({}, "cpu", nullptr));
   EXPECT_EQ(got, want);
   // Stream kernels in table order, then GEMM, then the collectives in table order, then dp-step; the
-  // fleet benchmarks only when named ("all,fleet").
+  // fleet benchmarks and alltoallv only when named ("all,fleet", "all,alltoallv").
   std::vector<std::string> expected = stream_keys();
   expected.push_back("gemm");
-  for (const auto& k : collective_keys()) expected.push_back(k);
+  for (const auto& k : collective_keys())
+    if (k != "alltoallv") expected.push_back(k);
   expected.push_back("dp-step");
   EXPECT_EQ(got, expected);
   EXPECT_EQ(keys(registry().select({"all"}, "cpu", nullptr)), expected);
   expected.push_back("pairs");
   expected.push_back("gpu_pairs");
   EXPECT_EQ(keys(registry().select({"all", "fleet"}, "cpu", nullptr)), expected);
+  auto with_a2av = keys(registry().select({"all", "alltoallv"}, "cpu", nullptr));
+  EXPECT_EQ(with_a2av.size(), got.size() + 1);
+  EXPECT_EQ(std::count(with_a2av.begin(), with_a2av.end(), "alltoallv"), 1);
 }
 
 TEST(Registry, GroupsExpandAndOrderIsTheRegistrys) {
@@ -142,7 +146,7 @@ TEST(Registry, BackendAndDeviceFilter) {
   const auto all = keys(registry().select({}, "cpu", &dev));
   EXPECT_EQ(std::count(all.begin(), all.end(), "stream.scale"), 0);
   EXPECT_EQ(std::count(all.begin(), all.end(), "gemm"), 1);
-  EXPECT_EQ(all.size(), 2 + 1 + collective_keys().size() + 1);  // + dp-step
+  EXPECT_EQ(all.size(), 2 + 1 + collective_keys().size() - 1 + 1);  // alltoallv opt-in; + dp-step
   // A device without a copy engine (copies() is null) does not run the copy benchmarks.
   EXPECT_TRUE(registry().select({"copy"}, "cuda", &dev).empty());
 }

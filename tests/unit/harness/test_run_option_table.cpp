@@ -55,6 +55,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"reps", [&] { return n(1, 100); }},
       {"ops", [] { return "max,sum"; }},
       {"placements", [&] { return n(0, 1) == "0" ? "in" : "in-place,out-of-place"; }},
+      {"skews", [&] { return "uniform,zipf:" + n(1, 9) + ".25"; }},
       {"array_bytes", [&] { return n(1, 512) + "M"; }},
       {"gemm_shapes", [&] { return n(1, 999) + ",64x32x" + n(1, 99) + ":TN"; }},
       {"copy_bytes", [&] { return n(1, 512) + "K"; }},
@@ -98,7 +99,7 @@ TEST(RunOptionTable, NamesAndKeysAreUnique) {
 TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
   const std::set<std::string> expected = {
       "quick", "benchmarks", "dtypes", "min_bytes", "max_bytes", "step_factor", "step_bytes", "iters", "warmup",
-      "reps", "ops", "placements", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
+      "reps", "ops", "placements", "skews", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
       "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "peaks_file", "link_peak", "net_peak", "watchdog_s",
       "timeout_s", "telemetry", "tiling", "outlier", "pairs_rounds", "fail_on_outliers",
       "rank_stats"};
