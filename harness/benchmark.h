@@ -46,6 +46,7 @@ struct PlanContext {
   std::string backend;
   int world_size = 1;
   std::vector<std::string> transports = {};  // Backend::collective_transports()
+  int gpus_per_node = 1;  // the fewest ranks one node of the job holds (as the ranks act, world/test_hosts.h)
 };
 
 class Backend;

@@ -1,5 +1,6 @@
 #include "harness/plan_points.h"
 
+#include <algorithm>
 #include <random>
 
 #include <fmt/format.h>
@@ -14,6 +15,8 @@ namespace gpuscale {
 nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& world) {
   const auto benches = registry().select(opts.benchmarks, backend.name(), &backend.device());
   PlanContext ctx{opts, backend.device(), backend.name(), world.size(), backend.collective_transports()};
+  ctx.gpus_per_node = world.size();
+  for (const auto& node : world.tree().members) ctx.gpus_per_node = std::min(ctx.gpus_per_node, static_cast<int>(node.size()));
   nlohmann::json plan = {{"points", nlohmann::json::array()}};
   // Counted in full, kept no further than the cap (one benchmark's cases at a time).
   std::size_t total = 0;

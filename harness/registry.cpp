@@ -103,6 +103,7 @@ const Registry& registry() {
     register_copy_benchmarks(reg);
     register_collective_benchmarks(reg);
     register_training_benchmarks(reg);
+    register_train_step_benchmark(reg);
     register_fleet_benchmarks(reg);
     return reg;
   }();

@@ -41,6 +41,7 @@ void register_gemm_benchmarks(Registry& r);
 void register_copy_benchmarks(Registry& r);
 void register_collective_benchmarks(Registry& r);
 void register_training_benchmarks(Registry& r);
+void register_train_step_benchmark(Registry& r);
 void register_fleet_benchmarks(Registry& r);
 
 }  // namespace gpuscale

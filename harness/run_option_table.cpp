@@ -262,6 +262,21 @@ std::vector<RunOption> make_table() {
   add({.names = "--dp-bucket", .key = "dp_bucket", .help = "dp-step: gradient bucket cap (default 25M, DDP's)",
        .parse = size_text<&O::dp_bucket>, .recorded = shapes, .record = record_value<&O::dp_bucket>,
        .adopt = adopt_size<&O::dp_bucket>});
+  // train-step (docs/training.md).
+  add({.names = "--model", .key = "models",
+       .help = "train-step: comma list of presets (llama3-8b, llama3-70b, mixtral-8x7b) or model JSON files "
+               "(default llama3-8b and mixtral-8x7b)",
+       .parse = [](O& o, const std::string& s, const std::string& what) { o.models = split_list(s, what); },
+       .recorded = shapes, .record = [](const O& o) { return json(o.models); },
+       .adopt = [](O& o, const json& j) { o.models = strings(j); }});
+  add({.names = "--layout", .key = "layouts",
+       .help = "train-step: parallel layouts separated by ';', each a comma list of dp, fsdp, tp=K, pp=K, ep=K "
+               "(default dp;fsdp;tp=2;pp=2 for a dense model, ep=4;ep=8 for an MoE one)",
+       .parse = parse_layouts, .recorded = shapes, .record = [](const O& o) { return json(o.layouts); },
+       .adopt = adopt_layouts});
+  add({.names = "--layers", .key = "layers", .help = "train-step: layers of every model (default its own; --quick 2)",
+       .parse = count_text<&O::layers>, .recorded = shapes, .record = record_value<&O::layers>,
+       .adopt = adopt_int<&O::layers, 1>});
   // Fleet coverage (docs/fleet.md).
   add({.names = "--tiling", .key = "tiling",
        .help = "at each GPU count k: concurrent (every disjoint group of k ranks at once), sequential (one group "

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "core/units.h"
+#include "training/parallel_layout.h"
 
 namespace gpuscale {
 
@@ -86,6 +87,26 @@ void parse_skews(RunOptions& o, const std::string& t, const std::string& what) {
     if (!skew) throw Error(fmt::format("invalid {} '{}': {}", what, terminal_quote(text), why));
     if (std::find(o.skews.begin(), o.skews.end(), *skew) == o.skews.end()) o.skews.push_back(*skew);
   }
+}
+
+void parse_layouts(RunOptions& o, const std::string& t, const std::string& what) {
+  // Layouts hold commas themselves ("tp=2,pp=2"): items are separated by ';' here.
+  std::size_t at = 0;
+  while (at <= t.size()) {
+    const std::size_t end = std::min(t.find(';', at), t.size());
+    const std::string text = t.substr(at, end - at);
+    std::string why;
+    if (!parse_layout(text, why)) throw Error(fmt::format("invalid {} '{}': {}", what, terminal_quote(text), why));
+    o.layouts.push_back(text);
+    at = end + 1;
+  }
+}
+
+void adopt_layouts(RunOptions& o, const json& j) {
+  o.layouts = strings(j);
+  std::string why;
+  for (const auto& l : o.layouts)
+    if (!parse_layout(l, why)) throw BadRecordedValue{"parallel layouts such as \"tp=2,pp=2\""};
 }
 
 void parse_placements(RunOptions& o, const std::string& t, const std::string& what) {

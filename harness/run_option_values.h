@@ -48,6 +48,9 @@ std::vector<std::string> strings(const nlohmann::json& j);
 void parse_ops(RunOptions& o, const std::string& text, const std::string& what);
 void parse_placements(RunOptions& o, const std::string& text, const std::string& what);
 void parse_skews(RunOptions& o, const std::string& text, const std::string& what);
+// train-step: --layout's items must parse (training/parallel_layout.h); --model's are preset names or
+// files, read when the plan is made.
+void parse_layouts(RunOptions& o, const std::string& text, const std::string& what);
 void parse_time_reduce(RunOptions& o, const std::string& text, const std::string& what);
 void parse_transports(RunOptions& o, const std::string& text, const std::string& what);
 // nccl-tests' habits (docs/usage.md "Coming from nccl-tests"): -d takes nccl-tests' type names and
@@ -67,6 +70,7 @@ nlohmann::json record_dtypes(const RunOptions& o);
 void adopt_dtypes(RunOptions& o, const nlohmann::json& j);
 nlohmann::json record_ops(const RunOptions& o);
 void adopt_ops(RunOptions& o, const nlohmann::json& j);
+void adopt_layouts(RunOptions& o, const nlohmann::json& j);
 nlohmann::json record_skews(const RunOptions& o);
 void adopt_skews(RunOptions& o, const nlohmann::json& j);
 nlohmann::json record_placements(const RunOptions& o);

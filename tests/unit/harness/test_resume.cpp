@@ -147,7 +147,7 @@ TEST(ResumeOptions, GivenOptionsMustMatch) {
 TEST(ResumeOptions, MalformedRecordedValuesAreRefused) {
   const std::vector<std::pair<std::string, json>> bad = {
       {"reps", -3}, {"reps", "7"}, {"dtypes", {"fp99"}}, {"dtypes", "fp64"}, {"max_bytes", 0}, {"ops", {"xor"}},
-      {"placements", {"sideways"}}, {"skews", {"zipf:0"}}, {"skews", "uniform"}, {"gemm_shapes", {"1x2"}}, {"time_reduce", "median"}, {"quick", 1}, {"threads", 1e10}};
+      {"placements", {"sideways"}}, {"skews", {"zipf:0"}}, {"skews", "uniform"}, {"layouts", {"tp=0"}}, {"layouts", "dp"}, {"layers", 0}, {"gemm_shapes", {"1x2"}}, {"time_reduce", "median"}, {"quick", 1}, {"threads", 1e10}};
   for (const auto& [key, value] : bad) {
     json doc = run_doc(2, {{"ok", "ok"}});
     doc["plan"]["options"][key] = value;

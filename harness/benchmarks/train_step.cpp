@@ -1,0 +1,326 @@
+// train-step: a transformer's training step under a parallel layout (training/train_step_plan.h) at
+// every GPU count the layout divides, through the backend's own GEMMs and collectives: each rank runs
+// its program, the GEMMs of its shard and each pattern's collective on a communicator of its group
+// (TP, FSDP, DP, EP, expert DP, PP), one after another. The row's value is the group's tokens/s, its
+// fraction of peak the MFU, and its metrics the time of each phase on the slowest rank.
+#include <array>
+#include <chrono>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "backends/backend.h"
+#include "core/error.h"
+#include "core/fault.h"
+#include "core/stats.h"
+#include "core/term_text.h"
+#include "core/units.h"
+#include "harness/benchmarks/agreed_setup.h"
+#include "harness/benchmarks/defaults.h"
+#include "harness/benchmarks/work_place.h"
+#include "harness/guard/run_guard.h"
+#include "harness/registry.h"
+#include "results/result_io.h"
+#include "training/train_step_plan.h"
+
+namespace gpuscale {
+namespace {
+
+constexpr std::array<LayoutDim, 6> kDims = {LayoutDim::tp, LayoutDim::fsdp, LayoutDim::dp,
+                                            LayoutDim::ep, LayoutDim::expert_dp, LayoutDim::pp};
+constexpr std::uintmax_t kModelFileBytes = 1 << 20;
+
+struct TrainPoint {
+  ModelSpec model;
+  LayoutSpec layout;
+};
+
+BenchmarkInfo train_step_info() {
+  BenchmarkInfo info{"train-step",
+                     "training",
+                     "a transformer training step (dense or MoE) under a dp x fsdp x tp x pp x ep layout: its GEMMs "
+                     "and each pattern's collectives; tokens/s, MFU and the time of each phase (docs/training.md)",
+                     "tokens/s",
+                     Scope::collective,
+                     Efficiency::weak_scaling,
+                     {{"name", "the model preset (llama3-8b, llama3-70b, mixtral-8x7b) or file (--model)"},
+                      {"layout", "the parallel layout (--layout): dp, fsdp, tp=K, pp=K, ep=K"},
+                      {"layers, hidden, ffn, heads, kv_heads, seq, micro_batch, vocab, dtype, experts, top_k",
+                       "the model's shapes after --quick and --layers; shrunk_from: what they changed"}},
+                     {"cpu", "cuda"}};
+  info.opt_in = true;  // a model's step is minutes at full size: named, not in every run
+  return info;
+}
+
+ModelSpec load_model(const std::string& name) {
+  if (auto m = model_preset(name)) return *m;
+  if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos)
+    throw Error(fmt::format("--model '{}' is neither a preset ({}) nor a JSON file", terminal_quote(name),
+                            fmt::join(model_preset_names(), ", ")));
+  return model_from_json(read_json_file(name, kModelFileBytes), terminal_quote(name));
+}
+
+std::string bytes_text(double b) { return format_bytes(static_cast<std::uint64_t>(std::max(b, 0.0))); }
+
+class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
+ public:
+  TrainStepBenchmark() : PointBenchmark(train_step_info()) {}
+
+  TrainPoint point(const nlohmann::json& params) const override {
+    TrainPoint p;
+    std::string why;
+    const auto layout = parse_layout(params.at("layout").get<std::string>(), why);
+    if (!layout) throw Error(fmt::format("a train-step plan point: {}", why));
+    p.layout = *layout;
+    nlohmann::json shapes = params;
+    for (const char* k : {"layout", "name", "shrunk_from"}) shapes.erase(k);
+    p.model = model_from_json(shapes, "a train-step plan point");
+    p.model.name = params.at("name").get<std::string>();
+    p.model.shrink = params.value("shrunk_from", nlohmann::json::object());
+    return p;
+  }
+
+  std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
+    const bool given = !ctx.opts.layouts.empty();
+    std::vector<nlohmann::json> out;
+    for (const auto& name : ctx.opts.models.empty() ? std::vector<std::string>{"llama3-8b", "mixtral-8x7b"} : ctx.opts.models) {
+      ModelSpec m = shrink_model(load_model(name), ctx.opts.quick, ctx.opts.layers);
+      m.dtype = ctx.opts.dtypes.empty() ? (ctx.backend == "cpu" ? DType::fp32 : m.dtype) : ctx.opts.dtypes.front();
+      if (auto why = ctx.device.gemm_unsupported(m.dtype)) throw Error(fmt::format("train-step {}: {}", m.name, *why));
+      std::vector<std::string> layouts = ctx.opts.layouts;
+      if (!given) layouts = !m.layout.empty() ? std::vector<std::string>{m.layout}
+                            : m.moe()          ? std::vector<std::string>{"ep=4", "ep=8"}
+                                               : std::vector<std::string>{"dp", "fsdp", "tp=2", "pp=2"};
+      for (const auto& text : layouts) {
+        std::string why;
+        const auto spec = parse_layout(text, why);
+        if (!spec) throw Error(fmt::format("--layout '{}': {}", terminal_quote(text), why));
+        if (auto refusal = layout_refusal(*spec, m, ctx.world_size, ctx.gpus_per_node)) {
+          if (given) throw Error(fmt::format("train-step {}: {}", m.name, *refusal));
+          continue;  // a default layout this launch cannot hold
+        }
+        refuse_unless_it_fits(m, *spec, ctx);
+        auto p = model_json(m);
+        p["layout"] = spec->text();
+        out.push_back(std::move(p));
+      }
+    }
+    return out;
+  }
+
+  RankMeasurement measure(const TrainPoint& point, RunContext& ctx) const override {
+    RankMeasurement out;
+    const int n = ctx.group.size();
+    const auto l = resolve_layout(point.layout, n);
+    if (!l) {
+      out.skipped = true;
+      int step = 1;  // the GPU counts it fits are the multiples of the smallest
+      while (!resolve_layout(point.layout, step)) ++step;
+      out.message = fmt::format("layout {} runs on multiples of {} GPUs, not on {}", point.layout.text(), step, n);
+      return out;
+    }
+    const double need = train_memory_bytes(point.model, *l);
+    if (need > static_cast<double>(ctx.device.info().usable_memory_bytes())) {
+      out.skipped = true;
+      out.message = fmt::format("at {} GPUs the model needs {} per GPU, {} over what the device has ({})", n,
+                                bytes_text(need), bytes_text(need - static_cast<double>(ctx.device.info().usable_memory_bytes())),
+                                ctx.device.info().usable_memory_text());
+      return out;
+    }
+    if (ctx.backend == nullptr) throw Error("train-step needs a backend", 1);
+    const auto plan = make_train_step_plan(point.model, *l, ctx.group.rank());
+    // One group and communicator per dimension of more than one rank, made by every member in this order.
+    std::array<std::unique_ptr<Group>, kDims.size()> groups;
+    std::array<std::unique_ptr<Communicator>, kDims.size()> comms;
+    std::array<WorkPlace, kDims.size()> places;
+    for (std::size_t d = 0; d < kDims.size(); ++d) {
+      if (layout_group_size(*l, kDims[d]) < 2) continue;
+      groups[d] = std::make_unique<Group>(ctx.group, layout_colour(*l, ctx.group.rank(), kDims[d]),
+                                          layout_group_rank(*l, ctx.group.rank(), kDims[d]));
+      comms[d] = watch_communicator(ctx.backend->make_communicator(*groups[d]));
+      places[d] = comm_work_place(*groups[d], ctx.hosts);
+    }
+    auto dim_of = [&](const TrainComm& c) {
+      return static_cast<std::size_t>(std::find(kDims.begin(), kDims.end(), c.group) - kDims.begin());
+    };
+    auto case_of = [&](const TrainComm& c) {
+      CollectiveCase cc;
+      cc.coll = c.coll;
+      cc.dtype = point.model.dtype;
+      cc.size_bytes = c.bytes;
+      cc.skew = c.skew;
+      cc.seed = ctx.seed;
+      return cc;
+    };
+    std::string unsupported;
+    for (const auto& c : plan.comms)
+      if (auto why = comms[dim_of(c)]->unsupported(case_of(c)); why && unsupported.empty()) unsupported = c.what + ": " + *why;
+    if (const int r = ctx.group.first_failed(!unsupported.empty()); r >= 0) {
+      out.skipped = true;
+      out.message = unsupported.empty() ? fmt::format("a collective of the step is not supported on world rank {}", r)
+                                        : unsupported;
+      return out;
+    }
+    std::vector<std::unique_ptr<GemmProblem>> gemms;
+    std::vector<std::unique_ptr<CollectiveRunner>> runners;
+    agreed_setup(ctx.group, key(), [&] {
+      for (std::size_t i = 0; i < plan.gemms.size(); ++i)
+        gemms.push_back(ctx.device.make_gemm(point.model.dtype, plan.gemms[i].shape, ctx.seed + i));
+      for (const auto& c : plan.comms) runners.push_back(comms[dim_of(c)]->prepare(case_of(c)));
+    });
+    const WorkPlace mine = comm_work_place(ctx.group, ctx.hosts);
+    // One step: the program in order, each op's seconds added to its phase.
+    auto step = [&](std::array<double, kTrainPhases>& phase) {
+      ctx.group.barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const auto& op : plan.program) {
+        double t = 0;
+        if (op.gemm) {
+          const FaultScope planted(mine);  // a planted slow GPU spends its time in the GEMMs
+          t = gemms[static_cast<std::size_t>(op.index)]->run();
+          t += spend_planted(FaultSite::compute, t);
+        } else {
+          const auto& c = plan.comms[static_cast<std::size_t>(op.index)];
+          const FaultScope planted(places[dim_of(c)]);  // a NIC or link fault acts on the traffic crossing it
+          t = runners[static_cast<std::size_t>(op.index)]->time(1);
+        }
+        phase[static_cast<std::size_t>(op.phase)] += t;
+      }
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    const auto m = dp_methodology(ctx.opts);
+    for (int i = 0; i < m.warmup; ++i) {
+      std::array<double, kTrainPhases> ignored{};
+      step(ignored);
+    }
+    std::vector<double> mine_rate, mine_step, group_step;
+    std::array<std::vector<double>, kTrainPhases + 1> slowest_phase;  // the phases, then the wait
+    for (int r = 0; r < m.reps; ++r) {
+      std::array<double, kTrainPhases> phase{};
+      const double s = stretch_timed(step(phase));
+      mine_rate.push_back(plan.tokens_per_step / n / s);
+      mine_step.push_back(s);
+      std::vector<double> mine_v = {s};
+      mine_v.insert(mine_v.end(), phase.begin(), phase.end());
+      const auto all = ctx.group.allgather(mine_v);
+      const std::size_t w = mine_v.size();
+      std::size_t slow = 0;
+      for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k)
+        if (all[k * w] > all[slow * w]) slow = k;
+      group_step.push_back(all[slow * w]);
+      double busy = 0;
+      for (std::size_t p = 0; p < static_cast<std::size_t>(kTrainPhases); ++p) {
+        slowest_phase[p].push_back(all[slow * w + 1 + p]);
+        busy += all[slow * w + 1 + p];
+      }
+      slowest_phase[kTrainPhases].push_back(std::max(0.0, all[slow * w] - busy));
+    }
+    // Verified once, untimed: every GEMM's sampled entries, every collective's result, in program order.
+    std::uint64_t wrong = 0, checked = 0;
+    std::vector<bool> done(plan.gemms.size() + plan.comms.size(), false);
+    for (const auto& op : plan.program) {
+      const std::size_t at = op.gemm ? static_cast<std::size_t>(op.index) : plan.gemms.size() + static_cast<std::size_t>(op.index);
+      if (done[at]) continue;
+      done[at] = true;
+      if (op.gemm) {
+        const auto r = gemms[static_cast<std::size_t>(op.index)]->verify();
+        wrong += r.wrong;
+        checked += r.checked;
+      } else {
+        wrong += runners[static_cast<std::size_t>(op.index)]->check();
+        ++checked;
+      }
+    }
+    const auto wrong_all = ctx.group.allgather(static_cast<double>(wrong));
+    const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);
+
+    const double measured = median_of(group_step), compute = median_of(slowest_phase[0]);
+    const auto f = train_figures(plan, measured, compute);
+    out.reps = mine_rate;  // this rank's tokens/s per GPU from its own step: where stragglers show
+    out.aggregate = f.tokens_per_s;
+    out.metrics = {{"wrong", wrong}, {"checked", checked}, {"step_time_us", median_of(mine_step) * 1e6}};
+    nlohmann::json phases = nlohmann::json::object();
+    for (std::size_t p = 0; p < static_cast<std::size_t>(kTrainPhases); ++p)
+      phases[std::string(train_phase_name(static_cast<TrainPhase>(p)))] = median_of(slowest_phase[p]) * 1e6;
+    phases["wait"] = median_of(slowest_phase[kTrainPhases]) * 1e6;
+    phases["bubble"] = f.bubble_s * 1e6;
+    out.row_metrics = {{"tokens_per_s", f.tokens_per_s},
+                       {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu},
+                       {"model_tflops_per_gpu", f.model_tflops_per_gpu},
+                       {"step_time_us", f.step_s * 1e6},
+                       {"measured_step_us", measured * 1e6},
+                       {"phase_us", phases},
+                       {"layout", {{"dp", l->dp}, {"fsdp", l->fsdp}, {"tp", l->tp}, {"pp", l->pp}, {"ep", l->ep}}},
+                       {"micro_batches", plan.micro_batches},
+                       {"tokens_per_step", plan.tokens_per_step},
+                       {"flops_per_token", train_flops_per_token(point.model)},
+                       {"model_memory_bytes_per_gpu", need},
+                       {"time_reduce", "slowest rank"},
+                       {"wrong", wrong_total}};
+    if (wrong_total > 0) {
+      out.valid = false;
+      out.message = fmt::format("{} wrong values across {} ranks ({} here)", wrong_total, n, wrong);
+    }
+    return out;
+  }
+
+  // What a rank allocates at the largest group: each distinct GEMM's operands and each collective's
+  // buffers (the model's own memory is checked against the device in cases() and measure()).
+  PointDemand demand_of(const TrainPoint& p, const DemandContext& ctx) const override {
+    PointDemand d;
+    for (int n = std::max(ctx.ranks, 1); n >= 1; --n) {
+      const auto l = resolve_layout(p.layout, n);
+      if (!l) continue;
+      const auto plan = make_train_step_plan(p.model, *l, 0);
+      const std::uint64_t es = dtype_size(p.model.dtype);
+      for (const auto& g : plan.gemms)
+        d.memory_bytes = saturating_add(d.memory_bytes, saturating_mul(g.shape.m * g.shape.k + g.shape.k * g.shape.n + g.shape.m * g.shape.n, es));
+      double comm_bytes = 0;
+      for (const auto& c : plan.comms) {
+        d.memory_bytes = saturating_add(d.memory_bytes, saturating_mul(c.bytes, 2 * std::max(layout_group_size(*l, c.group), 1)));
+        comm_bytes += static_cast<double>(c.bytes);
+      }
+      const auto m = dp_methodology(ctx.opts);
+      const double steps = m.warmup + m.reps + 1.0;
+      d.flops = plan.gemm_flops * steps;
+      d.bytes = comm_bytes * steps * static_cast<double>(plan.program.size());
+      break;
+    }
+    d.memory_what = fmt::format("the GEMM operands and collective buffers of {} in layout {}", p.model.name, p.layout.text());
+    if (ctx.backend == "cuda") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
+    return d;
+  }
+
+  // Tokens/s one device would reach at its dense peak for the dtype: the row's fraction of peak is then
+  // the model FLOP utilisation (MFU) of the group.
+  ExpectedPeak peak_of(const TrainPoint& p, const PeakContext& ctx, const std::string&) const override {
+    if (ctx.table == nullptr) return {std::nullopt, "no peak table on this backend"};
+    const auto peak = ctx.table->compute(ctx.device, p.model.dtype);
+    if (!peak.value) return {std::nullopt, peak.source};
+    const double per_token = train_flops_per_token(p.model);
+    return {*peak.value * 1e12 / per_token,
+            fmt::format("dense {} peak ({}) / {:.4g} FLOP per token", dtype_name(p.model.dtype), peak.source, per_token)};
+  }
+
+ private:
+  static void refuse_unless_it_fits(const ModelSpec& m, const LayoutSpec& spec, const PlanContext& ctx) {
+    const double usable = static_cast<double>(ctx.device.info().usable_memory_bytes());
+    double least = -1;
+    for (int n = 1; n <= ctx.world_size; ++n)
+      if (const auto l = resolve_layout(spec, n)) {
+        const double need = train_memory_bytes(m, *l);
+        if (need <= usable) return;
+        least = least < 0 ? need : std::min(least, need);
+      }
+    throw Error(fmt::format("train-step {} in layout {} does not fit: it needs at least {} per GPU, {} more than the "
+                            "device has ({}); shrink it with --quick or --layers, or spread it with fsdp, tp or pp",
+                            m.name, spec.text(), bytes_text(least), bytes_text(least - usable),
+                            ctx.device.info().usable_memory_text()));
+  }
+};
+
+}  // namespace
+
+void register_train_step_benchmark(Registry& r) { r.add(std::make_unique<TrainStepBenchmark>()); }
+
+}  // namespace gpuscale

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""End-to-end tests of train-step (docs/training.md) on the CPU backend under mpirun.
+
+  layouts: 8 ranks as 4 test hosts of 2, `--quick --benchmarks train-step,alltoallv`: the dense preset at dp,
+    fsdp, tp=2 and pp=2, the MoE preset at ep=4 and ep=8, measured and verified at every GPU count the
+    layout divides and skipped with the reason at the others; each row's phases hold its layout's
+    patterns and nothing else; alltoallv rows at uniform and zipf:1.2.
+  wrong: a planted wrong all_reduce value (the collective really returns it) makes the rows whose step
+    all-reduces invalid, and those whose step does not stay ok.
+  bad_input: a layout that does not divide the launch, TP beyond a node, experts that do not divide
+    over EP, a model that does not fit memory, a model file of the wrong shape: one line, exit 2.
+"""
+import json
+import os
+
+import e2e_common
+from e2e_common import fail
+
+ARGS = None
+HOSTS = "h0,h0,h1,h1,h2,h2,h3,h3"
+COMMS = {"tp_comm", "fsdp_comm", "pp_comm", "ep_comm", "dp_comm"}
+
+
+def load_valid(path):
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+
+
+def run8(args, env=None):
+    return e2e_common.mpirun(8, ["run", "--backend", "cpu"] + args, {"GPUSCALE_TEST_HOSTS": HOSTS, **(env or {})},
+                             timeout=600)
+
+
+def allowed(layout, n):
+    """The GPU counts a layout runs on, from docs/training.md: tp, pp fixed; ep must divide dp x fsdp = n / (tp pp)."""
+    fixed = {"tp=2": 2, "pp=2": 2}.get(layout, 1)
+    ep = {"ep=4": 4, "ep=8": 8}.get(layout, 1)
+    return n % fixed == 0 and (n // fixed) % ep == 0
+
+
+def expected_patterns(layout, n):
+    """The communication phases a layout has at n GPUs (docs/training.md): each dimension of more than one rank."""
+    tp, pp = (2 if layout == "tp=2" else 1), (2 if layout == "pp=2" else 1)
+    fsdp, dp = (n, 1) if layout == "fsdp" else (1, n // (tp * pp))
+    ep = {"ep=4": 4, "ep=8": 8}.get(layout, 1)
+    return {k for k, on in (("tp_comm", tp > 1), ("pp_comm", pp > 1), ("fsdp_comm", fsdp > 1), ("ep_comm", ep > 1),
+                            ("dp_comm", dp > 1)) if on}
+
+
+def case_layouts():
+    path = e2e_common.out_path(ARGS.workdir, "train_layouts.json")
+    p = run8(["--quick", "--benchmarks", "train-step,alltoallv", "-o", path])
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
+    doc = load_valid(path)
+    counts = doc["plan"]["gpu_counts"]
+    rows = {(r["params"]["name"], r["params"]["layout"], r["gpu_count"]): r
+            for r in doc["results"] if r["benchmark"] == "train-step"}
+    want = [("llama3-8b", l) for l in ("dp", "fsdp", "tp=2", "pp=2")] + [("mixtral-8x7b", l) for l in ("ep=4", "ep=8")]
+    for name, layout in want:
+        for n in counts:
+            r = rows.get((name, layout, n))
+            if r is None:
+                fail(f"no train-step row for {name} {layout} at {n} GPUs: {sorted(rows)}")
+            if not allowed(layout, n):
+                if r["status"] != "skipped" or "runs on multiples of" not in " ".join(r["errors"]):
+                    fail(f"{name} {layout} at {n}: {r['status']} {r['errors']}, expected skipped")
+                continue
+            m = r["metrics"]
+            if r["status"] != "ok" or m["wrong"] != 0 or r["aggregate"] is None or r["aggregate"] <= 0:
+                fail(f"{name} {layout} at {n}: {r['status']} {r['errors']} value {r['aggregate']}")
+            checked = r["ranks"]["metrics"]["checked"]  # one value when every rank's is the same
+            if any(c <= 0 for c in (checked if isinstance(checked, list) else [checked])):
+                fail(f"{name} {layout} at {n}: a rank checked nothing")
+            phases = m["phase_us"]
+            if phases["compute"] <= 0:
+                fail(f"{name} {layout} at {n}: no compute time: {phases}")
+            expect = expected_patterns(layout, n)
+            seen = {k for k in COMMS if phases[k] > 0}
+            if seen != expect:
+                fail(f"{name} {layout} at {n}: communication in {sorted(seen)}, expected {sorted(expect)}: {phases}")
+            if layout == "pp=2" and not phases["bubble"] > 0:
+                fail(f"{name} pp=2 at {n}: no bubble: {phases}")
+            tokens = m["tokens_per_step"]
+            if abs(r["aggregate"] - tokens / (m["step_time_us"] * 1e-6)) > 1e-6 * r["aggregate"]:
+                fail(f"{name} {layout} at {n}: tokens/s {r['aggregate']} is not tokens {tokens} / step {m['step_time_us']} us")
+        print(f"ok: {name} {layout}: " + ", ".join(
+            f"{n}: {rows[(name, layout, n)]['aggregate']:.0f} tokens/s" for n in counts if allowed(layout, n)))
+    a2av = {(r["params"]["skew"], r["gpu_count"]) for r in doc["results"]
+            if r["benchmark"] == "alltoallv" and r["status"] == "ok" and r["metrics"]["wrong"] == 0}
+    if not all((s, n) in a2av for s in ("uniform", "zipf:1.2") for n in counts):
+        fail(f"alltoallv rows: {sorted(a2av)}")
+
+
+def case_wrong():
+    path = e2e_common.out_path(ARGS.workdir, "train_wrong.json")
+    p = run8(["--quick", "--benchmarks", "train-step", "--layout", "dp;tp=2", "--model", "llama3-8b", "-o", path],
+             {"GPUSCALE_TEST_FAULT": "wrong:all_reduce"})
+    if p.returncode != 1:
+        fail(f"a wrong all_reduce value inside train-step exited {p.returncode}:\n{p.stderr[-2000:]}")
+    doc = load_valid(path)
+    for r in doc["results"]:
+        reduces = r["gpu_count"] > 1  # dp all-reduces its gradients, tp its activations
+        if r["status"] == "skipped":
+            continue
+        if reduces and (r["status"] != "invalid" or r["aggregate"] is not None):
+            fail(f"{r['params']['layout']} at {r['gpu_count']}: {r['status']}, value {r['aggregate']}")
+        if not reduces and r["status"] != "ok":
+            fail(f"{r['params']['layout']} at 1 GPU (no all_reduce): {r['status']} {r['errors']}")
+    print("ok: a wrong all_reduce makes every multi-GPU train-step row invalid, the 1-GPU row stays ok")
+
+
+def one_line(p, needle):
+    """Exit 2 and one error line of gpuscale's: refused when the plan is made, after the line naming the
+    backend (as e2e_cpu_bad_input's plan cases); mpirun's own report of the exit is not ours."""
+    lines = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:") and "backend (" not in l]
+    if p.returncode != 2 or len(lines) != 1 or needle not in lines[0] or p.stdout.strip():
+        fail(f"exit {p.returncode}, lines {lines}: expected one line with {needle!r} and exit 2")
+    print(f"ok: {lines[0]}")
+
+
+def case_bad_input():
+    out = e2e_common.out_path(ARGS.workdir, "train_bad.json")
+    base = ["--benchmarks", "train-step", "--quick", "-o", out]
+    one_line(run8(base + ["--layout", "tp=3"]), "does not divide the launch's 8 GPUs")
+    one_line(run8(base + ["--layout", "tp=4"]), "spans more than a node (2 GPUs)")
+    one_line(run8(base + ["--model", "mixtral-8x7b", "--layout", "ep=3"]), "8 experts do not divide over ep 3")
+    one_line(run8(base + ["--model", "llama3-8b", "--layout", "ep=2"]), "dense")
+    one_line(run8(["--benchmarks", "train-step", "--model", "llama3-70b", "--layout", "tp=2", "-o", out]),
+             "does not fit")
+    one_line(run8(base + ["--layout", "tp=2,tp=4"]), "given twice")
+    model = os.path.join(ARGS.workdir, "model_bad.json")
+    with open(model, "w") as f:
+        json.dump({"layers": 2, "hidden": 64, "ffn": 128, "heads": 3, "seq": 16, "vocab": 100}, f)
+    one_line(run8(base + ["--model", model]), "3 heads do not divide the hidden size 64")
+    with open(model, "w") as f:
+        json.dump([[1, 2], [3, 4]], f)
+    one_line(run8(base + ["--model", model]), "a model is a JSON object")
+    one_line(run8(base + ["--model", "gpt-9"]), "neither a preset")
+
+
+def parse():
+    global ARGS
+    ARGS = e2e_common.parse_args("--mpiexec")
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
+    cases = {
+        "layouts": (case_layouts, cores),
+        "wrong": (case_wrong, cores),
+        "bad_input": (case_bad_input, cores),
+    }
+    e2e_common.run_case("e2e_training_", {"TIMEOUT": 600, "LABELS": "e2e;training"}, cases, parse)
+
+
+if __name__ == "__main__":
+    main()
