@@ -80,9 +80,15 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     return p;
   }
 
+  // Each model at each layout the launch can hold. Layouts given with --layout apply to every model
+  // that can take them (ep=4 to the MoE models of a list, say); one that no given model can take is
+  // refused with its first reason, as is a model that fits no GPU count. Default layouts a launch
+  // cannot hold are left out.
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
     const bool given = !ctx.opts.layouts.empty();
     std::vector<nlohmann::json> out;
+    std::vector<std::string> first_refusal(ctx.opts.layouts.size());
+    std::vector<bool> taken(ctx.opts.layouts.size(), false);
     for (const auto& name : ctx.opts.models.empty() ? std::vector<std::string>{"llama3-8b", "mixtral-8x7b"} : ctx.opts.models) {
       ModelSpec m = shrink_model(load_model(name), ctx.opts.quick, ctx.opts.layers);
       m.dtype = ctx.opts.dtypes.empty() ? (ctx.backend == "cpu" ? DType::fp32 : m.dtype) : ctx.opts.dtypes.front();
@@ -91,20 +97,23 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
       if (!given) layouts = !m.layout.empty() ? std::vector<std::string>{m.layout}
                             : m.moe()          ? std::vector<std::string>{"ep=4", "ep=8"}
                                                : std::vector<std::string>{"dp", "fsdp", "tp=2", "pp=2"};
-      for (const auto& text : layouts) {
+      for (std::size_t i = 0; i < layouts.size(); ++i) {
         std::string why;
-        const auto spec = parse_layout(text, why);
-        if (!spec) throw Error(fmt::format("--layout '{}': {}", terminal_quote(text), why));
+        const auto spec = parse_layout(layouts[i], why);
+        if (!spec) throw Error(fmt::format("--layout '{}': {}", terminal_quote(layouts[i]), why));
         if (auto refusal = layout_refusal(*spec, m, ctx.world_size, ctx.gpus_per_node)) {
-          if (given) throw Error(fmt::format("train-step {}: {}", m.name, *refusal));
-          continue;  // a default layout this launch cannot hold
+          if (given && first_refusal[i].empty()) first_refusal[i] = fmt::format("train-step {}: {}", m.name, *refusal);
+          continue;
         }
         refuse_unless_it_fits(m, *spec, ctx);
+        if (given) taken[i] = true;
         auto p = model_json(m);
         p["layout"] = spec->text();
         out.push_back(std::move(p));
       }
     }
+    for (std::size_t i = 0; i < taken.size(); ++i)
+      if (!taken[i]) throw Error(first_refusal[i]);
     return out;
   }
 
