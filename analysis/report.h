@@ -12,6 +12,7 @@
 #include "analysis/result_set.h"
 #include "analysis/stragglers.h"
 #include "analysis/text_table.h"
+#include "analysis/train_scaling.h"
 #include "analysis/verdict.h"
 
 namespace gpuscale {
@@ -26,6 +27,7 @@ struct FileReport {
   double straggler_threshold = kDefaultStragglerThreshold;
   std::vector<Straggler> stragglers;
   Projection projection;
+  std::vector<TrainScaling> training;  // train-step series: phases per count, max useful GPUs
   FleetView fleet;  // groups, pair matrices and outliers (empty for files without fleet data)
   RunVerdict verdict;  // what every format opens with (analysis/verdict.h)
 };
@@ -48,5 +50,10 @@ std::string report_html(const std::vector<FileReport>& files);
 std::string fleet_text(const FileReport& r);
 std::string fleet_markdown(const FileReport& r);
 std::string fleet_html(const FileReport& r);
+
+// The training-step section (analysis/report_training.cpp): per series, its phases per GPU count (a
+// stacked bar in HTML) and the max-useful-GPUs line; empty when the file has no train-step rows.
+std::string training_markdown(const FileReport& r);
+std::string training_html(const FileReport& r);
 
 }  // namespace gpuscale

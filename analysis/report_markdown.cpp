@@ -120,6 +120,7 @@ std::string report_markdown(const std::vector<FileReport>& files) {
     }
     out += fleet_markdown(f);
     projection(out, f.projection);
+    out += training_markdown(f);
     out += "\n### Environment\n\n| | |\n|---|---|\n";
     for (const auto& [k, v] : environment_summary(f.run)) out += fmt::format("| {} | {} |\n", k, md(v));
   }

@@ -29,6 +29,7 @@ FileReport make_file_report(LoadedResult run, double straggler_threshold) {
   r.straggler_threshold = straggler_threshold;
   r.stragglers = find_stragglers(r.run.doc, r.run.rows, straggler_threshold);
   r.projection = project(r.run);
+  r.training = train_scaling(r.run.rows);
   r.fleet = fleet_view(r.run);
   r.verdict = run_verdict(r.run.doc, r.run.rows, r.stragglers.size());
   return r;
@@ -79,6 +80,7 @@ std::string report_text(const FileReport& r, std::size_t width) {
   out += format_stragglers(r.stragglers, r.straggler_threshold, style);
   out += fit_lines(fleet_text(r), width);
   out += fit_lines(format_projection(r.projection), width);
+  out += format_train_scaling(r.training);  // a table: kept whole, like the nccl-tests tables
   std::string env = "\nenvironment\n";
   for (const auto& [k, v] : environment_summary(r.run)) env += fmt::format("  {:<16} {}\n", k, term_text(v));
   out += fit_lines(env, width, 19);  // continuation lines under the values

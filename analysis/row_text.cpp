@@ -20,17 +20,25 @@ std::string params_label(const nlohmann::json& p, bool drop_size) {
     return v.is_number_integer() && v.get<long long>() >= 0 ? format_size(v.get<std::uint64_t>()) : text(v);
   };
   if (p.contains("dtype")) add(text(p["dtype"]));
-  if (p.contains("m") && p.contains("n") && p.contains("k"))
+  const bool gemm = p.contains("m") && p.contains("n") && p.contains("k");
+  if (gemm)
     add(fmt::format("{}x{}x{}:{}", text(p["m"]), text(p["n"]), text(p["k"]),
                     p.contains("layout") ? text(p["layout"]) : std::string("NN")));
+  // train-step: the model and its parallel layout first (a layout is a GEMM's transposes otherwise).
+  if (p.contains("name") && p["name"].is_string()) add(text(p["name"]));
+  if (!gemm && p.contains("layout")) add(text(p["layout"]));
   if (p.contains("array_bytes")) add(size(p["array_bytes"]));
   if (p.contains("op")) add(text(p["op"]));
   if (p.contains("placement")) add(text(p["placement"]));
   if (!drop_size && p.contains("size_bytes")) add(size(p["size_bytes"]));
-  static const char* known[] = {"dtype", "m",         "n",          "k",   "layout", "array_bytes",
-                                "elements", "op", "placement", "size_bytes", "root"};
-  for (const auto& [k, v] : p.items())
-    if (std::find(std::begin(known), std::end(known), k) == std::end(known)) add(fmt::format("{}={}", k, text(v)));
+  static const char* known[] = {"dtype",    "m",  "n",         "k",          "layout", "array_bytes",
+                                "elements", "op", "placement", "size_bytes", "root",   "name"};
+  for (const auto& [k, v] : p.items()) {
+    if (std::find(std::begin(known), std::end(known), k) != std::end(known)) continue;
+    // An object (train-step's shrunk_from: what --quick changed) is named, not spelt out: the row has it.
+    if (v.is_object() && v.empty()) continue;
+    add(v.is_object() ? k : fmt::format("{}={}", k, text(v)));
+  }
   return out;
 }
 

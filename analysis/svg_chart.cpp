@@ -60,6 +60,24 @@ std::string note_text(const std::string& note) {
   return note.empty() ? "" : fmt::format("<text x=\"{}\" y=\"{}\" class=\"note\">{}</text>\n", kLeft, kH - 6, html_escape(note));
 }
 
+// Bar i of a stacked chart: its parts from the axis up, each with its figure in the tooltip.
+std::string stacked_bar(const BarChart& c, std::size_t i, double x, double width, double ymax, const std::string& label) {
+  std::string out;
+  double base = 0;
+  const auto& parts = i < c.parts_of.size() ? c.parts_of[i] : std::vector<double>{};
+  for (std::size_t p = 0; p < parts.size() && p < c.parts.size(); ++p) {
+    if (!(parts[p] > 0)) continue;
+    const double y0 = kBottom - (kBottom - kTop) * std::clamp(base / ymax, 0.0, 1.0);
+    base += parts[p];
+    const double y1 = kBottom - (kBottom - kTop) * std::clamp(base / ymax, 0.0, 1.0);
+    out += fmt::format("<rect class=\"bar part\" data-part=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                       "height=\"{:.1f}\" fill=\"{}\"><title>{} {}: {}</title></rect>\n",
+                       html_escape(c.parts[p]), x, y1, width, y0 - y1, kColors[p % std::size(kColors)], html_escape(label),
+                       html_escape(c.parts[p]), y_text(parts[p], c.y_percent));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string chart_label(const std::string& s, std::size_t n) {
@@ -148,7 +166,9 @@ std::string render_bar_chart(const BarChart& c) {
   for (std::size_t i = 0; i < n; ++i) {
     const double x = kLeft + slot * static_cast<double>(i) + slot * 0.1;
     const std::string label = i < c.labels.size() ? c.labels[i] : "";
-    if (c.values[i]) {
+    if (c.values[i] && !c.parts.empty()) {
+      out += stacked_bar(c, i, x, slot * 0.8, ymax, label);
+    } else if (c.values[i]) {
       const double h = (kBottom - kTop) * std::clamp(*c.values[i] / ymax, 0.0, 1.0);
       const bool warn = i < c.highlight.size() && c.highlight[i];
       out += fmt::format("<rect class=\"bar{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
@@ -162,6 +182,13 @@ std::string render_bar_chart(const BarChart& c) {
     if (labels)
       out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"end\" transform=\"rotate(-30 {:.1f} {})\">{}</text>\n",
                          x + slot * 0.4, kBottom + 14, x + slot * 0.4, kBottom + 14, html_escape(chart_label(label, 18)));
+  }
+  for (std::size_t p = 0; p < c.parts.size(); ++p) {  // the stack's legend
+    const double ly = kTop + 6 + 16 * static_cast<double>(p);
+    out += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"10\" fill=\"{}\"/>"
+                       "<text x=\"{}\" y=\"{:.1f}\" class=\"lg\">{}</text>\n",
+                       kRight + 10, ly - 5, kColors[p % std::size(kColors)], kRight + 27, ly + 4,
+                       html_escape(chart_label(c.parts[p], 22)));
   }
   if (c.reference) {
     const double y = kBottom - (kBottom - kTop) * std::clamp(*c.reference / ymax, 0.0, 1.0);

@@ -35,6 +35,10 @@ struct BarChart {
   std::vector<bool> highlight;                // drawn in the warning colour (stragglers)
   std::optional<double> reference;            // a horizontal line (the median)
   std::string reference_label;
+  // A stacked bar chart when not empty: bar i is parts_of[i] (one figure per part, in `parts` order)
+  // stacked from the axis, each part in its own colour with a legend; values[i] is their sum.
+  std::vector<std::string> parts;
+  std::vector<std::vector<double>> parts_of;
 };
 
 // Whether a chart has anything to draw: a line chart a series of two or more points (one point draws

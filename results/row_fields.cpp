@@ -129,7 +129,7 @@ constexpr std::array kFields = {
              .meaning = "collectives: why busbw is not what the links carried (NVLS)"},
     RowField{.name = "wrong", .place = P::row_metric, .meaning = "values the check found wrong (all ranks)",
              .non_negative = true},
-    RowField{.name = "step_time_us", .place = P::row_metric, .unit = "us", .meaning = "dp-step: time of one step",
+    RowField{.name = "step_time_us", .place = P::row_metric, .unit = "us", .meaning = "dp-step, train-step: time of one step",
              .non_negative = true, .history = "step_time_us"},
     RowField{.name = "exposed_comm_us", .place = P::row_metric, .unit = "us",
              .meaning = "dp-step: communication time not hidden behind compute", .non_negative = true},
@@ -137,6 +137,9 @@ constexpr std::array kFields = {
              .meaning = "dp-step: compute time of one step", .non_negative = true},
     RowField{.name = "gradient_bytes", .place = P::row_metric, .unit = "B",
              .meaning = "dp-step: gradient bytes all-reduced per step", .non_negative = true},
+    RowField{.name = "phase_us", .place = P::row_metric, .type = T::object, .unit = "us",
+             .meaning = "train-step: each phase's time on the slowest rank (compute, each pattern's communication, "
+                        "bubble, wait)"},
     RowField{.name = "best_aggregate_gb_s", .place = P::row_metric, .unit = "GB/s",
              .meaning = "stream: sum of the ranks' best repetitions", .non_negative = true},
     RowField{.name = "once_counted_gbps", .place = P::row_metric, .unit = "GB/s",
@@ -194,6 +197,7 @@ const RowField& step_time_us = named("step_time_us", P::row_metric);
 const RowField& exposed_comm_us = named("exposed_comm_us", P::row_metric);
 const RowField& compute_time_us = named("compute_time_us", P::row_metric);
 const RowField& gradient_bytes = named("gradient_bytes", P::row_metric);
+const RowField& phase_us = named("phase_us", P::row_metric);
 }  // namespace fields
 
 json field_json(const ResultRow& row, const RowField& f) {

@@ -73,6 +73,7 @@ extern const RowField& step_time_us;
 extern const RowField& exposed_comm_us;
 extern const RowField& compute_time_us;
 extern const RowField& gradient_bytes;
+extern const RowField& phase_us;
 }  // namespace fields
 
 // A field's JSON in a row (a row member's, or the row metrics' entry; null when absent). Not for

@@ -61,7 +61,7 @@ ModelSpec model_from_json(const nlohmann::json& j, const std::string& what);
 // that do not divide heads, top_k outside 1..experts. nullopt when it is one.
 std::optional<std::string> model_refusal(const ModelSpec& m);
 
-// --quick: at most 2 layers, width / 8 (hidden, ffn, heads, kv_heads, vocab; at least 1 head), seq 256
+// --quick: at most 2 layers, width / 16 (hidden, ffn, heads, kv_heads, vocab; at least 1 head), seq 128
 // and micro-batch 1, so a step is seconds on a CPU; --layers N: N layers. Each change is recorded in
 // `shrink` with the preset's value.
 ModelSpec shrink_model(ModelSpec m, bool quick, std::optional<int> layers);

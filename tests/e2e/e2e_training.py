@@ -16,7 +16,9 @@
     over EP, a model that does not fit memory, a model file of the wrong shape: one line, exit 2.
 """
 import json
+import math
 import os
+import re
 import sys
 
 import e2e_common
@@ -95,6 +97,82 @@ def case_layouts():
             if r["benchmark"] == "alltoallv" and r["status"] == "ok" and r["metrics"]["wrong"] == 0}
     if not all((s, n) in a2av for s in ("uniform", "zipf:1.2") for n in counts):
         fail(f"alltoallv rows: {sorted(a2av)}")
+    check_report(path, doc)
+
+
+def max_useful_oracle(points):
+    """The max-useful-GPUs verdict of docs/training.md, derived here from the rows: [(n, tokens/s, step us)],
+    ascending. Returns (kind, number): ("measured", n), ("projected", n), ("beyond", None), ("flat", None) or
+    ("unfitted", None)."""
+    n0 = points[0][0]
+    eff = [(n, t / n / (points[0][1] / n0)) for n, t, _ in points]
+    for i in range(1, len(eff)):
+        if eff[i][1] < 0.8:
+            return "measured", eff[i - 1][0]
+    if len(points) < 3:
+        return "unfitted", None
+    # t = a + b log2(n / n0), least squares on relative residuals (weights 1 / t^2).
+    xs = [math.log2(n / n0) for n, _, _ in points]
+    ys = [t for _, _, t in points]
+    ws = [1 / (y * y) for y in ys]
+    sw, sx, sy = sum(ws), sum(w * x for w, x in zip(ws, xs)), sum(w * y for w, y in zip(ws, ys))
+    sxx, sxy = sum(w * x * x for w, x in zip(ws, xs)), sum(w * x * y for w, x, y in zip(ws, xs, ys))
+    b = (sw * sxy - sx * sy) / (sw * sxx - sx * sx)
+    a = (sy - b * sx) / sw
+    rms = math.sqrt(sum(((a + b * x - y) / y) ** 2 for x, y in zip(xs, ys)) / len(ys))
+    if rms > 0.25 or a <= 0:
+        return "unfitted", None
+    if b <= 0:
+        return "flat", None
+    limit = n0 * 2 ** min(a / (4 * b), 60)
+    if limit > 2 ** 20:
+        return "beyond", None
+    n = n0
+    while n * 2 <= limit * (1 + 1e-9):
+        n *= 2
+    return "projected", max(n, points[-1][0])
+
+
+def check_report(path, doc):
+    """The report's training section: per layout, its phases at every measured count (a stacked bar in HTML)
+    and the max-useful-GPUs line, which agrees with the rule derived here from the JSON."""
+    series = {}
+    for r in doc["results"]:
+        if r["benchmark"] == "train-step" and r["status"] == "ok":
+            key = (r["params"]["name"], r["params"]["layout"])
+            series.setdefault(key, []).append((r["gpu_count"], r["aggregate"], r["metrics"]["step_time_us"]))
+    p = e2e_common.gs("report", path)
+    if os.path.exists(path + ".html"):
+        os.remove(path + ".html")  # an earlier run's
+    h = e2e_common.gs("report", path, "--html", path + ".html")
+    if p.returncode != 0 or h.returncode != 0:
+        fail(f"report: exit {p.returncode} / --html {h.returncode}: {p.stderr} {h.stderr}")
+    text = p.stdout[p.stdout.find("TRAINING STEP SCALING"):]
+    with open(path + ".html") as f:
+        html = f.read()
+    charts = re.findall(r'<svg[^>]*data-chart="train-phases"[^>]*>.*?</svg>', html, re.S)
+    if len(charts) != len(series):
+        fail(f"{len(charts)} phase charts in the HTML report for {len(series)} train-step series")
+    for (name, layout), pts in sorted(series.items()):
+        pts.sort()
+        block = re.search(rf"\n  {re.escape(name)} {re.escape(layout)} \(.*?\n(.*?)\n  (?:PROJECTED )?max useful GPUs[^\n]*",
+                          text, re.S)
+        if not block:
+            fail(f"report: no training section for {name} {layout}:\n{text[:3000]}")
+        line = block.group(0).splitlines()[-1].strip()
+        shown = [int(l.split()[0]) for l in block.group(1).splitlines() if re.match(r"\s+\d+\s", l)]
+        if shown != [n for n, _, _ in pts]:
+            fail(f"report: {name} {layout} shows counts {shown}, the file has {[n for n, _, _ in pts]}")
+        kind, number = max_useful_oracle(pts)
+        expect = {"measured": f"max useful GPUs {number} (measured", "projected": f"PROJECTED max useful GPUs {number}:",
+                  "beyond": "PROJECTED max useful GPUs: beyond", "flat": "no limit in sight",
+                  "unfitted": f"at least {pts[-1][0]} (measured)"}[kind]
+        if expect not in line:
+            fail(f"report: {name} {layout}: '{line}', expected '{expect}' (from {pts})")
+        chart = next((c for c in charts if f">{name} {layout}: step time by phase<" in c), None)
+        if chart is None or len(re.findall(r'data-part="compute"', chart)) != len(pts):
+            fail(f"report --html: {name} {layout}: no stacked bar with a compute part per count")
+        print(f"ok: report {name} {layout}: {line}")
 
 
 def case_wrong():

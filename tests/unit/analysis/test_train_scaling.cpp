@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/svg_chart.h"
+#include "analysis/train_scaling.h"
+
+namespace gpuscale {
+namespace {
+
+// A train-step row at n GPUs whose step takes step_us and whose every GPU processes 1024 tokens a step.
+ResultRow row(int n, double step_us, const std::string& layout = "tp=2", RowStatus status = RowStatus::ok) {
+  ResultRow r;
+  r.benchmark = "train-step";
+  r.scope = "collective";
+  r.unit = "tokens/s";
+  r.gpu_count = n;
+  r.status = status;
+  r.params = {{"name", "llama3-8b"}, {"layout", layout}, {"hidden", 256}};
+  if (status == RowStatus::ok) r.aggregate = n * 1024 / (step_us * 1e-6);
+  r.metrics["step_time_us"] = step_us;
+  r.metrics["phase_us"] = {{"wait", 1.0}, {"compute", step_us - 3}, {"tp_comm", 2.0}, {"newer_phase", 0.0}};
+  return r;
+}
+
+TEST(TrainScaling, EfficiencyIsAgainstTheLayoutsSmallestCountAndTheFitFindsTheLimit) {
+  // step = 100 + 5 log2(n / 2): efficiency 100 / step, falling under 80% where log2(n / 2) > 100 / 20 = 5,
+  // so past n = 64 (hand-derived: 100 / (100 + 5 x 5) = 0.8 exactly at 64).
+  std::vector<ResultRow> rows;
+  for (int n : {8, 2, 4, 16}) rows.push_back(row(n, 100 + 5 * std::log2(n / 2.0)));
+  const auto s = train_scaling(rows);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].model, "llama3-8b");
+  EXPECT_EQ(s[0].layout, "tp=2");
+  EXPECT_EQ(s[0].base_count, 2);
+  EXPECT_EQ(s[0].series, "?, ? layers, hidden 256, seq ?");
+  ASSERT_EQ(s[0].points.size(), 4u);
+  EXPECT_EQ(s[0].points[0].gpu_count, 2);
+  EXPECT_DOUBLE_EQ(s[0].points[0].efficiency, 1.0);
+  EXPECT_NEAR(s[0].points[2].efficiency, 100.0 / 110.0, 1e-12);
+  ASSERT_TRUE(s[0].fitted) << s[0].why;
+  EXPECT_NEAR(s[0].a_us, 100, 1e-9);
+  EXPECT_NEAR(s[0].b_us, 5, 1e-9);
+  ASSERT_TRUE(s[0].max_useful_gpus);
+  EXPECT_FALSE(s[0].max_useful_measured);
+  EXPECT_DOUBLE_EQ(*s[0].max_useful_gpus, 64);
+  EXPECT_NE(s[0].max_useful_text.find("PROJECTED max useful GPUs 64"), std::string::npos) << s[0].max_useful_text;
+}
+
+TEST(TrainScaling, AMeasuredFallIsTheAnswerAndNotAProjection) {
+  // 2 GPUs 100 us, 4 GPUs 110 us (90.9%), 8 GPUs 130 us (76.9%): 4 is the last count at or above 80%.
+  const auto s = train_scaling({row(2, 100), row(4, 110), row(8, 130)});
+  ASSERT_TRUE(s[0].max_useful_gpus);
+  EXPECT_TRUE(s[0].max_useful_measured);
+  EXPECT_DOUBLE_EQ(*s[0].max_useful_gpus, 4);
+  EXPECT_EQ(s[0].max_useful_text.find("PROJECTED"), std::string::npos);
+  EXPECT_NE(s[0].max_useful_text.find("76.9% at 8 GPUs"), std::string::npos) << s[0].max_useful_text;
+}
+
+TEST(TrainScaling, TwoCountsAFlatStepAndABadFitAreNotProjected) {
+  const auto two = train_scaling({row(2, 100), row(4, 101)});
+  EXPECT_FALSE(two[0].fitted);
+  EXPECT_NE(two[0].why.find("needs at least 3"), std::string::npos) << two[0].why;
+  EXPECT_FALSE(two[0].max_useful_gpus);
+  EXPECT_NE(two[0].max_useful_text.find("at least 4 (measured)"), std::string::npos) << two[0].max_useful_text;
+
+  const auto flat = train_scaling({row(1, 100, "dp"), row(2, 100, "dp"), row(4, 100, "dp"), row(8, 100, "dp")});
+  EXPECT_TRUE(flat[0].fitted);
+  EXPECT_FALSE(flat[0].max_useful_gpus);
+  EXPECT_NE(flat[0].max_useful_text.find("no limit in sight"), std::string::npos) << flat[0].max_useful_text;
+
+  // Steps of 100, 60, 118, 40 us: no count falls under 80% (the 4-GPU one is 84.7%), and no log model
+  // describes them within 25%, so nothing is projected.
+  const auto zigzag = train_scaling({row(1, 100, "dp"), row(2, 60, "dp"), row(4, 118, "dp"), row(8, 40, "dp")});
+  EXPECT_FALSE(zigzag[0].fitted);
+  EXPECT_NE(zigzag[0].why.find("fit error"), std::string::npos) << zigzag[0].why;
+  EXPECT_FALSE(zigzag[0].max_useful_gpus);
+}
+
+TEST(TrainScaling, PhasesInDisplayOrderSeriesApartAndBadRowsNamed) {
+  const auto s = train_scaling({row(2, 100), row(4, 100, "tp=2", RowStatus::invalid), row(4, 100, "pp=2"),
+                                row(1, 100, "tp=2", RowStatus::skipped)});
+  ASSERT_EQ(s.size(), 2u);  // the skipped 1-GPU row (tp=2 does not divide 1) is not a result to name
+  EXPECT_EQ(s[0].layout, "tp=2");
+  EXPECT_EQ(s[1].layout, "pp=2");
+  ASSERT_EQ(s[0].skipped.size(), 1u);
+  EXPECT_NE(s[0].skipped[0].find("4 GPUs"), std::string::npos);
+  const auto& ph = s[0].points[0].phases;
+  ASSERT_EQ(ph.size(), 4u);
+  EXPECT_EQ(ph[0].name, "compute");
+  EXPECT_EQ(ph[1].name, "tp_comm");
+  EXPECT_EQ(ph[2].name, "wait");
+  EXPECT_EQ(ph[3].name, "newer_phase");
+  EXPECT_DOUBLE_EQ(ph[0].us, 97);
+  EXPECT_NE(format_train_scaling(s).find("max useful GPUs"), std::string::npos);
+  EXPECT_TRUE(format_train_scaling({}).empty());
+}
+
+TEST(SvgChart, AStackedBarDrawsEachNonZeroPartWithItsLegend) {
+  BarChart c;
+  c.kind = "train-phases";
+  c.title = "t";
+  c.labels = {"1 GPU", "2 GPUs"};
+  c.values = {10.0, 12.0};
+  c.parts = {"compute", "dp_comm"};
+  c.parts_of = {{10, 0}, {9, 3}};
+  const auto svg = render_bar_chart(c);
+  std::size_t parts = 0;
+  for (auto at = svg.find("class=\"bar part\""); at != std::string::npos; at = svg.find("class=\"bar part\"", at + 1)) ++parts;
+  EXPECT_EQ(parts, 3u);  // the zero dp_comm of 1 GPU is not drawn
+  EXPECT_NE(svg.find("data-part=\"dp_comm\""), std::string::npos);
+  EXPECT_NE(svg.find(">dp_comm</text>"), std::string::npos);  // the legend
+}
+
+}  // namespace
+}  // namespace gpuscale
