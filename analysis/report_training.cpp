@@ -25,7 +25,8 @@ std::string training_markdown(const FileReport& r) {
   if (r.training.empty()) return {};
   std::string out = "\n### Training step scaling (train-step)\n\n" + markdown_escape(kIntro) + "\n";
   for (const auto& s : r.training) {
-    out += fmt::format("\n**{} {}** ({})\n\n", markdown_escape(s.model), markdown_escape(s.layout), markdown_escape(s.series));
+    out += fmt::format("\n**{} {} {}** ({})\n\n", markdown_escape(s.model), markdown_escape(s.layout), s.scaling,
+                       markdown_escape(s.series));
     if (!s.points.empty()) {
       out += "| GPUs | tokens/s | step (us) | efficiency |";
       std::string rule = "|---:|---:|---:|---:|";
@@ -50,13 +51,13 @@ std::string training_html(const FileReport& r) {
                                 html_escape(kIntro));
   std::string charts;
   for (const auto& s : r.training) {
-    out += fmt::format("<p class=\"max-useful\" data-series=\"{}\"><b>{} {}</b>: {}</p>\n", html_escape(s.series),
-                       html_escape(s.model), html_escape(s.layout), html_escape(s.max_useful_text));
+    out += fmt::format("<p class=\"max-useful\" data-series=\"{}\"><b>{} {} {}</b>: {}</p>\n", html_escape(s.series),
+                       html_escape(s.model), html_escape(s.layout), s.scaling, html_escape(s.max_useful_text));
     for (const auto& k : s.skipped) out += fmt::format("<p class=\"absent\">not used: {}</p>\n", html_escape(k));
     if (s.points.empty()) continue;
     BarChart bars;
     bars.kind = "train-phases";
-    bars.title = fmt::format("{} {}: step time by phase", s.model, s.layout);
+    bars.title = fmt::format("{} {} {}: step time by phase", s.model, s.layout, s.scaling);
     bars.y_label = "us per step (slowest rank)";
     bars.data = {{"benchmark", "train-step"}, {"series", s.series}};
     for (const auto& ph : s.points.front().phases) bars.parts.push_back(ph.name);
@@ -68,7 +69,7 @@ std::string training_html(const FileReport& r) {
       bars.values.push_back(sum);
       bars.parts_of.push_back(std::move(parts));
     }
-    bars.note = chart_label("(%): weak-scaling efficiency; " + s.max_useful_text, 110);
+    bars.note = chart_label("(%): " + s.scaling + "-scaling efficiency; " + s.max_useful_text, 110);
     charts += render_bar_chart(bars);
   }
   return out + "<div class=\"charts\">\n" + charts + "</div>\n";

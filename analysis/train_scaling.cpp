@@ -30,6 +30,7 @@ std::string shapes_label(const nlohmann::json& params) {
       fmt::format("{}, {} layers, hidden {}, seq {}", text_param(params, "dtype"), number("layers"), number("hidden"), number("seq"));
   const auto shrunk = params.find("shrunk_from");
   if (shrunk != params.end() && shrunk->is_object() && !shrunk->empty()) out += ", shrunk (shrunk_from)";
+  if (text_param(params, "scaling") == "strong") out += fmt::format(", global batch of {} data-parallel ranks", number("global_dp"));
   return out;
 }
 
@@ -48,16 +49,19 @@ std::vector<TrainPhaseTime> phases_of(const ResultRow& r) {
   return out;
 }
 
-// t(n) = a + b x log2(n / n0), weighted least squares on relative residuals (weights 1 / t^2).
-void fit_step(TrainScaling& s) {
+// GPU-us per token at a point: n / tokens/s.
+double cost_us(const TrainScalingPoint& p) { return p.gpu_count * 1e6 / p.tokens_per_s; }
+
+// c(n) = a + b x log2(n / n0), weighted least squares on relative residuals (weights 1 / c^2).
+void fit_cost(TrainScaling& s) {
   if (s.points.size() < kMinProjectionCounts + 1) {
-    s.why = fmt::format("not projected: measured at {} GPU count(s), the step-time model needs at least {}",
-                        s.points.size(), kMinProjectionCounts + 1);
+    s.why = fmt::format("not projected: measured at {} GPU count(s), the model needs at least {}", s.points.size(),
+                        kMinProjectionCounts + 1);
     return;
   }
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& p : s.points) {
-    const double x = std::log2(static_cast<double>(p.gpu_count) / s.base_count), y = p.step_us, w = 1 / (y * y);
+    const double x = std::log2(static_cast<double>(p.gpu_count) / s.base_count), y = cost_us(p), w = 1 / (y * y);
     sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
   }
   const double det = sw * sxx - sx * sx;
@@ -65,20 +69,20 @@ void fit_step(TrainScaling& s) {
     s.why = "the measured counts do not span a range to fit";
     return;
   }
-  s.b_us = (sw * sxy - sx * sy) / det;
-  s.a_us = (sy - s.b_us * sx) / sw;
+  s.b = (sw * sxy - sx * sy) / det;
+  s.a = (sy - s.b * sx) / sw;
   double ss = 0;
   for (const auto& p : s.points) {
-    const double m = s.a_us + s.b_us * std::log2(static_cast<double>(p.gpu_count) / s.base_count);
-    ss += std::pow((m - p.step_us) / p.step_us, 2);
+    const double m = s.a + s.b * std::log2(static_cast<double>(p.gpu_count) / s.base_count);
+    ss += std::pow((m - cost_us(p)) / cost_us(p), 2);
   }
   s.rms_rel_error = std::sqrt(ss / static_cast<double>(s.points.size()));
   if (auto why = projection_refusal(s.points.size() - 1, s.rms_rel_error)) {
     s.why = "not projected: " + *why;
     return;
   }
-  if (!(s.a_us > 0)) {
-    s.why = "not projected: the fitted step at the smallest count is not positive";
+  if (!(s.a > 0)) {
+    s.why = "not projected: the fitted cost at the smallest count is not positive";
     return;
   }
   s.fitted = true;
@@ -99,15 +103,16 @@ void decide_max_useful(TrainScaling& s) {
     s.max_useful_text = fmt::format("max useful GPUs: at least {} (measured); {}", largest, s.why);
     return;
   }
-  const auto model = fmt::format("step = {} + {} x log2(n/{}) us, fit error {:.1f}% RMS over {} counts",
-                                 figure_text(s.a_us), figure_text(s.b_us), s.base_count, s.rms_rel_error * 100,
+  const auto model = fmt::format("GPU-us per token = {} + {} x log2(n/{}), fit error {:.1f}% RMS over {} counts",
+                                 figure_text(s.a), figure_text(s.b), s.base_count, s.rms_rel_error * 100,
                                  s.points.size());
-  if (!(s.b_us > 0)) {
-    s.max_useful_text = fmt::format("max useful GPUs: no limit in sight: the step did not grow from {} to {} GPUs ({})",
-                                    s.base_count, largest, model);
+  if (!(s.b > 0)) {
+    s.max_useful_text = fmt::format(
+        "max useful GPUs: no limit in sight: the GPU time per token did not grow from {} to {} GPUs ({})",
+        s.base_count, largest, model);
     return;
   }
-  const double exponent = s.a_us / (4 * s.b_us);  // a / (a + b x) >= 0.8  <=>  x <= a / (4 b)
+  const double exponent = s.a / (4 * s.b);  // a / (a + b x) >= 0.8  <=>  x <= a / (4 b)
   const double limit = exponent > 40 ? kLargestProjectedGpus * 2 : s.base_count * std::exp2(exponent);
   if (limit > kLargestProjectedGpus) {
     s.max_useful_text = fmt::format("PROJECTED max useful GPUs: beyond {:.0f} ({})", kLargestProjectedGpus, model);
@@ -139,6 +144,7 @@ std::vector<TrainScaling> train_scaling(const std::vector<ResultRow>& rows) {
       s.model = text_param(r.params, "name");
       s.layout = text_param(r.params, "layout");
       s.series = shapes_label(r.params);
+      if (text_param(r.params, "scaling") == "strong") s.scaling = "strong";
       out.push_back(std::move(s));
     }
     TrainScaling& s = out[it->second];
@@ -160,7 +166,7 @@ std::vector<TrainScaling> train_scaling(const std::vector<ResultRow>& rows) {
     s.base_count = s.points.front().gpu_count;
     const double base = s.points.front().tokens_per_s / s.base_count;
     for (auto& p : s.points) p.efficiency = p.tokens_per_s / p.gpu_count / base;
-    fit_step(s);
+    fit_cost(s);
     decide_max_useful(s);
   }
   return out;
@@ -170,7 +176,7 @@ std::string format_train_scaling(const std::vector<TrainScaling>& series) {
   if (series.empty()) return {};
   std::string out = "\nTRAINING STEP SCALING (train-step; docs/training.md): phase times of the slowest rank, us\n";
   for (const auto& s : series) {
-    out += fmt::format("\n  {} {} ({})\n", term_text(s.model), term_text(s.layout), term_text(s.series));
+    out += fmt::format("\n  {} {} {} ({})\n", term_text(s.model), term_text(s.layout), s.scaling, term_text(s.series));
     if (!s.points.empty()) {
       out += fmt::format("  {:>6} {:>11} {:>11} {:>7}", "GPUs", "tokens/s", "step us", "eff");
       for (const auto& ph : s.points.front().phases) out += fmt::format(" {:>10}", term_text(ph.name));
@@ -183,8 +189,8 @@ std::string format_train_scaling(const std::vector<TrainScaling>& series) {
       out += "\n";
     }
     for (const auto& k : s.skipped) out += fmt::format("  not used: {}\n", term_text(k));
-    out += fmt::format("  efficiency: per-GPU tokens/s against {} GPU{}, the layout's smallest measured count\n",
-                       s.base_count, s.base_count == 1 ? "" : "s");
+    out += fmt::format("  {}-scaling efficiency: per-GPU tokens/s against {} GPU{}, the layout's smallest measured count\n",
+                       s.scaling, s.base_count, s.base_count == 1 ? "" : "s");
     out += "  " + s.max_useful_text + "\n";
   }
   return out;

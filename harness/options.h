@@ -50,6 +50,7 @@ struct RunOptions {
   std::vector<std::string> models;              // train-step: presets or model files (empty: its defaults)
   std::vector<std::string> layouts;             // train-step: parallel layouts (empty: each model's defaults)
   std::optional<int> layers;                    // train-step: layers of every model (unset: the model's own)
+  std::vector<std::string> scalings;            // train-step: "weak", "strong" (empty: weak)
   std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).

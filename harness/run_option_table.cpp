@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 #include "core/units.h"
 #include "harness/fleet_options.h"
 #include "harness/plan_limits.h"
@@ -277,6 +278,22 @@ std::vector<RunOption> make_table() {
   add({.names = "--layers", .key = "layers", .help = "train-step: layers of every model (default its own; --quick 2)",
        .parse = count_text<&O::layers>, .recorded = shapes, .record = record_value<&O::layers>,
        .adopt = adopt_int<&O::layers, 1>});
+  add({.names = "--scaling", .key = "scalings",
+       .help = "train-step: weak (each data-parallel rank's batch fixed: the default), strong (the global batch of "
+               "the largest GPU count held, by gradient accumulation at smaller ones), or weak,strong",
+       .parse = [](O& o, const std::string& s, const std::string& what) {
+         for (const auto& v : split_list(s, what)) {
+           if (v != "weak" && v != "strong")
+             throw Error(fmt::format("invalid {} '{}': expected weak, strong or weak,strong", what, terminal_quote(v)));
+           if (std::find(o.scalings.begin(), o.scalings.end(), v) == o.scalings.end()) o.scalings.push_back(v);
+         }
+       },
+       .recorded = shapes, .record = [](const O& o) { return json(o.scalings); },
+       .adopt = [](O& o, const json& j) {
+         o.scalings = strings(j);
+         for (const auto& v : o.scalings)
+           if (v != "weak" && v != "strong") throw BadRecordedValue{"train-step scalings, weak or strong"};
+       }});
   // Fleet coverage (docs/fleet.md).
   add({.names = "--tiling", .key = "tiling",
        .help = "at each GPU count k: concurrent (every disjoint group of k ranks at once), sequential (one group "

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include "collectives/alltoallv_plan.h"
 #include "core/dtype.h"
@@ -135,12 +136,13 @@ u64 expert_tokens_received(u64 sent, int ep, int ep_rank, u64 token_bytes) {
   return block.per * static_cast<u64>(ep) / token_bytes;
 }
 
-TrainStepPlan make_train_step_plan(const ModelSpec& m, const ParallelLayout& l, int rank) {
+TrainStepPlan make_train_step_plan(const ModelSpec& m, const ParallelLayout& l, int rank, int accumulation) {
+  if (accumulation < 1) throw std::invalid_argument("make_train_step_plan: accumulation below 1");
   TrainStepPlan p;
   p.model = m;
   p.layout = l;
   p.rank = rank;
-  p.micro_batches = l.pp > 1 ? 2 * l.pp : 1;
+  p.micro_batches = (l.pp > 1 ? 2 * l.pp : 1) * accumulation;
   p.bubble_fraction = static_cast<double>(l.pp - 1) / p.micro_batches;
   Builder b{p};
   const LayoutPlace at = layout_place(l, rank);

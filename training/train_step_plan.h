@@ -76,7 +76,11 @@ struct TrainStepPlan {
 // The Zipf exponent of the router's skew over expert-parallel ranks (alltoallv_plan.h).
 inline constexpr double kRouterSkew = 1.2;
 
-TrainStepPlan make_train_step_plan(const ModelSpec& m, const ParallelLayout& l, int rank);
+// `accumulation`: gradient accumulation, the micro-batch passes of one step before its gradients are
+// reduced (strong scaling holds the global batch by running accumulation = D_global / D passes on D
+// data-parallel ranks): m = accumulation (x 2 pp with a pipeline), the FSDP reduce_scatter and the DP
+// all_reduces once per step.
+TrainStepPlan make_train_step_plan(const ModelSpec& m, const ParallelLayout& l, int rank, int accumulation = 1);
 
 // Tokens the rank at ep_rank receives in an EP dispatch of `sent` tokens per rank over `ep` ranks.
 std::uint64_t expert_tokens_received(std::uint64_t sent, int ep, int ep_rank, std::uint64_t token_bytes);

@@ -33,7 +33,18 @@ constexpr std::uintmax_t kModelFileBytes = 1 << 20;
 struct TrainPoint {
   ModelSpec model;
   LayoutSpec layout;
+  bool strong = false;  // the global batch held at global_dp data-parallel ranks' (gradient accumulation)
+  int global_dp = 0;
 };
+
+// Strong scaling's gradient accumulation at a resolved layout: global_dp / D, or 0 where D does not divide it.
+// At most this many: a step of more passes than that is not a training step anyone runs at that count.
+constexpr int kMaxAccumulation = 64;
+int accumulation_of(const TrainPoint& p, const ParallelLayout& l) {
+  if (!p.strong) return 1;
+  const int a = p.global_dp % l.data_parallel() == 0 ? p.global_dp / l.data_parallel() : 0;
+  return a <= kMaxAccumulation ? a : 0;
+}
 
 BenchmarkInfo train_step_info() {
   BenchmarkInfo info{"train-step",
@@ -45,6 +56,7 @@ BenchmarkInfo train_step_info() {
                      Efficiency::weak_scaling,
                      {{"name", "the model preset (llama3-8b, llama3-70b, mixtral-8x7b) or file (--model)"},
                       {"layout", "the parallel layout (--layout): dp, fsdp, tp=K, pp=K, ep=K"},
+                      {"scaling", "weak, or strong with global_dp: the data-parallel ranks whose batch is held (--scaling)"},
                       {"layers, hidden, ffn, heads, kv_heads, seq, micro_batch, vocab, dtype, experts, top_k",
                        "the model's shapes after --quick and --layers; shrunk_from: what they changed"}},
                      {"cpu", "cuda"}};
@@ -60,6 +72,14 @@ ModelSpec load_model(const std::string& name) {
   return model_from_json(read_json_file(name, kModelFileBytes), terminal_quote(name));
 }
 
+// The data-parallel ranks of the layout at the largest GPU count of the launch it runs at: strong
+// scaling holds that count's global batch at every smaller one.
+int largest_data_parallel(const LayoutSpec& spec, int world_size) {
+  for (int n = world_size; n >= 1; --n)
+    if (const auto l = resolve_layout(spec, n)) return l->data_parallel();
+  return 1;
+}
+
 std::string bytes_text(double b) { return format_bytes(static_cast<std::uint64_t>(std::max(b, 0.0))); }
 
 class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
@@ -73,7 +93,10 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     if (!layout) throw Error(fmt::format("a train-step plan point: {}", why));
     p.layout = *layout;
     nlohmann::json shapes = params;
-    for (const char* k : {"layout", "name", "shrunk_from"}) shapes.erase(k);
+    for (const char* k : {"layout", "name", "shrunk_from", "scaling", "global_dp"}) shapes.erase(k);
+    p.strong = params.value("scaling", std::string("weak")) == "strong";
+    p.global_dp = params.value("global_dp", 0);
+    if (p.strong && p.global_dp < 1) throw Error("a train-step plan point: strong scaling without global_dp");
     p.model = model_from_json(shapes, "a train-step plan point");
     p.model.name = params.at("name").get<std::string>();
     p.model.shrink = params.value("shrunk_from", nlohmann::json::object());
@@ -107,9 +130,13 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
         }
         refuse_unless_it_fits(m, *spec, ctx);
         if (given) taken[i] = true;
-        auto p = model_json(m);
-        p["layout"] = spec->text();
-        out.push_back(std::move(p));
+        for (const auto& scaling : ctx.opts.scalings.empty() ? std::vector<std::string>{"weak"} : ctx.opts.scalings) {
+          auto p = model_json(m);
+          p["layout"] = spec->text();
+          p["scaling"] = scaling;
+          if (scaling == "strong") p["global_dp"] = largest_data_parallel(*spec, ctx.world_size);
+          out.push_back(std::move(p));
+        }
       }
     }
     for (std::size_t i = 0; i < taken.size(); ++i)
@@ -128,6 +155,17 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
       out.message = fmt::format("layout {} runs on multiples of {} GPUs, not on {}", point.layout.text(), step, n);
       return out;
     }
+    const int accumulation = accumulation_of(point, *l);
+    if (accumulation == 0) {
+      out.skipped = true;
+      out.message = point.global_dp % l->data_parallel() != 0
+                        ? fmt::format("strong scaling holds the batch of {} data-parallel ranks, which {} do not divide",
+                                      point.global_dp, l->data_parallel())
+                        : fmt::format("strong scaling holds the batch of {} data-parallel ranks: {} would each run more "
+                                      "than {} micro-batch passes a step",
+                                      point.global_dp, l->data_parallel(), kMaxAccumulation);
+      return out;
+    }
     const double need = train_memory_bytes(point.model, *l);
     if (need > static_cast<double>(ctx.device.info().usable_memory_bytes())) {
       out.skipped = true;
@@ -137,7 +175,7 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
       return out;
     }
     if (ctx.backend == nullptr) throw Error("train-step needs a backend", 1);
-    const auto plan = make_train_step_plan(point.model, *l, ctx.group.rank());
+    const auto plan = make_train_step_plan(point.model, *l, ctx.group.rank(), accumulation);
     // One group and communicator per dimension of more than one rank, made by every member in this order.
     std::array<std::unique_ptr<Group>, kDims.size()> groups;
     std::array<std::unique_ptr<Communicator>, kDims.size()> comms;
@@ -277,23 +315,30 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
   // buffers (the model's own memory is checked against the device in cases() and measure()).
   PointDemand demand_of(const TrainPoint& p, const DemandContext& ctx) const override {
     PointDemand d;
-    for (int n = std::max(ctx.ranks, 1); n >= 1; --n) {
-      const auto l = resolve_layout(p.layout, n);
-      if (!l) continue;
-      const auto plan = make_train_step_plan(p.model, *l, 0);
+    const auto m = dp_methodology(ctx.opts);
+    const double steps = m.warmup + m.reps + 1.0;
+    // The most of each at the largest count the layout runs at and at its smallest (strong scaling's
+    // smallest count runs the most passes, a weak step's largest the widest collectives).
+    std::vector<ParallelLayout> counts;
+    for (int n = std::max(ctx.ranks, 1); n >= 1 && counts.empty(); --n)
+      if (const auto l = resolve_layout(p.layout, n); l && accumulation_of(p, *l) > 0) counts.push_back(*l);
+    for (int n = 1; n <= ctx.ranks && counts.size() < 2; ++n)
+      if (const auto l = resolve_layout(p.layout, n); l && accumulation_of(p, *l) > 0) counts.push_back(*l);
+    for (const auto& at : counts) {
+      const ParallelLayout* l = &at;
+      const auto plan = make_train_step_plan(p.model, *l, 0, accumulation_of(p, *l));
       const std::uint64_t es = dtype_size(p.model.dtype);
+      std::uint64_t memory = 0;
       for (const auto& g : plan.gemms)
-        d.memory_bytes = saturating_add(d.memory_bytes, saturating_mul(g.shape.m * g.shape.k + g.shape.k * g.shape.n + g.shape.m * g.shape.n, es));
+        memory = saturating_add(memory, saturating_mul(g.shape.m * g.shape.k + g.shape.k * g.shape.n + g.shape.m * g.shape.n, es));
       double comm_bytes = 0;
       for (const auto& c : plan.comms) {
-        d.memory_bytes = saturating_add(d.memory_bytes, saturating_mul(c.bytes, 2 * std::max(layout_group_size(*l, c.group), 1)));
+        memory = saturating_add(memory, saturating_mul(c.bytes, 2 * std::max(layout_group_size(*l, c.group), 1)));
         comm_bytes += static_cast<double>(c.bytes);
       }
-      const auto m = dp_methodology(ctx.opts);
-      const double steps = m.warmup + m.reps + 1.0;
-      d.flops = plan.gemm_flops * steps;
-      d.bytes = comm_bytes * steps * static_cast<double>(plan.program.size());
-      break;
+      d.memory_bytes = std::max(d.memory_bytes, memory);
+      d.flops = std::max(d.flops, plan.gemm_flops * steps);
+      d.bytes = std::max(d.bytes, comm_bytes * steps * static_cast<double>(plan.program.size()));
     }
     d.memory_what = fmt::format("the GEMM operands and collective buffers of {} in layout {}", p.model.name, p.layout.text());
     if (ctx.backend == "cuda") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;

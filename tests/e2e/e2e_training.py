@@ -5,6 +5,9 @@
     fsdp, tp=2 and pp=2, the MoE preset at ep=4 and ep=8, measured and verified at every GPU count the
     layout divides and skipped with the reason at the others; each row's phases hold its layout's
     patterns and nothing else; alltoallv rows at uniform and zipf:1.2.
+  strong: `--scaling strong` at dp and pp=2: each count runs the global batch of the layout's largest count
+    (gradient accumulation), so tokens per step are the same at every count, and the report's strong series
+    follows the same rule (derived here) as the weak ones.
   wrong: a planted wrong all_reduce value (the collective really returns it) makes the rows whose step
     all-reduces invalid, and those whose step does not stay ok.
   slow_nic (by hand, --case slow_nic; not in ctest: 16 ranks on 2 cores for 80 s, a timing verdict): 16
@@ -13,7 +16,8 @@
     named that does not hold h1. With 8 ranks as 4 hosts an EP layout has at most 2 groups at a count,
     and the outlier rule names nothing in a population under 3 (docs/fleet.md).
   bad_input: a layout that does not divide the launch, TP beyond a node, experts that do not divide
-    over EP, a model that does not fit memory, a model file of the wrong shape: one line, exit 2.
+    over EP, a model that does not fit memory, a model file of the wrong shape, an unknown --scaling: one
+    line, exit 2.
 """
 import json
 import math
@@ -111,9 +115,10 @@ def max_useful_oracle(points):
             return "measured", eff[i - 1][0]
     if len(points) < 3:
         return "unfitted", None
-    # t = a + b log2(n / n0), least squares on relative residuals (weights 1 / t^2).
+    # GPU time per token c = n / (tokens/s) = a + b log2(n / n0), least squares on relative residuals
+    # (weights 1 / c^2).
     xs = [math.log2(n / n0) for n, _, _ in points]
-    ys = [t for _, _, t in points]
+    ys = [n / t for n, t, _ in points]
     ws = [1 / (y * y) for y in ys]
     sw, sx, sy = sum(ws), sum(w * x for w, x in zip(ws, xs)), sum(w * y for w, y in zip(ws, ys))
     sxx, sxy = sum(w * x * x for w, x in zip(ws, xs)), sum(w * x * y for w, x, y in zip(ws, xs, ys))
@@ -139,7 +144,7 @@ def check_report(path, doc):
     series = {}
     for r in doc["results"]:
         if r["benchmark"] == "train-step" and r["status"] == "ok":
-            key = (r["params"]["name"], r["params"]["layout"])
+            key = (r["params"]["name"], r["params"]["layout"], r["params"].get("scaling", "weak"))
             series.setdefault(key, []).append((r["gpu_count"], r["aggregate"], r["metrics"]["step_time_us"]))
     p = e2e_common.gs("report", path)
     if os.path.exists(path + ".html"):
@@ -153,9 +158,9 @@ def check_report(path, doc):
     charts = re.findall(r'<svg[^>]*data-chart="train-phases"[^>]*>.*?</svg>', html, re.S)
     if len(charts) != len(series):
         fail(f"{len(charts)} phase charts in the HTML report for {len(series)} train-step series")
-    for (name, layout), pts in sorted(series.items()):
+    for (name, layout, scaling), pts in sorted(series.items()):
         pts.sort()
-        block = re.search(rf"\n  {re.escape(name)} {re.escape(layout)} \(.*?\n(.*?)\n  (?:PROJECTED )?max useful GPUs[^\n]*",
+        block = re.search(rf"\n  {re.escape(name)} {re.escape(layout)} {scaling} \(.*?\n(.*?)\n  (?:PROJECTED )?max useful GPUs[^\n]*",
                           text, re.S)
         if not block:
             fail(f"report: no training section for {name} {layout}:\n{text[:3000]}")
@@ -169,10 +174,38 @@ def check_report(path, doc):
                   "unfitted": f"at least {pts[-1][0]} (measured)"}[kind]
         if expect not in line:
             fail(f"report: {name} {layout}: '{line}', expected '{expect}' (from {pts})")
-        chart = next((c for c in charts if f">{name} {layout}: step time by phase<" in c), None)
+        chart = next((c for c in charts if f">{name} {layout} {scaling}: step time by phase<" in c), None)
         if chart is None or len(re.findall(r'data-part="compute"', chart)) != len(pts):
             fail(f"report --html: {name} {layout}: no stacked bar with a compute part per count")
-        print(f"ok: report {name} {layout}: {line}")
+        print(f"ok: report {name} {layout} {scaling}: {line}")
+
+
+def case_strong():
+    path = e2e_common.out_path(ARGS.workdir, "train_strong.json")
+    p = run8(["--quick", "--benchmarks", "train-step", "--model", "llama3-8b", "--layout", "dp;pp=2", "--scaling", "strong",
+              "-o", path])
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
+    doc = load_valid(path)
+    counts = doc["plan"]["gpu_counts"]
+    # The global batch: the data-parallel ranks of the largest count the layout runs at (8 for dp, 8 / pp = 4).
+    for layout, global_dp in (("dp", max(counts)), ("pp=2", max(counts) // 2)):
+        rows = [r for r in doc["results"] if r["benchmark"] == "train-step" and r["params"]["layout"] == layout]
+        ok = [r for r in rows if r["status"] == "ok"]
+        if sorted(r["gpu_count"] for r in ok) != [n for n in counts if allowed(layout, n)]:
+            fail(f"strong {layout}: ok at {sorted(r['gpu_count'] for r in ok)}: {[(r['gpu_count'], r['errors']) for r in rows]}")
+        for r in rows:
+            if r["params"].get("scaling") != "strong" or r["params"].get("global_dp") != global_dp:
+                fail(f"strong {layout} at {r['gpu_count']}: params {r['params']}")
+        tokens = {r["metrics"]["tokens_per_step"] for r in ok}
+        # At the largest count: one pass per data-parallel rank (x 2 pp micro-batches under a pipeline).
+        m = ok[0]["params"]
+        expect = global_dp * m["seq"] * m["micro_batch"] * (4 if layout == "pp=2" else 1)
+        if tokens != {expect}:
+            fail(f"strong {layout}: tokens per step {sorted(tokens)} across counts, expected {expect} at every count")
+        print(f"ok: strong {layout}: {expect} tokens a step at " + ", ".join(
+            f"{r['gpu_count']}: {r['aggregate']:.0f} tokens/s" for r in sorted(ok, key=lambda r: r["gpu_count"])))
+    check_report(path, doc)
 
 
 def case_wrong():
@@ -238,6 +271,7 @@ def case_bad_input():
         json.dump([[1, 2], [3, 4]], f)
     one_line(run8(base + ["--model", model]), "a model is a JSON object")
     one_line(run8(base + ["--model", "gpt-9"]), "neither a preset")
+    one_line(run8(base + ["--scaling", "weak,fixed"]), "invalid --scaling 'fixed'")
 
 
 def parse():
@@ -250,6 +284,7 @@ def main():
     cores = e2e_common.CORES
     cases = {
         "layouts": (case_layouts, cores),
+        "strong": (case_strong, cores),
         "wrong": (case_wrong, cores),
         "bad_input": (case_bad_input, cores),
     }

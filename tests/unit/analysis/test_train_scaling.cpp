@@ -39,12 +39,41 @@ TEST(TrainScaling, EfficiencyIsAgainstTheLayoutsSmallestCountAndTheFitFindsTheLi
   EXPECT_DOUBLE_EQ(s[0].points[0].efficiency, 1.0);
   EXPECT_NEAR(s[0].points[2].efficiency, 100.0 / 110.0, 1e-12);
   ASSERT_TRUE(s[0].fitted) << s[0].why;
-  EXPECT_NEAR(s[0].a_us, 100, 1e-9);
-  EXPECT_NEAR(s[0].b_us, 5, 1e-9);
+  // The model is of GPU-us per token, n / tokens/s = step / 1024 here.
+  EXPECT_NEAR(s[0].a * 1024, 100, 1e-9);
+  EXPECT_NEAR(s[0].b * 1024, 5, 1e-9);
   ASSERT_TRUE(s[0].max_useful_gpus);
   EXPECT_FALSE(s[0].max_useful_measured);
   EXPECT_DOUBLE_EQ(*s[0].max_useful_gpus, 64);
   EXPECT_NE(s[0].max_useful_text.find("PROJECTED max useful GPUs 64"), std::string::npos) << s[0].max_useful_text;
+}
+
+// Strong scaling: a global batch of 8192 tokens a step at every count, so the ideal step halves as the
+// GPUs double. Steps 1000, 520, 280, 160 us at 1, 2, 4, 8 GPUs: GPU-us per token 1000/8192 x (1, 1.04,
+// 1.12, 1.28), efficiency 1, 1/1.04, 1/1.12 and 1/1.28 = 78.1% at 8, under 80%: 4 GPUs, measured.
+TEST(TrainScaling, StrongScalingIsItsOwnSeriesAndSharesTheRule) {
+  std::vector<ResultRow> rows;
+  for (auto [n, step] : std::vector<std::pair<int, double>>{{1, 1000}, {2, 520}, {4, 280}, {8, 160}}) {
+    rows.push_back(row(n, step, "dp"));
+    rows.back().params["scaling"] = "strong";
+    rows.back().params["global_dp"] = 8;
+    rows.back().aggregate = 8192 / (step * 1e-6);
+  }
+  rows.push_back(row(1, 100, "dp"));  // the weak series of the same layout
+  rows.back().params["scaling"] = "weak";
+  const auto s = train_scaling(rows);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].scaling, "strong");
+  EXPECT_EQ(s[1].scaling, "weak");
+  EXPECT_NE(s[0].series, s[1].series);
+  EXPECT_NE(s[0].series.find("global batch of 8 data-parallel ranks"), std::string::npos) << s[0].series;
+  ASSERT_EQ(s[0].points.size(), 4u);
+  EXPECT_NEAR(s[0].points[1].efficiency, 1 / 1.04, 1e-12);
+  EXPECT_NEAR(s[0].points[3].efficiency, 1 / 1.28, 1e-12);
+  ASSERT_TRUE(s[0].max_useful_gpus);
+  EXPECT_TRUE(s[0].max_useful_measured);
+  EXPECT_DOUBLE_EQ(*s[0].max_useful_gpus, 4);
+  EXPECT_NE(format_train_scaling(s).find("strong-scaling efficiency"), std::string::npos);
 }
 
 TEST(TrainScaling, AMeasuredFallIsTheAnswerAndNotAProjection) {

@@ -69,6 +69,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"models", [] { return "llama3-70b,m.json"; }},
       {"layouts", [&] { return "tp=" + n(1, 8) + ",pp=2;fsdp"; }},
       {"layers", [&] { return n(1, 99); }},
+      {"scalings", [&] { return n(0, 1) == "0" ? "strong" : "weak,strong"; }},
       {"link_peak", [&] { return n(1, 900) + ".5"; }},
       {"net_peak", [&] { return n(1, 400); }},
       {"watchdog_s", [&] { return n(1, 600); }},
@@ -103,7 +104,7 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
   const std::set<std::string> expected = {
       "quick", "benchmarks", "dtypes", "min_bytes", "max_bytes", "step_factor", "step_bytes", "iters", "warmup",
       "reps", "ops", "placements", "skews", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
-      "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "models", "layouts", "layers", "peaks_file", "link_peak", "net_peak", "watchdog_s",
+      "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "models", "layouts", "layers", "scalings", "peaks_file", "link_peak", "net_peak", "watchdog_s",
       "timeout_s", "telemetry", "tiling", "outlier", "pairs_rounds", "fail_on_outliers",
       "rank_stats"};
   std::set<std::string> got;

@@ -250,6 +250,30 @@ TEST(TrainStepPlan, ReplicatedKvHeadsCostMore) {
   EXPECT_GT(flops, make_train_step_plan(m, l, 0).model_flops_per_step);
 }
 
+TEST(TrainStepPlan, AccumulationHoldsTheGlobalBatchAndReducesOncePerStep) {
+  const auto m = shrink_model(preset("llama3-8b"), true, std::nullopt);
+  auto count = [](const TrainStepPlan& p, const std::string& what) {
+    std::size_t n = 0;
+    for (const auto& op : p.program) n += !op.gemm && p.comms[static_cast<std::size_t>(op.index)].what == what;
+    return n;
+  };
+  for (const char* text : {"fsdp", "dp", "pp=2"}) {
+    // Strong scaling to 8 GPUs: at 2 GPUs each data-parallel rank runs 8 / 2 times the micro-batches.
+    const auto wide = *resolve_layout(layout(text), 8), narrow = *resolve_layout(layout(text), 2);
+    const int a = wide.data_parallel() / narrow.data_parallel();
+    const auto big = make_train_step_plan(m, wide, 0), small = make_train_step_plan(m, narrow, 0, a);
+    EXPECT_DOUBLE_EQ(small.tokens_per_step, big.tokens_per_step) << text;
+    EXPECT_EQ(small.micro_batches, big.micro_batches * a) << text;
+    EXPECT_DOUBLE_EQ(small.model_flops_per_step, big.model_flops_per_step) << text;
+    EXPECT_DOUBLE_EQ(small.gemm_flops, big.gemm_flops * a) << text;  // the same shard, a times the passes
+    const std::size_t layers = static_cast<std::size_t>(m.layers / wide.pp);
+    EXPECT_EQ(count(small, "fsdp.reduce_scatter"), std::string(text) == "fsdp" ? layers : 0u) << text;
+    EXPECT_EQ(count(small, "fsdp.all_gather"), std::string(text) == "fsdp" ? 2 * layers * small.micro_batches : 0u) << text;
+    EXPECT_EQ(count(small, "dp.all_reduce"), narrow.dp > 1 ? 1u : 0u) << text;
+  }
+  EXPECT_THROW(make_train_step_plan(m, *resolve_layout(layout("dp"), 2), 0, 0), std::invalid_argument);
+}
+
 TEST(TrainStepPlan, FiguresAddTheBubble) {
   const auto m = shrink_model(preset("llama3-8b"), true, std::nullopt);
   const auto p = make_train_step_plan(m, *resolve_layout(layout("pp=2"), 4), 0);
