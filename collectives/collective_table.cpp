@@ -31,7 +31,7 @@ std::optional<Collective> parse_collective(std::string_view name) {
 }
 
 CollCounts collective_counts(const CollectiveSpec& spec, std::uint64_t size_bytes, std::uint64_t element_size,
-                             int nranks, double skew) {
+                             int nranks, const AlltoallvSkew& skew) {
   return spec.counts(size_bytes / element_size, element_size, nranks, skew);
 }
 

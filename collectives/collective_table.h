@@ -37,7 +37,7 @@ struct CollectiveSpec {
   bool rooted;                  // has a root rank (broadcast, reduce)
   bool in_place;                // has an in-place variant that nccl-tests checks
   // `skew`: alltoallv's (CollCounts::skew); the others ignore it.
-  CollCounts (*counts)(std::uint64_t count, std::uint64_t element_size, int nranks, double skew);
+  CollCounts (*counts)(std::uint64_t count, std::uint64_t element_size, int nranks, const AlltoallvSkew& skew);
   // Bytes in algbw's numerator.
   double (*algbw_bytes)(const CollCounts& c, std::uint64_t element_size, int nranks);
   double (*bus_factor)(int nranks);
@@ -67,7 +67,7 @@ inline double factor_one(int) { return 1.0; }
 
 // What most collectives share; a block overrides what differs.
 struct Usual {
-  static CollCounts counts(std::uint64_t count, std::uint64_t, int, double) { return {count, count, count, 0, 0}; }
+  static CollCounts counts(std::uint64_t count, std::uint64_t, int, const AlltoallvSkew&) { return {count, count, count, 0, 0, {}}; }
   static int latency_steps(int n) { return n - 1; }
   static CollBlock block(const CollCounts& c, std::uint64_t, int, int) { return {c.param, 0}; }
   static std::uint64_t input_count(const CollCounts& c, bool) { return c.send; }  // every rank sends
@@ -93,9 +93,9 @@ struct AllGatherRow : coll_rows::Usual {
   static constexpr Collective id = Collective::all_gather;
   static constexpr std::string_view name = "all_gather", nccl_tests = "all_gather_perf";
   static constexpr bool reduces = false, rooted = false, in_place = true;
-  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, double) {
+  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, const AlltoallvSkew&) {
     const std::uint64_t per = coll_rows::per_rank(count, es, n);
-    return {per, per * static_cast<std::uint64_t>(n), per, per, 0};  // in place: rank r sends from recv + r*per
+    return {per, per * static_cast<std::uint64_t>(n), per, per, 0, {}};  // in place: rank r sends from recv + r*per
   }
   static double algbw_bytes(const CollCounts& c, std::uint64_t es, int n) { return coll_rows::bytes_times_n(c, es, n); }
   static double bus_factor(int n) { return coll_rows::factor_n_minus_1(n); }
@@ -109,9 +109,9 @@ struct ReduceScatterRow : coll_rows::Usual {
   static constexpr Collective id = Collective::reduce_scatter;
   static constexpr std::string_view name = "reduce_scatter", nccl_tests = "reduce_scatter_perf";
   static constexpr bool reduces = true, rooted = false, in_place = true;
-  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, double) {
+  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, const AlltoallvSkew&) {
     const std::uint64_t per = coll_rows::per_rank(count, es, n);
-    return {per * static_cast<std::uint64_t>(n), per, per, 0, per};  // in place: rank r receives at r*per
+    return {per * static_cast<std::uint64_t>(n), per, per, 0, per, {}};  // in place: rank r receives at r*per
   }
   static double algbw_bytes(const CollCounts& c, std::uint64_t es, int n) { return coll_rows::bytes_times_n(c, es, n); }
   static double bus_factor(int n) { return coll_rows::factor_n_minus_1(n); }
@@ -149,9 +149,9 @@ struct AlltoallRow : coll_rows::Usual {
   static constexpr Collective id = Collective::alltoall;
   static constexpr std::string_view name = "alltoall", nccl_tests = "alltoall_perf";
   static constexpr bool reduces = false, rooted = false, in_place = false;
-  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, double) {
+  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, const AlltoallvSkew&) {
     const std::uint64_t per = coll_rows::per_rank(count, es, n);
-    return {per * static_cast<std::uint64_t>(n), per * static_cast<std::uint64_t>(n), per, 0, 0};
+    return {per * static_cast<std::uint64_t>(n), per * static_cast<std::uint64_t>(n), per, 0, 0, {}};
   }
   static double algbw_bytes(const CollCounts& c, std::uint64_t es, int n) { return coll_rows::bytes_times_n(c, es, n); }
   static double bus_factor(int n) { return coll_rows::factor_n_minus_1(n); }
@@ -185,7 +185,7 @@ struct AlltoallvRow : coll_rows::Usual {
   static constexpr Collective id = Collective::alltoallv;
   static constexpr std::string_view name = "alltoallv", nccl_tests = "alltoallv_perf";
   static constexpr bool reduces = false, rooted = false, in_place = false;
-  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, double skew) {
+  static CollCounts counts(std::uint64_t count, std::uint64_t es, int n, const AlltoallvSkew& skew) {
     return alltoallv_counts(count, skew, es, n);
   }
   static double algbw_bytes(const CollCounts& c, std::uint64_t es, int) {
@@ -248,7 +248,7 @@ std::optional<Collective> parse_collective(std::string_view name);
 
 // Counts for a requested size in bytes (the size is first turned into count = bytes / element size).
 CollCounts collective_counts(const CollectiveSpec& spec, std::uint64_t size_bytes, std::uint64_t element_size,
-                             int nranks, double skew = 0);
+                             int nranks, const AlltoallvSkew& skew = {});
 // nccl-tests' "size" column: max(send, receive) bytes.
 std::uint64_t collective_size_bytes(const CollCounts& c, std::uint64_t element_size);
 

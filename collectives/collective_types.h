@@ -3,6 +3,7 @@
 // (compiled as C++17) share them with the host code. The collectives themselves, one block each, are
 // in collectives/collective_table.h.
 #include <cstdint>
+#include <vector>
 
 namespace gpuscale {
 
@@ -11,6 +12,15 @@ namespace gpuscale {
 enum class Collective : int;
 enum class RedOp { sum, prod, min, max, avg };
 
+// How alltoallv spreads every sender's data over its peers (collectives/alltoallv_plan.h): uniform,
+// a Zipf exponent, or one weight per receiving rank (the same for every sender).
+struct AlltoallvSkew {
+  double zipf = 0;              // > 0: peer d's share (d + 1)^-zipf / H
+  std::vector<double> weights;  // non-empty: peer d's share weights[d] / sum; its size is the group's
+  bool operator==(const AlltoallvSkew& o) const { return zipf == o.zipf && weights == o.weights; }
+  bool operator!=(const AlltoallvSkew& o) const { return !(*this == o); }
+};
+
 // Element counts of one operation, as nccl-tests' GetCollByteCount computes them.
 struct CollCounts {
   std::uint64_t send = 0;   // elements in the send buffer
@@ -18,7 +28,7 @@ struct CollCounts {
   std::uint64_t param = 0;  // the count passed to the collective call (per rank where that applies)
   std::uint64_t send_inplace_offset = 0;  // in-place: where the send data lives inside the receive buffer
   std::uint64_t recv_inplace_offset = 0;
-  double skew = 0;  // alltoallv: the Zipf exponent spreading each rank's data over its peers (0: uniform)
+  AlltoallvSkew skew;  // alltoallv: how each rank's data spreads over its peers
 };
 
 // One rank's share of a collective whose result is n blocks from n senders: the elements per block and

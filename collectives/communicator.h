@@ -23,7 +23,7 @@ struct CollectiveCase {
   bool in_place = false;
   std::uint64_t size_bytes = 0;  // requested; the counts round it as nccl-tests does
   std::uint64_t seed = 0;
-  double skew = 0;  // alltoallv: the Zipf exponent of its counts (alltoallv_plan.h); 0: uniform
+  AlltoallvSkew skew;  // alltoallv: how its counts spread (alltoallv_plan.h)
   // Bytes the buffers span (nccl-tests' -e: the sweep's largest size). Transports that follow
   // nccl-tests' per-iteration offsets move each iteration through it; 0: the operation's own size.
   std::uint64_t span_bytes = 0;

@@ -31,7 +31,7 @@ struct RunOptions {
   std::optional<int> reps;                      // timed repetitions (statistics are over these)
   std::vector<RedOp> ops;                       // reduction ops for reducing collectives
   std::vector<bool> in_place;                   // placements: false = out-of-place, true = in-place
-  std::vector<double> skews;                    // alltoallv: Zipf exponents, 0 = uniform (empty = uniform, zipf:1.2)
+  std::vector<AlltoallvSkew> skews;             // alltoallv: how data spreads (empty = uniform, zipf:1.2)
   std::optional<std::uint64_t> array_bytes;     // STREAM bytes per array
   std::vector<GemmShape> gemm_shapes;           // GEMM shapes
   std::optional<std::uint64_t> copy_bytes;      // copy benchmarks: bytes per copy

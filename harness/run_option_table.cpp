@@ -193,7 +193,8 @@ std::vector<RunOption> make_table() {
   add({.names = "--ops", .key = "ops", .help = "collectives: reduction ops (sum, prod, min, max, avg)", .parse = parse_ops,
        .recorded = shapes, .record = record_ops, .adopt = adopt_ops});
   add({.names = "--skew", .key = "skews",
-       .help = "alltoallv: how each rank's data spreads over its peers, uniform or zipf:S (default uniform,zipf:1.2)",
+       .help = "alltoallv: how each rank's data spreads over its peers, uniform, zipf:S or file:PATH (one row of "
+               "weights, one per receiving rank; measured at that many ranks only) (default uniform,zipf:1.2)",
        .parse = parse_skews, .recorded = shapes, .record = record_skews, .adopt = adopt_skews});
   add({.names = "--placement", .key = "placements",
        .help = fmt::format("collectives: {} (default both)", join_values(placement_names(), ", ", ", ")),

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <fstream>
+#include <sstream>
 
 #include <sched.h>
 
@@ -12,6 +14,7 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "core/units.h"
+#include "results/result_io.h"
 #include "training/parallel_layout.h"
 
 namespace gpuscale {
@@ -80,10 +83,23 @@ void parse_ops(RunOptions& o, const std::string& t, const std::string& what) {
   }
 }
 
+// A skew file's size cap: 65536 weights of a few dozen characters.
+constexpr std::uintmax_t kSkewFileBytes = 4 << 20;
+
 void parse_skews(RunOptions& o, const std::string& t, const std::string& what) {
   for (const auto& text : split_list(t, what)) {
     std::string why;
-    const auto skew = parse_alltoallv_skew(text, why);
+    std::optional<AlltoallvSkew> skew;
+    if (text.rfind("file:", 0) == 0) {  // read here, recorded as its weights: the file need not outlive the run
+      const std::string path = text.substr(5);
+      std::ifstream in = open_input_file(path, kSkewFileBytes);
+      std::stringstream content;
+      content << in.rdbuf();
+      skew = parse_alltoallv_skew_file(content.str(), why);
+      if (!skew) throw Error(fmt::format("invalid {} '{}': {}", what, terminal_quote(text), why));
+    } else {
+      skew = parse_alltoallv_skew(text, why);
+    }
     if (!skew) throw Error(fmt::format("invalid {} '{}': {}", what, terminal_quote(text), why));
     if (std::find(o.skews.begin(), o.skews.end(), *skew) == o.skews.end()) o.skews.push_back(*skew);
   }
@@ -195,7 +211,7 @@ void adopt_ops(RunOptions& o, const json& j) {
 
 json record_skews(const RunOptions& o) {
   json a = json::array();
-  for (double s : o.skews) a.push_back(alltoallv_skew_text(s));
+  for (const auto& s : o.skews) a.push_back(alltoallv_skew_text(s));
   return a;
 }
 
@@ -204,7 +220,7 @@ void adopt_skews(RunOptions& o, const json& j) {
   for (const auto& s : strings(j)) {
     std::string why;
     auto skew = parse_alltoallv_skew(s, why);
-    if (!skew) throw BadRecordedValue{"alltoallv skews ('uniform' or 'zipf:S')"};
+    if (!skew) throw BadRecordedValue{"alltoallv skews ('uniform', 'zipf:S' or 'weights:W...')"};
     o.skews.push_back(*skew);
   }
 }

@@ -131,7 +131,7 @@ void layer(Builder& b, const ModelSpec& m, const ParallelLayout& l, int ep_rank,
 std::string_view train_phase_name(TrainPhase p) { return kPhaseNames[static_cast<std::size_t>(p)]; }
 
 u64 expert_tokens_received(u64 sent, int ep, int ep_rank, u64 token_bytes) {
-  const auto c = alltoallv_counts(sent * token_bytes, kRouterSkew, 1, ep);  // bytes, rounded to 16
+  const auto c = alltoallv_counts(sent * token_bytes, AlltoallvSkew{kRouterSkew, {}}, 1, ep);  // bytes, rounded to 16
   const auto block = alltoallv_block(c, 1, ep_rank, ep);
   return block.per * static_cast<u64>(ep) / token_bytes;
 }

@@ -4,7 +4,9 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "collectives/alltoallv_plan.h"
 #include "collectives/collective_check.h"
 #include "core/fault.h"
 #include "core/error.h"
@@ -15,6 +17,7 @@
 #include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/work_place.h"
+#include "harness/plan.h"
 #include "harness/registry.h"
 
 namespace gpuscale {
@@ -47,7 +50,8 @@ BenchmarkInfo collective_info(const CollectiveSpec& spec) {
                      {"cpu", "cuda"}};
   if (spec.reduces) info.parameters.push_back({"op", "sum by default (--ops sum,prod,min,max,avg)"});
   if (spec.id == Collective::alltoallv) {
-    info.parameters.push_back({"skew", "uniform and zipf:1.2 by default (--skew): peer d's share of every rank's data"});
+    info.parameters.push_back({"skew", "uniform and zipf:1.2 by default (--skew; weights:W... from file:PATH): peer d's "
+                                       "share of every rank's data"});
     // Named, as nccl-tests' alltoallv_perf is its own binary: a default run keeps its rows and length
     // (--benchmarks all,alltoallv adds it).
     info.opt_in = true;
@@ -98,15 +102,22 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     if (!sizes.empty())  // refused up front, before anything is allocated
       if (auto why = collective_memory_refusal(sizes.back(), ctx.device.info())) throw Error(*why);
     auto transports = collective_transports(ctx.opts, ctx.backend, ctx.transports);
-    std::vector<double> skews = {0};
-    if (spec_.id == Collective::alltoallv) skews = ctx.opts.skews.empty() ? std::vector<double>{0, 1.2} : ctx.opts.skews;
+    std::vector<AlltoallvSkew> skews = {AlltoallvSkew{}};
+    if (spec_.id == Collective::alltoallv) {
+      skews = ctx.opts.skews.empty() ? std::vector<AlltoallvSkew>{{}, {1.2, {}}} : ctx.opts.skews;
+      const auto counts = gpu_counts(ctx.world_size);
+      for (const auto& s : skews)  // weights for a group size the launch never measures: refused up front
+        if (!s.weights.empty() && std::find(counts.begin(), counts.end(), static_cast<int>(s.weights.size())) == counts.end())
+          throw Error(fmt::format("--skew weights for {} ranks: no GPU count of this launch ({}) has {}", s.weights.size(),
+                                  fmt::join(counts, ", "), s.weights.size()));
+    }
     if (transports.empty()) transports.push_back("");  // the backend's only transport: no parameter
     std::vector<nlohmann::json> out;
     for (const auto& transport : transports)
       for (DType t : types)
         for (RedOp op : ops)
           for (bool in_place : placements)
-            for (double skew : skews)
+            for (const auto& skew : skews)
               for (auto size : sizes) {
                 nlohmann::json p = {{"dtype", dtype_name(t)},
                                     {"size_bytes", size},
@@ -126,6 +137,11 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     const auto sizes = collective_sizes(ctx.opts, ctx.device.info().backend);
     c.span_bytes = sizes.empty() ? 0 : sizes.back();  // nccl-tests' -e: the buffers its iterations move through
     RankMeasurement out;
+    if (auto why = alltoallv_skew_refusal(c.skew, ctx.group.size())) {  // weights for another group size
+      out.skipped = true;
+      out.message = *why;
+      return out;
+    }
     if (auto why = ctx.comm->unsupported(c)) {  // decided from the case alone: identical on every rank
       out.skipped = true;
       out.message = *why;
@@ -197,17 +213,19 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
   PointDemand demand_of(const CollectiveCase& point, const DemandContext& ctx) const override {
     const bool in_place = point.in_place;
     const std::uint64_t es = dtype_size(point.dtype);
-    const auto c = collective_counts(spec_, point.size_bytes, es, std::max(ctx.ranks, 1), point.skew);
+    // Weights run at their own group size only (measure() skips the others).
+    const int ranks = point.skew.weights.empty() ? std::max(ctx.ranks, 1) : static_cast<int>(point.skew.weights.size());
+    const auto c = collective_counts(spec_, point.size_bytes, es, ranks, point.skew);
     const std::uint64_t recv = saturating_mul(in_place ? std::max(c.recv, c.send) : c.recv, es);
     const std::uint64_t send = in_place ? 0 : saturating_mul(c.send, es);
     const auto m = collective_methodology(ctx.opts);
     PointDemand d;
     d.memory_bytes = saturating_add(send, recv);
-    d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ctx.ranks)
-                             : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ctx.ranks);
+    d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ranks)
+                             : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ranks);
     d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
     // The check: tens of operations per input it evaluates (a counter-based random draw each).
-    const CollCheckCase check{point.coll, point.dtype, point.op, std::max(ctx.ranks, 1), point.root, c, 0};
+    const CollCheckCase check{point.coll, point.dtype, point.op, ranks, point.root, c, 0};
     d.flops = kCheckOpsPerInput * collective_check_evaluations(check, point.root);
     if (point.transport == "nccl") d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
     return d;

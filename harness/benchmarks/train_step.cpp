@@ -195,7 +195,7 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
       cc.coll = c.coll;
       cc.dtype = point.model.dtype;
       cc.size_bytes = c.bytes;
-      cc.skew = c.skew;
+      cc.skew = AlltoallvSkew{c.skew, {}};
       cc.seed = ctx.seed;
       return cc;
     };

@@ -460,14 +460,15 @@ def case_rounding():
         fail("no 3-rank all_gather row")
 
 
-def zipf_peer_counts(count, s, es, n):
+def zipf_peer_counts(count, s, es, n, weights=None):
     """alltoallv's per-peer counts, written out from docs/collectives.md: peer d gets (d+1)^-s / H of count
-    (the uniform per-peer count x n), rounded down to 16 bytes; uniform (s = 0): count / n rounded so."""
+    (the uniform per-peer count x n), or weights[d] / sum(weights), rounded down to 16 bytes; uniform
+    (s = 0, no weights): count / n rounded so."""
     grain = max(1, 16 // es)
-    if s == 0:
+    if s == 0 and not weights:
         return [count // n // grain * grain] * n
-    h = sum((d + 1) ** -s for d in range(n))
-    return [int(count * (d + 1) ** -s / h) // grain * grain for d in range(n)]
+    w = weights or [(d + 1) ** -s for d in range(n)]
+    return [int(count * w[d] / sum(w)) // grain * grain for d in range(n)]
 
 
 def case_alltoallv():
@@ -475,7 +476,9 @@ def case_alltoallv():
     and busbw from the busiest rank (the hottest receiver, rank 0, at zipf); at uniform the same counts,
     size, bus factor and busbw x time as alltoall (the two measured, alternated over rounds, are in
     docs/measurements.md); the nccl-tests table prints a table per skew;
-    a planted wrong value makes the rows invalid; a bad --skew is one line, exit 2."""
+    a skew file (one row of weights, a hot expert) runs at its own rank count only, verified, with the
+    counts derived here; a planted wrong value makes the rows invalid; a bad --skew, a skew file of the
+    wrong shape or for a rank count the launch never measures is one line, exit 2."""
     path = out_path("alltoallv.json")
     p = mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "alltoall,alltoallv", "-b", "1M", "-e", "1M",
                    "-o", path])
@@ -515,6 +518,37 @@ def case_alltoallv():
     table = run([ARGS.gpuscale, "report", path])
     if table.returncode != 0 or table.stdout.count("alltoallv_perf") < 2 or "zipf:1.2" not in table.stdout:
         fail(f"nccl-tests tables: exit {table.returncode}\n{table.stdout[-3000:]}")
+    weights = out_path("expert_load.txt")
+    with open(weights, "w") as f:
+        f.write("# tokens each expert-parallel rank received, step 1200\n\n4, 1, 1, 1  # expert 0 hot\n")
+    wpath = out_path("alltoallv_weights.json")
+    p = mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "alltoallv", "--skew", "file:" + weights,
+                   "-b", "1M", "-e", "1M", "-o", wpath])
+    if p.returncode != 0:
+        fail(f"--skew file: exit {p.returncode}\n{p.stderr}")
+    for r in load_valid(wpath)["results"]:
+        n, m = r["gpu_count"], r["metrics"]
+        if r["params"]["skew"] != "weights:4 1 1 1":
+            fail(f"--skew file: params {r['params']}")
+        if n != 4:
+            if r["status"] != "skipped" or "weights are for 4 ranks" not in " ".join(r["errors"]):
+                fail(f"--skew file at {n} ranks: {r['status']} {r['errors']}, expected skipped")
+            continue
+        c = zipf_peer_counts((1 << 20) // 4 // n // 4 * 4 * n, 0, 4, n, [4, 1, 1, 1])
+        if r["status"] != "ok" or m["wrong"] != 0 or m["size_bytes"] != max(sum(c), n * max(c)) * 4:
+            fail(f"--skew file at 4 ranks: {r['status']} {r['errors']} size {m['size_bytes']} (counts {c})")
+        print(f"ok: --skew file weights 4 1 1 1 at 4 ranks: busbw {m['busbw']:.3f} GB/s, size {m['size_bytes']}")
+    for text, says in (("1 2 3\n", "no GPU count of this launch (1, 2, 4) has 3"), ("1 2\n2 1\n", "2 rows"),
+                       ("1 -2\n", "not a finite number")):
+        with open(weights, "w") as f:
+            f.write(text)
+        p = mpirun(4, ["run", "--backend", "cpu", "--benchmarks", "alltoallv", "--skew", "file:" + weights, "-o",
+                       out_path("alltoallv_bad.json")])
+        # gpuscale's own lines, after the one naming the backend; mpirun's report of the exit is not ours
+        lines = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:") and "backend (" not in l]
+        if p.returncode != 2 or len(lines) != 1 or says not in lines[0] or p.stdout.strip():
+            fail(f"--skew file {text!r}: exit {p.returncode}, {lines}, expected one line with '{says}'")
+        print(f"ok: {lines[0]}")
     bad = out_path("alltoallv_wrong.json")
     p = mpirun(2, ["run", "--backend", "cpu", "--quick", "--benchmarks", "alltoallv", "-b", "64K", "-e", "64K", "-o", bad],
                {"GPUSCALE_TEST_FAULT": "wrong:alltoallv"})

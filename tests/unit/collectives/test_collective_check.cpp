@@ -138,20 +138,23 @@ struct Sim {
   }
 
   // alltoallv's per-peer counts, written out here from the rule (collectives/alltoallv_plan.h).
-  static std::vector<u64> peer_counts(u64 count, double s, u64 es, int n) {
+  static std::vector<u64> peer_counts(u64 count, const AlltoallvSkew& skew, u64 es, int n) {
     const u64 grain = es >= 16 ? 1 : 16 / es;
+    const double s = skew.zipf;
+    auto weight = [&](int d) { return skew.weights.empty() ? std::pow(d, -s) : skew.weights[static_cast<std::size_t>(d - 1)]; };
+    const bool uniform = s == 0 && skew.weights.empty();
     double h = 0;
-    for (int d = 1; d <= n; ++d) h += s == 0 ? 1.0 : std::pow(d, -s);
+    for (int d = 1; d <= n; ++d) h += uniform ? 1.0 : weight(d);
     std::vector<u64> c;
     for (int d = 1; d <= n; ++d) {
-      const double share = s == 0 ? double(count / static_cast<u64>(n)) : double(count) * std::pow(d, -s) / h;
+      const double share = uniform ? double(count / static_cast<u64>(n)) : double(count) * weight(d) / h;
       c.push_back(static_cast<u64>(share) / grain * grain);
     }
     return c;
   }
 };
 
-Sim make_sim(Collective coll, DType t, RedOp op, int n, int root, u64 seed, double skew = 0) {
+Sim make_sim(Collective coll, DType t, RedOp op, int n, int root, u64 seed, const AlltoallvSkew& skew = {}) {
   const auto& spec = collective_spec(coll);
   const u64 es = dtype_size(t);
   Sim s{{coll, t, op, n, root, collective_counts(spec, static_cast<u64>(n) * 32 * es, es, n, skew), seed}, {}};
@@ -172,12 +175,17 @@ TEST(CollectiveCheck, ExpectedValuesMatchASimulationForEveryCase) {
       for (RedOp op : kOps) {
         if (!spec.reduces && op != RedOp::sum) continue;  // data movement: the op plays no part
         for (int n = 1; n <= 16; ++n) {
-          for (double skew :
-               spec.id == Collective::alltoallv ? std::vector<double>{0, 0.7, 1.2, 3} : std::vector<double>{0}) {
+          std::vector<AlltoallvSkew> skews = {AlltoallvSkew{}};
+          if (spec.id == Collective::alltoallv && n > 1) {
+            skews = {{}, {0.7, {}}, {1.2, {}}, {3, {}}, {0, {}}};
+            for (int d = 0; d < n; ++d) skews.back().weights.push_back(static_cast<double>(rng() % 4));  // zeros too
+            skews.back().weights[static_cast<std::size_t>(rng() % static_cast<u64>(n))] += 1;  // never all zero
+          }
+          for (const auto& skew : skews) {
             const int root = spec.rooted ? static_cast<int>(rng() % static_cast<u64>(n)) : 0;
             const auto sim = make_sim(spec.id, t, op, n, root, rng() >> 11, skew);
             SCOPED_TRACE(testing::Message() << spec.name << " " << dtype_name(t) << " " << redop_name(op) << " n=" << n
-                                            << " root=" << root << " skew=" << skew);
+                                            << " root=" << root << " skew=" << alltoallv_skew_text(skew));
             for (int r = 0; r < n; ++r) {
               const auto want = sim.result(r);
               ASSERT_EQ(collective_result_count(sim.c, r), want.size()) << "rank " << r;
@@ -236,7 +244,7 @@ TEST(CollectiveCheck, FloatAvgAcceptsNcclsRoundingAndNothingFar) {
   int beyond_two_ulp = 0;
   for (DType t : {DType::fp16, DType::bf16, DType::fp32, DType::fp64}) {
     for (int n : {2, 3, 5, 6, 7, 9, 12, 24}) {
-      const CollCheckCase c{Collective::all_reduce, t, RedOp::avg, n, 0, {512, 512, 512, 0, 0}, rng() >> 11};
+      const CollCheckCase c{Collective::all_reduce, t, RedOp::avg, n, 0, {512, 512, 512, 0, 0, {}}, rng() >> 11};
       const auto plan = collective_check_plan(c, 0);
       std::vector<std::size_t> forward(static_cast<std::size_t>(n)), backward, shuffled;
       for (int j = 0; j < n; ++j) forward[static_cast<std::size_t>(j)] = static_cast<std::size_t>(j);
@@ -272,7 +280,7 @@ TEST(CollectiveCheck, IntegerAvgWrapsThenDividesTowardZero) {
   // NCCL's SumPostDiv: the sum in the type's wrapping arithmetic, then |x| / n with the sign restored.
   for (DType t : {DType::int8, DType::int32}) {
     for (int n : {3, 7, 300}) {
-      const CollCheckCase c{Collective::all_reduce, t, RedOp::avg, n, 0, {256, 256, 256, 0, 0}, 99};
+      const CollCheckCase c{Collective::all_reduce, t, RedOp::avg, n, 0, {256, 256, 256, 0, 0, {}}, 99};
       const auto range = collective_input_range(t, RedOp::avg, n);
       int negative = 0;
       for (u64 i = 0; i < 256; ++i) {
@@ -350,14 +358,14 @@ class ThreeRanks : public testing::Test {
 };
 
 TEST_F(ThreeRanks, AllGather) {
-  const auto c = make(Collective::all_gather, {4, 12, 4, 4, 0});
+  const auto c = make(Collective::all_gather, {4, 12, 4, 4, 0, {}});
   for (int r = 0; r < 3; ++r)
     expect_sources(c, r,
                    {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}});
 }
 
 TEST_F(ThreeRanks, Alltoall) {
-  const auto c = make(Collective::alltoall, {12, 12, 4, 0, 0});
+  const auto c = make(Collective::alltoall, {12, 12, 4, 0, 0, {}});
   expect_sources(c, 0,
                  {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}});
   expect_sources(c, 1,
@@ -367,21 +375,21 @@ TEST_F(ThreeRanks, Alltoall) {
 }
 
 TEST_F(ThreeRanks, SendrecvReceivesFromThePreviousRank) {
-  const auto c = make(Collective::sendrecv, {4, 4, 4, 0, 0});
+  const auto c = make(Collective::sendrecv, {4, 4, 4, 0, 0, {}});
   expect_sources(c, 0, {{2, 0}, {2, 1}, {2, 2}, {2, 3}});
   expect_sources(c, 1, {{0, 0}, {0, 1}, {0, 2}, {0, 3}});
   expect_sources(c, 2, {{1, 0}, {1, 1}, {1, 2}, {1, 3}});
 }
 
 TEST_F(ThreeRanks, BroadcastFromTheRoot) {
-  const auto c = make(Collective::broadcast, {4, 4, 4, 0, 0}, 2);
+  const auto c = make(Collective::broadcast, {4, 4, 4, 0, 0, {}}, 2);
   for (int r = 0; r < 3; ++r) expect_sources(c, r, {{2, 0}, {2, 1}, {2, 2}, {2, 3}});
-  const auto c1 = make(Collective::broadcast, {4, 4, 4, 0, 0}, 1);
+  const auto c1 = make(Collective::broadcast, {4, 4, 4, 0, 0, {}}, 1);
   expect_sources(c1, 0, {{1, 0}, {1, 1}, {1, 2}, {1, 3}});
 }
 
 TEST_F(ThreeRanks, ReduceScatterTakesTheRanksBlock) {
-  const auto c = make(Collective::reduce_scatter, {12, 4, 4, 0, 4});
+  const auto c = make(Collective::reduce_scatter, {12, 4, 4, 0, 4, {}});
   for (int r = 0; r < 3; ++r) {
     ASSERT_EQ(collective_result_count(c, r), 4u);
     for (u64 i = 0; i < 4; ++i) {
@@ -392,31 +400,31 @@ TEST_F(ThreeRanks, ReduceScatterTakesTheRanksBlock) {
 }
 
 TEST_F(ThreeRanks, ReduceOnlyTheRootChecks) {
-  const auto c = make(Collective::reduce, {12, 12, 12, 0, 0}, 1);
+  const auto c = make(Collective::reduce, {12, 12, 12, 0, 0, {}}, 1);
   EXPECT_EQ(collective_result_count(c, 0), 0u);
   EXPECT_EQ(collective_result_count(c, 2), 0u);
   ASSERT_EQ(collective_result_count(c, 1), 12u);
   for (u64 i = 0; i < 12; ++i) EXPECT_EQ(collective_expected(c, 1, i), in(0, i) + in(1, i) + in(2, i));
-  const auto ar = make(Collective::all_reduce, {12, 12, 12, 0, 0});
+  const auto ar = make(Collective::all_reduce, {12, 12, 12, 0, 0, {}});
   for (int r = 0; r < 3; ++r)
     for (u64 i = 0; i < 12; ++i) EXPECT_EQ(collective_expected(ar, r, i), in(0, i) + in(1, i) + in(2, i));
 }
 
 TEST_F(ThreeRanks, OnlyTheBroadcastRootFillsInputs) {
-  const auto b = make(Collective::broadcast, {4, 4, 4, 0, 0}, 1);
+  const auto b = make(Collective::broadcast, {4, 4, 4, 0, 0, {}}, 1);
   EXPECT_EQ(collective_input_count(b, 0), 0u);
   EXPECT_EQ(collective_input_count(b, 1), 4u);
   EXPECT_EQ(collective_input_count(b, 2), 0u);
   // Every other collective reads every rank's send buffer (root 1 too: reduce has one).
   for (const auto& spec : collective_table()) {
     if (spec.id == Collective::broadcast) continue;
-    const auto c = make(spec.id, {12, 7, 4, 0, 0}, 1);
+    const auto c = make(spec.id, {12, 7, 4, 0, 0, {}}, 1);
     for (int r = 0; r < 3; ++r) EXPECT_EQ(collective_input_count(c, r), 12u) << spec.name << " rank " << r;
   }
 }
 
 TEST(CollectiveCheck, SmallChecksLookAtEveryElement) {
-  const CollCheckCase c{Collective::all_reduce, DType::fp32, RedOp::sum, 8, 0, {1u << 20, 1u << 20, 1u << 20, 0, 0}, 5};
+  const CollCheckCase c{Collective::all_reduce, DType::fp32, RedOp::sum, 8, 0, {1u << 20, 1u << 20, 1u << 20, 0, 0, {}}, 5};
   const auto plan = collective_check_plan(c, 0);
   EXPECT_EQ(plan.every, 1u);
   EXPECT_EQ(collective_checked_count(c, 0), 1u << 20);
@@ -430,7 +438,7 @@ TEST(CollectiveCheck, LargeReductionsAtManyRanksCheckBlocksWithinTheBudget) {
   // budget, so blocks are sampled; the first and the last (a partial tail) always.
   const u64 count = (u64{1} << 20) + 1 + rng() % 100000;
   for (Collective coll : {Collective::all_reduce, Collective::reduce_scatter}) {
-    const CollCheckCase c{coll, DType::fp32, RedOp::sum, 4096, 0, {count, count, count, 0, 0}, rng()};
+    const CollCheckCase c{coll, DType::fp32, RedOp::sum, 4096, 0, {count, count, count, 0, 0, {}}, rng()};
     const auto plan = collective_check_plan(c, 0);
     ASSERT_GE(plan.every, 2u);
     u64 seen = 0;
@@ -448,16 +456,16 @@ TEST(CollectiveCheck, LargeReductionsAtManyRanksCheckBlocksWithinTheBudget) {
   // Data movement costs one input per element: 2^28 received elements over 4096 ranks are checked whole,
   // where a reduction of them would be sampled.
   const u64 per = u64{1} << 16;
-  const CollCheckCase g{Collective::all_gather, DType::fp32, RedOp::sum, 4096, 0, {per, per * 4096, per, 0, 0}, 1};
+  const CollCheckCase g{Collective::all_gather, DType::fp32, RedOp::sum, 4096, 0, {per, per * 4096, per, 0, 0, {}}, 1};
   EXPECT_EQ(collective_check_plan(g, 0).every, 1u);
   EXPECT_EQ(collective_checked_count(g, 0), per * 4096);
-  const CollCheckCase r{Collective::all_reduce, DType::fp32, RedOp::sum, 4096, 0, {per * 4096, per * 4096, per * 4096, 0, 0}, 1};
+  const CollCheckCase r{Collective::all_reduce, DType::fp32, RedOp::sum, 4096, 0, {per * 4096, per * 4096, per * 4096, 0, 0, {}}, 1};
   EXPECT_GE(collective_check_plan(r, 0).every, 2u);
 }
 
 TEST(CollectiveCheck, ManyRankInt8SumsFollowInt8Arithmetic) {
   // More int8 ranks than the input range can keep exact (range 1): expected values are int8 sums.
-  CollCheckCase c{Collective::all_reduce, DType::int8, RedOp::sum, 300, 0, {64, 64, 64, 0, 0}, 5};
+  CollCheckCase c{Collective::all_reduce, DType::int8, RedOp::sum, 300, 0, {64, 64, 64, 0, 0, {}}, 5};
   const auto range = collective_input_range(DType::int8, RedOp::sum, 300);
   EXPECT_EQ(range, 1);
   for (u64 i = 0; i < 64; ++i) {
@@ -483,7 +491,7 @@ TEST(CollectiveCheck, FloatBoundsStayTightAtAnyRankCount) {
     for (RedOp op : {RedOp::sum, RedOp::avg}) {
       for (int n : counts) {
         SCOPED_TRACE(testing::Message() << dtype_name(t) << " " << redop_name(op) << " n=" << n);
-        const CollCheckCase c{Collective::all_reduce, t, op, n, 0, {16, 16, 16, 0, 0}, 0x5eedULL + static_cast<u64>(n)};
+        const CollCheckCase c{Collective::all_reduce, t, op, n, 0, {16, 16, 16, 0, 0, {}}, 0x5eedULL + static_cast<u64>(n)};
         const auto plan = collective_check_plan(c, 0);
         ASSERT_GE(plan.contributors, 1);
         ASSERT_LE(plan.contributors, n);

@@ -158,7 +158,7 @@ TEST(CollectiveTable, AlltoallvAtUniformCountsIsAlltoall) {
     const int n = 1 + static_cast<int>(rng() % 64);
     const u64 es = u64{1} << (rng() % 4), bytes = rng() % (u64{1} << (1 + rng() % 34));
     const double seconds = 1e-6 * static_cast<double>(1 + rng() % 100000);
-    const auto c = collective_counts(a2a, bytes, es, n), v = collective_counts(a2av, bytes, es, n, 0);
+    const auto c = collective_counts(a2a, bytes, es, n), v = collective_counts(a2av, bytes, es, n, AlltoallvSkew{});
     ASSERT_EQ(v.send, c.send);
     ASSERT_EQ(v.recv, c.recv);
     ASSERT_EQ(collective_size_bytes(v, es), collective_size_bytes(c, es));
@@ -179,7 +179,7 @@ TEST(CollectiveTable, AlltoallvZipfCountsAndBandwidth) {
   const auto& spec = collective_spec(Collective::alltoallv);
   // 1 MiB of fp32 over 4 ranks at s = 1: H = 1 + 1/2 + 1/3 + 1/4 = 25/12; 262144 elements x 12/25 =
   // 125829.12 -> 125828 (a multiple of 4), /2 62914.56 -> 62912, /3 41943.04 -> 41940, /4 31457.28 -> 31456.
-  const auto c = collective_counts(spec, 1u << 20, 4, 4, 1.0);
+  const auto c = collective_counts(spec, 1u << 20, 4, 4, AlltoallvSkew{1.0, {}});
   EXPECT_EQ(c.param, 65536u);  // nccl-tests' paramcount: the uniform per-peer count
   EXPECT_EQ(c.send, 125828u + 62912u + 41940u + 31456u);
   EXPECT_EQ(c.recv, 4u * 125828u);
@@ -202,21 +202,57 @@ TEST(CollectiveTable, AlltoallvZipfCountsAndBandwidth) {
     }
   }
   // A steeper skew loads rank 0 more: more bytes behind algbw for the same request.
-  EXPECT_GT(collective_counts(spec, 1u << 20, 4, 8, 2.0).recv, collective_counts(spec, 1u << 20, 4, 8, 1.2).recv);
-  EXPECT_GT(collective_counts(spec, 1u << 20, 4, 8, 1.2).recv, collective_counts(spec, 1u << 20, 4, 8, 0).recv);
+  const AlltoallvSkew uniform, zipf12{1.2, {}}, zipf2{2.0, {}};
+  EXPECT_GT(collective_counts(spec, 1u << 20, 4, 8, zipf2).recv, collective_counts(spec, 1u << 20, 4, 8, zipf12).recv);
+  EXPECT_GT(collective_counts(spec, 1u << 20, 4, 8, zipf12).recv, collective_counts(spec, 1u << 20, 4, 8, uniform).recv);
 }
 
 TEST(CollectiveTable, AlltoallvSkewText) {
   std::string why;
-  EXPECT_EQ(parse_alltoallv_skew("uniform", why), 0.0);
-  EXPECT_EQ(parse_alltoallv_skew("zipf:1.2", why), 1.2);
-  EXPECT_EQ(alltoallv_skew_text(0), "uniform");
-  EXPECT_EQ(alltoallv_skew_text(1.2), "zipf:1.2");
-  for (const char* bad : {"", "zipf", "zipf:", "zipf:0", "zipf:-1", "zipf:11", "zipf:1.2x", "zipf:nan", "Zipf:1"}) {
+  EXPECT_EQ(parse_alltoallv_skew("uniform", why), AlltoallvSkew{});
+  EXPECT_EQ(parse_alltoallv_skew("zipf:1.2", why), (AlltoallvSkew{1.2, {}}));
+  EXPECT_EQ(parse_alltoallv_skew("weights:4 1,0 1.5", why), (AlltoallvSkew{0, {4, 1, 0, 1.5}}));
+  EXPECT_EQ(alltoallv_skew_text({}), "uniform");
+  EXPECT_EQ(alltoallv_skew_text({1.2, {}}), "zipf:1.2");
+  EXPECT_EQ(alltoallv_skew_text({0, {4, 1, 0, 1.5}}), "weights:4 1 0 1.5");
+  for (const char* bad : {"", "zipf", "zipf:", "zipf:0", "zipf:-1", "zipf:11", "zipf:1.2x", "zipf:nan", "Zipf:1",
+                          "weights:", "weights:3", "weights:0 0", "weights:1 -1", "weights:1 nan", "weights:1 inf",
+                          "weights:1 2x", "weights:1;2"}) {
     why.clear();
     EXPECT_FALSE(parse_alltoallv_skew(bad, why).has_value()) << bad;
     EXPECT_FALSE(why.empty()) << bad;
   }
+}
+
+// A skew file: one row of weights, one per receiving rank. Here 4 1 1 1 over 4 ranks of fp32: each
+// sender's 4 x 64 = 256 elements split 256 x 4/7 = 146.3 -> 144 (a multiple of 4 elements, 16 bytes),
+// 36.6 -> 36 for the others; rank 0 receives 4 x 144, the busiest.
+TEST(CollectiveTable, AlltoallvWeightsFromAFile) {
+  std::string why;
+  const auto skew = parse_alltoallv_skew_file("# expert load of step 1200\n\n4, 1, 1, 1   # hot expert 0\n", why);
+  ASSERT_TRUE(skew) << why;
+  EXPECT_EQ(skew->weights, (std::vector<double>{4, 1, 1, 1}));
+  const auto& spec = collective_spec(Collective::alltoallv);
+  const auto c = collective_counts(spec, 256 * 4, 4, 4, *skew);
+  EXPECT_EQ(c.param, 64u);
+  EXPECT_EQ(c.send, 144u + 3 * 36u);
+  EXPECT_EQ(c.recv, 4 * 144u);
+  const auto b = alltoallv_block(c, 4, 2, 4);
+  EXPECT_EQ(b.per, 36u);
+  EXPECT_EQ(b.offset, 144u + 36u);
+  EXPECT_FALSE(alltoallv_skew_refusal(*skew, 4));
+  const auto refused = alltoallv_skew_refusal(*skew, 8);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("for 4 ranks, this group has 8"), std::string::npos) << *refused;
+  EXPECT_THROW(alltoallv_peer_counts(1024, *skew, 4, 8), std::invalid_argument);
+  for (const char* bad : {"", "# nothing\n", "1 2\n3 4\n", "1 x 2", "0 0 0", "5"}) {
+    why.clear();
+    EXPECT_FALSE(parse_alltoallv_skew_file(bad, why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+  why.clear();
+  parse_alltoallv_skew_file("1 2\n2 1\n", why);
+  EXPECT_NE(why.find("2 rows"), std::string::npos) << why;
 }
 
 TEST(CollectiveTable, NoBandwidthWithoutTime) {
