@@ -88,17 +88,33 @@ void fit_cost(TrainScaling& s) {
   s.fitted = true;
 }
 
+std::string band_text(const TrainScalingPoint& p) {
+  return fmt::format("{:.1f}% at {} GPUs (repetition band {:.1f}-{:.1f}%)", p.efficiency * 100, p.gpu_count,
+                     p.efficiency_low * 100, std::min(p.efficiency_high * 100, 999.9));
+}
+
 void decide_max_useful(TrainScaling& s) {
   const int largest = s.points.back().gpu_count;
-  for (std::size_t i = 1; i < s.points.size(); ++i)
-    if (s.points[i].efficiency < kUsefulEfficiency) {
-      s.max_useful_measured = true;
-      s.max_useful_gpus = s.points[i - 1].gpu_count;
-      s.max_useful_text = fmt::format("max useful GPUs {} (measured: efficiency {:.1f}% at {} GPUs, under {:.0f}%)",
-                                      s.points[i - 1].gpu_count, s.points[i].efficiency * 100, s.points[i].gpu_count,
-                                      kUsefulEfficiency * 100);
-      return;
+  const TrainScalingPoint* noisy = nullptr;  // the first count under the bar whose band holds it
+  for (std::size_t i = 1; i < s.points.size(); ++i) {
+    const auto& p = s.points[i];
+    if (p.efficiency >= kUsefulEfficiency) continue;
+    if (p.efficiency_high >= kUsefulEfficiency) {
+      if (!noisy) noisy = &p;
+      continue;
     }
+    s.max_useful_measured = true;
+    s.max_useful_gpus = s.points[i - 1].gpu_count;
+    s.max_useful_text = fmt::format("max useful GPUs {} (measured: efficiency {}, under {:.0f}%{})",
+                                    s.points[i - 1].gpu_count, band_text(p), kUsefulEfficiency * 100,
+                                    noisy ? "; " + band_text(*noisy) + " is within the noise" : std::string());
+    return;
+  }
+  if (noisy) {
+    s.max_useful_text = fmt::format("max useful GPUs: undecided: efficiency {} holds {:.0f}% (more --reps narrow the band)",
+                                    band_text(*noisy), kUsefulEfficiency * 100);
+    return;
+  }
   if (!s.fitted) {
     s.max_useful_text = fmt::format("max useful GPUs: at least {} (measured); {}", largest, s.why);
     return;
@@ -154,7 +170,9 @@ std::vector<TrainScaling> train_scaling(const std::vector<ResultRow>& rows) {
       s.skipped.push_back(fmt::format("{} GPUs: {}", r.gpu_count, valid_text(r)));
       continue;
     }
-    s.points.push_back({r.gpu_count, *step, *r.aggregate, 0, phases_of(r)});
+    TrainScalingPoint p{r.gpu_count, *step, *r.aggregate, 0, 0, 0, 0, 0, phases_of(r)};
+    if (r.spread) p.spread_down = std::clamp(r.spread->down, 0.0, 1.0), p.spread_up = std::max(r.spread->up, 0.0);
+    s.points.push_back(std::move(p));
   }
   for (auto& s : out) {
     std::sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) { return a.gpu_count < b.gpu_count; });
@@ -165,7 +183,12 @@ std::vector<TrainScaling> train_scaling(const std::vector<ResultRow>& rows) {
     }
     s.base_count = s.points.front().gpu_count;
     const double base = s.points.front().tokens_per_s / s.base_count;
-    for (auto& p : s.points) p.efficiency = p.tokens_per_s / p.gpu_count / base;
+    const auto& b = s.points.front();
+    for (auto& p : s.points) {
+      p.efficiency = p.tokens_per_s / p.gpu_count / base;
+      p.efficiency_low = &p == &b ? 1 : p.efficiency * (1 - p.spread_down) / (1 + b.spread_up);
+      p.efficiency_high = &p == &b ? 1 : b.spread_down < 1 ? p.efficiency * (1 + p.spread_up) / (1 - b.spread_down) : INFINITY;
+    }
     fit_cost(s);
     decide_max_useful(s);
   }

@@ -7,7 +7,11 @@
 // separate series and share the rule: per-GPU tokens/s is what both hold constant when ideal.
 //
 // The max useful GPUs: the largest count at which efficiency stays at or above kUsefulEfficiency.
-// Where a measured count already falls under it, the answer is measured. Otherwise a model of the GPU
+// Each efficiency has a band from the repetition spreads of its two rows (the row's `spread`: at n,
+// e x (1 - down_n) / (1 + up_n0) to e x (1 + up_n) / (1 - down_n0)). A count whose whole band is under
+// the bar is a measured fall, and the answer is the count before it. A count under the bar whose band
+// still holds it is within the noise: with no clear fall after it, the answer is "undecided" (more
+// repetitions narrow the band), never a number the next launch may contradict. Otherwise a model of the GPU
 // time per token (n / tokens/s: the step time of weak scaling over its fixed tokens per GPU, and the
 // GPU time a fixed global batch costs under strong scaling)
 //   c(n) = a + b x log2(n / n0)
@@ -39,6 +43,8 @@ struct TrainScalingPoint {
   double step_us = 0;
   double tokens_per_s = 0;
   double efficiency = 0;  // against n0: per-GPU tokens/s at n over at n0
+  double efficiency_low = 0, efficiency_high = 0;  // its repetition band (1, 1 at n0)
+  double spread_down = 0, spread_up = 0;           // the row's relative repetition spread
   std::vector<TrainPhaseTime> phases;  // in the display order, zero phases kept (a bar's parts agree)
 };
 

@@ -105,20 +105,27 @@ def case_layouts():
 
 
 def max_useful_oracle(points):
-    """The max-useful-GPUs verdict of docs/training.md, derived here from the rows: [(n, tokens/s, step us)],
-    ascending. Returns (kind, number): ("measured", n), ("projected", n), ("beyond", None), ("flat", None) or
-    ("unfitted", None)."""
-    n0 = points[0][0]
-    eff = [(n, t / n / (points[0][1] / n0)) for n, t, _ in points]
+    """The max-useful-GPUs verdict of docs/training.md, derived here from the rows: [(n, tokens/s, step us,
+    spread down, spread up)], ascending. Returns (kind, number): ("measured", n), ("projected", n), ("beyond",
+    None), ("flat", None), ("undecided", None) or ("unfitted", None)."""
+    n0, d0, u0 = points[0][0], points[0][3], points[0][4]
+    eff = [(n, t / n / (points[0][1] / n0), d, u) for n, t, _, d, u in points]
+    noisy = False
     for i in range(1, len(eff)):
-        if eff[i][1] < 0.8:
-            return "measured", eff[i - 1][0]
+        n, e, d, u = eff[i]
+        if e < 0.8:
+            high = e * (1 + u) / (1 - d0) if d0 < 1 else math.inf  # the repetition band's top
+            if high < 0.8:
+                return "measured", eff[i - 1][0]
+            noisy = True
+    if noisy:
+        return "undecided", None
     if len(points) < 3:
         return "unfitted", None
     # GPU time per token c = n / (tokens/s) = a + b log2(n / n0), least squares on relative residuals
     # (weights 1 / c^2).
-    xs = [math.log2(n / n0) for n, _, _ in points]
-    ys = [n / t for n, t, _ in points]
+    xs = [math.log2(n / n0) for n, *_ in points]
+    ys = [n / t for n, t, *_ in points]
     ws = [1 / (y * y) for y in ys]
     sw, sx, sy = sum(ws), sum(w * x for w, x in zip(ws, xs)), sum(w * y for w, y in zip(ws, ys))
     sxx, sxy = sum(w * x * x for w, x in zip(ws, xs)), sum(w * x * y for w, x, y in zip(ws, xs, ys))
@@ -145,7 +152,9 @@ def check_report(path, doc):
     for r in doc["results"]:
         if r["benchmark"] == "train-step" and r["status"] == "ok":
             key = (r["params"]["name"], r["params"]["layout"], r["params"].get("scaling", "weak"))
-            series.setdefault(key, []).append((r["gpu_count"], r["aggregate"], r["metrics"]["step_time_us"]))
+            spread = r.get("spread") or {}
+            series.setdefault(key, []).append((r["gpu_count"], r["aggregate"], r["metrics"]["step_time_us"],
+                                               min(max(spread.get("down", 0), 0), 1), max(spread.get("up", 0), 0)))
     p = e2e_common.gs("report", path)
     if os.path.exists(path + ".html"):
         os.remove(path + ".html")  # an earlier run's
@@ -166,12 +175,12 @@ def check_report(path, doc):
             fail(f"report: no training section for {name} {layout}:\n{text[:3000]}")
         line = block.group(0).splitlines()[-1].strip()
         shown = [int(l.split()[0]) for l in block.group(1).splitlines() if re.match(r"\s+\d+\s", l)]
-        if shown != [n for n, _, _ in pts]:
-            fail(f"report: {name} {layout} shows counts {shown}, the file has {[n for n, _, _ in pts]}")
+        if shown != [n for n, *_ in pts]:
+            fail(f"report: {name} {layout} shows counts {shown}, the file has {[n for n, *_ in pts]}")
         kind, number = max_useful_oracle(pts)
         expect = {"measured": f"max useful GPUs {number} (measured", "projected": f"PROJECTED max useful GPUs {number}:",
                   "beyond": "PROJECTED max useful GPUs: beyond", "flat": "no limit in sight",
-                  "unfitted": f"at least {pts[-1][0]} (measured)"}[kind]
+                  "unfitted": f"at least {pts[-1][0]} (measured)", "undecided": "max useful GPUs: undecided"}[kind]
         if expect not in line:
             fail(f"report: {name} {layout}: '{line}', expected '{expect}' (from {pts})")
         chart = next((c for c in charts if f">{name} {layout} {scaling}: step time by phase<" in c), None)

@@ -76,6 +76,34 @@ TEST(TrainScaling, StrongScalingIsItsOwnSeriesAndSharesTheRule) {
   EXPECT_NE(format_train_scaling(s).find("strong-scaling efficiency"), std::string::npos);
 }
 
+// Efficiency 79/100 at 4 GPUs with the rows' repetitions 5% either side: its band is 0.79 x 0.95 / 1.05
+// = 71.5% to 0.79 x 1.05 / 0.95 = 87.3%, which holds 80%: undecided, not "max useful 2". A later count
+// at 50% (band 45.2-55.3%) is a measured fall, and the note keeps the 4-GPU doubt.
+TEST(TrainScaling, AFallWithinTheRepetitionNoiseIsUndecided) {
+  auto noisy = [](int n, double step) {
+    auto r = row(n, step);
+    r.spread = RowSpread{0.05, 0.05, 3};
+    return r;
+  };
+  const auto s = train_scaling({noisy(2, 100), noisy(4, 100 / 0.79), noisy(8, 100 / 0.99)});
+  EXPECT_NEAR(s[0].points[1].efficiency_low, 0.79 * 0.95 / 1.05, 1e-12);
+  EXPECT_NEAR(s[0].points[1].efficiency_high, 0.79 * 1.05 / 0.95, 1e-12);
+  EXPECT_FALSE(s[0].max_useful_gpus);
+  EXPECT_NE(s[0].max_useful_text.find("undecided: efficiency 79.0% at 4 GPUs (repetition band 71.5-87.3%)"),
+            std::string::npos) << s[0].max_useful_text;
+
+  const auto fall = train_scaling({noisy(2, 100), noisy(4, 100 / 0.79), noisy(8, 100 / 0.99), noisy(16, 100 / 0.5)});
+  ASSERT_TRUE(fall[0].max_useful_gpus);
+  EXPECT_TRUE(fall[0].max_useful_measured);
+  EXPECT_DOUBLE_EQ(*fall[0].max_useful_gpus, 8);
+  EXPECT_NE(fall[0].max_useful_text.find("79.0% at 4 GPUs (repetition band 71.5-87.3%) is within the noise"),
+            std::string::npos) << fall[0].max_useful_text;
+
+  // Without spread (a file of one repetition), the same 79% is a measured fall.
+  const auto bare = train_scaling({row(2, 100), row(4, 100 / 0.79)});
+  EXPECT_TRUE(bare[0].max_useful_measured);
+}
+
 TEST(TrainScaling, AMeasuredFallIsTheAnswerAndNotAProjection) {
   // 2 GPUs 100 us, 4 GPUs 110 us (90.9%), 8 GPUs 130 us (76.9%): 4 is the last count at or above 80%.
   const auto s = train_scaling({row(2, 100), row(4, 110), row(8, 130)});
