@@ -13,6 +13,22 @@
 #include "core/term_text.h"
 
 namespace gpuscale {
+
+void add_outlier_gpus(nlohmann::json& out, const std::vector<int>& ranks, const nlohmann::json& identities) {
+  using nlohmann::json;
+  out["uuids"] = json::array();
+  out["pci_bus_ids"] = json::array();
+  for (int r : ranks) {
+    if (r < 0 || !identities.is_array() || static_cast<std::size_t>(r) >= identities.size()) continue;
+    const auto& id = identities[static_cast<std::size_t>(r)];
+    if (!id.is_object() || !id.contains("device") || !id["device"].is_object()) continue;
+    const auto& details = id["device"].value("details", json::object());
+    if (!details.is_object()) continue;
+    if (details.contains("uuid") && details["uuid"].is_string()) out["uuids"].push_back(details["uuid"]);
+    if (details.contains("pci_bus_id") && details["pci_bus_id"].is_string()) out["pci_bus_ids"].push_back(details["pci_bus_id"]);
+  }
+}
+
 namespace {
 
 using nlohmann::json;
@@ -60,28 +76,13 @@ std::optional<PairMatrix> pair_matrix(const json& m) {
   return p;
 }
 
-// The GPUs of the ranks, from the identities the result file keeps (CUDA knows uuid and PCI bus id).
-void add_gpus(json& out, const std::vector<int>& ranks, const json& identities) {
-  out["uuids"] = json::array();
-  out["pci_bus_ids"] = json::array();
-  for (int r : ranks) {
-    if (r < 0 || !identities.is_array() || static_cast<std::size_t>(r) >= identities.size()) continue;
-    const auto& id = identities[static_cast<std::size_t>(r)];
-    if (!id.is_object() || !id.contains("device") || !id["device"].is_object()) continue;
-    const auto& details = id["device"].value("details", json::object());
-    if (!details.is_object()) continue;
-    if (details.contains("uuid") && details["uuid"].is_string()) out["uuids"].push_back(details["uuid"]);
-    if (details.contains("pci_bus_id") && details["pci_bus_id"].is_string()) out["pci_bus_ids"].push_back(details["pci_bus_id"]);
-  }
-}
-
 json record(const Outlier& o, const ResultRow& row, const json& identities) {
   json out = outlier_json(o);
   out["benchmark"] = row.benchmark;
   out["params"] = row.params;
   out["gpu_count"] = row.gpu_count;
   out["unit"] = row.unit;
-  add_gpus(out, o.ranks, identities);
+  add_outlier_gpus(out, o.ranks, identities);
   return out;
 }
 

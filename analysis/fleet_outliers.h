@@ -29,6 +29,10 @@ namespace gpuscale {
 // - `ranks` is the result file's ranks array (identities, by rank).
 nlohmann::json fleet_outliers(const std::vector<ResultRow>& rows, const nlohmann::json& ranks, const OutlierRule& rule);
 
+// Sets an outlier record's "uuids" and "pci_bus_ids": the GPUs of `ranks`, from the result file's rank
+// identities (`identities`, its ranks array; CUDA knows them, the CPU backend does not).
+void add_outlier_gpus(nlohmann::json& out, const std::vector<int>& ranks, const nlohmann::json& identities);
+
 // The outliers for a terminal (the end of the run summary, so a Slurm log shows them): the suspect
 // hosts, then one line per outlier that no suspect host explains and a count of those it does, at
 // most `max_lines` lines of outliers. "" when there are none.

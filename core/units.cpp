@@ -2,11 +2,14 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/term_text.h"
 
 namespace gpuscale {
 namespace {
@@ -60,6 +63,37 @@ std::int64_t parse_positive(std::string_view text, std::string_view what) {
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) bad(what, text, "expected a whole number");
   if (value <= 0) bad(what, text, "must be greater than zero");
   return value;
+}
+
+double parse_time_span(std::string_view text, std::string_view what) {
+  std::string number(text);
+  double unit = 1;
+  if (!number.empty()) {
+    switch (number.back()) {
+      case 's': unit = 1; break;
+      case 'm': unit = 60; break;
+      case 'h': unit = 3600; break;
+      case 'd': unit = 86400; break;
+      default: unit = 0;
+    }
+    if (unit > 0) number.pop_back();
+    else unit = 1;
+  }
+  const bool digits = !number.empty() && number.find_first_not_of("0123456789.") == std::string::npos;
+  char* end = nullptr;
+  const double v = digits ? std::strtod(number.c_str(), &end) * unit : 0;
+  if (!digits || end != number.c_str() + number.size() || !std::isfinite(v) || v <= 0)
+    throw Error(fmt::format("invalid {} '{}': expected a positive time such as 90, 90s, 20m, 1.5h or 2d", what,
+                            terminal_quote(text)));
+  return v;
+}
+
+std::string format_time_span(double seconds) {
+  for (const auto& [unit, name] : {std::pair{86400.0, 'd'}, std::pair{3600.0, 'h'}, std::pair{60.0, 'm'}}) {
+    const double n = seconds / unit;
+    if (n >= 1 && std::abs(n * 10 - std::round(n * 10)) < 1e-9) return fmt::format("{:g}{}", std::round(n * 10) / 10, name);
+  }
+  return fmt::format("{:g}s", std::round(seconds * 10) / 10);
 }
 
 int parse_positive_int(std::string_view text, std::string_view what) {

@@ -16,6 +16,12 @@ std::uint64_t parse_size(std::string_view text, std::string_view what);
 std::int64_t parse_positive(std::string_view text, std::string_view what);
 // The same for counts held in an int (iterations, repetitions, threads): also throws above INT_MAX.
 int parse_positive_int(std::string_view text, std::string_view what);
+// A time span: a positive number with an optional unit s, m, h or d ("90", "90s", "1.5h", "2d") ->
+// seconds. Throws gpuscale::Error naming `what` and the text on anything else (zero, negative, junk).
+double parse_time_span(std::string_view text, std::string_view what);
+// "1.5h", "2m", "90s", "2d": the shortest of these units that gives a whole number (else seconds, rounded
+// to 0.1 s).
+std::string format_time_span(double seconds);
 // "1024,2048" -> {1024, 2048} with parse_size on every item.
 std::vector<std::uint64_t> parse_size_list(std::string_view csv, std::string_view what);
 // Splits "a,b,c" into trimmed non-empty items; throws on an empty item.

@@ -12,6 +12,7 @@
 #include "collectives/collective_table.h"
 #include "core/dtype.h"
 #include "health/telemetry_options.h"
+#include "harness/burn_plan.h"
 #include "harness/tiling.h"
 #include "kernels/gemm_spec.h"
 
@@ -51,6 +52,11 @@ struct RunOptions {
   std::vector<std::string> layouts;             // train-step: parallel layouts (empty: each model's defaults)
   std::optional<int> layers;                    // train-step: layers of every model (unset: the model's own)
   std::vector<std::string> scalings;            // train-step: "weak", "strong" (empty: weak)
+  // Burn-in (harness/burn_plan.h, docs/acceptance.md): a run with --duration measures the burn
+  // benchmarks' windows only.
+  double burn_duration_s = 0;                   // --duration (0: no burn-in)
+  std::optional<double> burn_window_s;          // --window (unset: kDefaultBurnWindowS)
+  std::vector<BurnKind> burn_kinds;             // --burn (empty: mix)
   std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).

@@ -57,26 +57,12 @@ std::string check_plan_size(const std::vector<double>& row_weights, const RunOpt
 
 double parse_max_time(const std::string& text, const std::string& what) {
   if (text == "0") return 0;
-  std::string number = text;
-  double unit = 1;
-  if (!number.empty()) {
-    switch (number.back()) {
-      case 's': unit = 1; break;
-      case 'm': unit = 60; break;
-      case 'h': unit = 3600; break;
-      case 'd': unit = 86400; break;
-      default: unit = 0;
-    }
-    if (unit > 0) number.pop_back();
-    else unit = 1;
-  }
-  char* end = nullptr;
-  const bool digits = !number.empty() && number.find_first_not_of("0123456789.") == std::string::npos;
-  const double v = digits ? std::strtod(number.c_str(), &end) * unit : 0;
-  if (!digits || end != number.c_str() + number.size() || !std::isfinite(v) || v <= 0)
+  try {
+    return parse_time_span(text, what);
+  } catch (const Error&) {
     throw Error(fmt::format("invalid {} '{}': expected 0 (no limit) or a positive time such as 3600, 90m, 24h or 2d",
                             what, terminal_quote(text)));
-  return v;
+  }
 }
 
 }  // namespace gpuscale

@@ -32,6 +32,11 @@ nlohmann::json make_plan(const RunOptions& opts, Backend& backend, const World& 
   if (total > kMaxPlanPoints)
     throw Error(fmt::format("the plan has {} points; the limit is {}: use a larger -i or -f, or fewer --benchmarks, "
                             "--dtypes, --ops", total, kMaxPlanPoints));
+  // A burn-in's windows run in time order, the kinds in turn (harness/burn_plan.h), not kind by kind.
+  if (opts.burn_duration_s > 0)
+    std::stable_sort(plan["points"].begin(), plan["points"].end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+      return a["params"].value("window", 0) < b["params"].value("window", 0);
+    });
   if (plan["points"].empty())
     throw Error("nothing to measure: the selected benchmarks have no point for these options (see gpuscale list)");
   // 53 bits: exact in every JSON reader (JavaScript and Python floats included).

@@ -105,6 +105,7 @@ const Registry& registry() {
     register_training_benchmarks(reg);
     register_train_step_benchmark(reg);
     register_fleet_benchmarks(reg);
+    register_burn_benchmarks(reg);
     return reg;
   }();
   return r;

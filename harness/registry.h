@@ -43,5 +43,6 @@ void register_collective_benchmarks(Registry& r);
 void register_training_benchmarks(Registry& r);
 void register_train_step_benchmark(Registry& r);
 void register_fleet_benchmarks(Registry& r);
+void register_burn_benchmarks(Registry& r);  // burn-in windows (harness/burn_plan.h)
 
 }  // namespace gpuscale

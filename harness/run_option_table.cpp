@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/term_text.h"
 #include "core/units.h"
+#include "harness/burn_options.h"
 #include "harness/fleet_options.h"
 #include "harness/plan_limits.h"
 #include "harness/tiling.h"
@@ -295,6 +296,24 @@ std::vector<RunOption> make_table() {
          for (const auto& v : o.scalings)
            if (v != "weak" && v != "strong") throw BadRecordedValue{"train-step scalings, weak or strong"};
        }});
+  // Burn-in (harness/burn_plan.h, docs/acceptance.md). --duration comes last of the three: it makes
+  // the plan of windows from all three, so a bad combination is refused as the options are read.
+  add({.names = "--burn", .key = "burn_kinds",
+       .help = "burn-in: the work of its windows, in turn: gemm, stream, all_reduce, mix (GEMM then an all_reduce, "
+               "the shape of a training step; the default); with --duration",
+       .parse = [](O& o, const std::string& s, const std::string&) { o.burn_kinds = parse_burn_kinds(s); },
+       .recorded = shapes, .record = [](const O& o) { return burn_kinds_json(o); }, .adopt = adopt_burn_kinds});
+  add({.names = "--window", .key = "burn_window_s",
+       .help = "burn-in: the length of each measured window (default 10s); with --duration",
+       .parse = [](O& o, const std::string& s, const std::string& what) { o.burn_window_s = parse_time_span(s, what); },
+       .recorded = shapes, .record = record_value<&O::burn_window_s>,
+       .adopt = [](O& o, const json& j) { o.burn_window_s = positive_or_null(j); }});
+  add({.names = "--duration", .key = "burn_duration_s",
+       .help = "run a burn-in this long (s, m, h or d; at most a week): every GPU loaded with the --burn work, "
+               "measured per --window, drift and sustained outliers reported; the run measures nothing else",
+       .parse = parse_burn_duration, .check = check_burn_options, .recorded = shapes,
+       .record = [](const O& o) { return o.burn_duration_s > 0 ? json(o.burn_duration_s) : json(nullptr); },
+       .adopt = [](O& o, const json& j) { o.burn_duration_s = positive_or_null(j).value_or(0); }});
   // Fleet coverage (docs/fleet.md).
   add({.names = "--tiling", .key = "tiling",
        .help = "at each GPU count k: concurrent (every disjoint group of k ranks at once), sequential (one group "

@@ -239,5 +239,23 @@ TEST(SizeSweep, RejectsBadRanges) {
   expect_error([] { size_sweep(1, 1024, 0, 0); }, {"at least 2"});
 }
 
+// Time spans (--duration, --window, --max-time): a positive number with an optional unit, and back.
+TEST(TimeSpan, ParsesUnitsAndRefusesTheRest) {
+  EXPECT_EQ(parse_time_span("90", "--window"), 90);
+  EXPECT_EQ(parse_time_span("90s", "--window"), 90);
+  EXPECT_EQ(parse_time_span("20m", "--duration"), 1200);
+  EXPECT_EQ(parse_time_span("1.5h", "--duration"), 5400);
+  EXPECT_EQ(parse_time_span("7d", "--duration"), 604800);
+  EXPECT_EQ(parse_time_span("0.5s", "--window"), 0.5);
+  for (const char* bad : {"", "0", "0m", "-1m", "m", "1x", "1..2", "1e3", "inf", "nan", " 1m", "1m ", "1h2"})
+    expect_error([&] { (void)parse_time_span(bad, "--duration"); }, {"invalid --duration", "positive time"});
+  EXPECT_EQ(format_time_span(120), "2m");
+  EXPECT_EQ(format_time_span(10), "10s");
+  EXPECT_EQ(format_time_span(5400), "1.5h");
+  EXPECT_EQ(format_time_span(604800), "7d");
+  EXPECT_EQ(format_time_span(0.25), "0.3s");  // rounded to a tenth
+  EXPECT_EQ(format_time_span(90), "1.5m");
+}
+
 }  // namespace
 }  // namespace gpuscale
