@@ -97,6 +97,9 @@ struct PointDemand {
   // Seconds the point spends besides its bytes and flops: the fleet benchmarks make a communicator
   // for every round of pairs (the watchdog budget grows with them).
   double setup_s = 0;
+  // Seconds the point lasts on any device (a burn-in window, harness/burn_plan.h): the plan's estimate
+  // and the watchdog's budget take them as they are, not scaled by a device's rates.
+  double fixed_s = 0;
 };
 
 struct PeakContext {

@@ -28,7 +28,10 @@ std::FILE* summary_stream(const RunOptions& o) {
 
 double row_weight(const PointDemand& demand, const std::string& backend) {
   const auto r = watchdog_rates(backend);
-  return demand.bytes / r.bytes_per_s + demand.flops / r.flops_per_s + demand.setup_s + kProgressRowSeconds;
+  // A weight is in the watchdog's slow-device seconds (plan_estimate_seconds divides them by
+  // kTypicalOverSlowRates): a fixed time is the same on every device, so it is weighed up to match.
+  return demand.bytes / r.bytes_per_s + demand.flops / r.flops_per_s + demand.setup_s + kProgressRowSeconds +
+         demand.fixed_s * kTypicalOverSlowRates;
 }
 
 std::vector<double> plan_row_weights(const nlohmann::json& points, const std::vector<bool>& kept,

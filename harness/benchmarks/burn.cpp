@@ -2,7 +2,8 @@
 // burn.stream, burn.all_reduce, burn.mix), each point one window of the burn-in's plan. A window loads
 // the rank for its length and measures it in kBurnSlicesPerWindow slices, the row's repetitions: each
 // slice's figure is its work over its timed seconds, so the sample stays bounded whatever one pass
-// takes. The work is checked at the end of every window, as the benchmark it repeats checks it. Each
+// takes (a slice runs at least one pass; when passes outlast the slices, the window ends on time with
+// fewer of them). The work is checked at the end of every window, as the benchmark it repeats checks it. Each
 // window is measured once, at the job's full size (every GPU at once), and journalled when it ends, so a
 // killed burn-in keeps every finished window.
 #include <algorithm>
@@ -201,7 +202,8 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     return {std::nullopt, "a burn-in's all_reduce is judged by its drift over the windows, not a link peak"};
   }
 
-  // The window's buffers; its length is its cost (setup_s: the plan's estimate and the watchdog's budget).
+  // The window's buffers; its length is its cost on any device (fixed_s: the plan's estimate and the
+  // watchdog's budget, 10 windows or at least its floor).
   PointDemand demand_of(const BurnPoint& p, const DemandContext& ctx) const override {
     PointDemand d;
     const std::uint64_t gemm_bytes = saturating_mul(3, saturating_mul(p.n, saturating_mul(p.n, dtype_size(p.dtype))));
@@ -219,7 +221,7 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     }
     d.bytes = 0;
     d.flops = 0;
-    d.setup_s = p.seconds;
+    d.fixed_s = p.seconds;
     if (ctx.backend == "cuda" && (kind_ == BurnKind::all_reduce || kind_ == BurnKind::mix))
       d.transport_timeout_s = ctx.opts.backend_options.timeout_s;
     return d;
@@ -258,7 +260,12 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     const auto slice_s = p.seconds / kBurnSlicesPerWindow;
     ctx.group.barrier();
     const auto start = SteadyClock::now();
+    const auto window_end = start + std::chrono::duration<double>(p.seconds);
     for (int s = 0; s < kBurnSlicesPerWindow; ++s) {
+      // Passes longer than a slice would stretch the window: it ends on time, with fewer slices (mix:
+      // the group agrees, as every rank must run as many all_reduces).
+      const bool over = SteadyClock::now() >= window_end;
+      if (s > 0 && (mix ? ctx.group.first_failed(over) >= 0 : over)) break;
       const auto end = start + std::chrono::duration<double>(slice_s * (s + 1));
       double comm_s = 0;
       int comm_ops = 0;
@@ -298,7 +305,9 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     const auto slice_s = p.seconds / kBurnSlicesPerWindow;
     ctx.group.barrier();
     const auto start = SteadyClock::now();
+    const auto window_end = start + std::chrono::duration<double>(p.seconds);
     for (int s = 0; s < kBurnSlicesPerWindow; ++s) {
+      if (s > 0 && SteadyClock::now() >= window_end) break;  // passes longer than a slice: the window ends on time
       const auto end = start + std::chrono::duration<double>(slice_s * (s + 1));
       const auto pass = [&] {
         const FaultScope planted(WorkPlace{});
@@ -342,7 +351,9 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     const int batch = static_cast<int>(std::clamp(std::floor(slice_s / 10 / std::max(first, 1e-9)), 1.0, 1e5));
     std::vector<double> per_op;
     const auto start = SteadyClock::now();
+    const auto window_end = start + std::chrono::duration<double>(p.seconds);
     for (int s = 0; s < kBurnSlicesPerWindow; ++s) {
+      if (s > 0 && ctx.group.first_failed(SteadyClock::now() >= window_end) >= 0) break;  // the window ends on time
       const auto end = start + std::chrono::duration<double>(slice_s * (s + 1));
       double timed = 0;
       int ops = 0;

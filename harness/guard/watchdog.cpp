@@ -17,7 +17,7 @@ WatchdogRates watchdog_rates(const std::string& backend) {
 double watchdog_budget(const PointDemand& demand, const std::string& backend, std::optional<double> override_s) {
   if (override_s) return *override_s;
   const auto r = watchdog_rates(backend);
-  const double expected = demand.bytes / r.bytes_per_s + demand.flops / r.flops_per_s + demand.setup_s;
+  const double expected = demand.bytes / r.bytes_per_s + demand.flops / r.flops_per_s + demand.setup_s + demand.fixed_s;
   const double transport = demand.transport_timeout_s > 0 ? demand.transport_timeout_s + kWatchdogTransportGrace : 0;
   return std::max({kWatchdogFloorSeconds, kWatchdogMultiple * expected, transport});
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of the burn-in (`gpuscale run --duration`, docs/acceptance.md) on the CPU backend.
 
-  throttle: 4 ranks as 2 test hosts, `--duration 40s --window 5s --burn mix`, h1 throttled 3x after 10 s
+  throttle: 4 ranks as 2 test hosts, `--quick --duration 40s --window 5s --burn mix`, h1 throttled 3x after 10 s
     (GPUSCALE_TEST_FAULT=throttle-after:h1:10:3, time really spent in h1's GEMMs): 8 windows in time order,
     each with every rank's figure (its 20 slices) and checked; the drift per rank and for the fleet; and
     the `sustained` outliers are h1's two ranks and nothing else, as the rule (derived here from the rows,
@@ -100,14 +100,14 @@ def check_windows(doc, kinds, window_s, np):
             fail(f"window {i}: {p}, expected kind {kinds[i % len(kinds)]} of {window_s} s")
         if abs(p["start_s"] - i * window_s) > 1e-9 or r["gpu_count"] != np:
             fail(f"window {i}: start {p['start_s']}, gpu_count {r['gpu_count']}")
-        if r["spread"]["reps"] != 20:
-            fail(f"window {i}: {r['spread']['reps']} repetitions, expected its 20 slices")
+        if not 1 <= r["spread"]["reps"] <= 20:
+            fail(f"window {i}: {r['spread']['reps']} repetitions, expected its slices: 1 to 20")
         entries = e2e_common.rank_entries(r)
         if sorted(e["rank"] for e in entries) != list(range(np)):
             fail(f"window {i}: ranks {[e['rank'] for e in entries]}")
         for e in entries:
             m = e["metrics"]
-            if not (window_s <= m["window_wall_s"] < window_s + 30):
+            if not (window_s <= m["window_wall_s"] < window_s + 10):
                 fail(f"window {i} rank {e['rank']}: wall {m['window_wall_s']} s for a {window_s} s window")
             if not m.get("window_start_utc", "").endswith("Z"):
                 fail(f"window {i}: no start time: {m}")
@@ -116,7 +116,7 @@ def check_windows(doc, kinds, window_s, np):
 
 def case_throttle():
     path = e2e_common.out_path(ARGS.workdir, "burn_throttle.json")
-    p = run(4, ["--duration", "40s", "--window", "5s", "--burn", "mix", "--rank-stats", "-o", path],
+    p = run(4, ["--quick", "--duration", "40s", "--window", "5s", "--burn", "mix", "--rank-stats", "-o", path],
             {"GPUSCALE_TEST_FAULT": "throttle-after:h1:10:3"})
     if p.returncode != 0:
         fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
@@ -154,7 +154,7 @@ def case_throttle():
 def case_kinds():
     path = e2e_common.out_path(ARGS.workdir, "burn_kinds.json")
     kinds = ["gemm", "stream", "all_reduce", "mix"]
-    p = run(2, ["--duration", "8s", "--window", "2s", "--burn", ",".join(kinds), "-o", path], hosts="h0,h1")
+    p = run(2, ["--quick", "--duration", "8s", "--window", "2s", "--burn", ",".join(kinds), "-o", path], hosts="h0,h1")
     if p.returncode != 0:
         fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
     doc = load_valid(path)
@@ -177,7 +177,7 @@ def case_kinds():
 
 def case_wrong():
     path = e2e_common.out_path(ARGS.workdir, "burn_wrong.json")
-    p = run(2, ["--duration", "6s", "--window", "2s", "--burn", "gemm,all_reduce,mix", "-o", path],
+    p = run(2, ["--quick", "--duration", "6s", "--window", "2s", "--burn", "gemm,all_reduce,mix", "-o", path],
             {"GPUSCALE_TEST_FAULT": "wrong:all_reduce"}, hosts="h0,h1")
     if p.returncode != 1:
         fail(f"exit {p.returncode} with a wrong all_reduce, expected 1 (an invalid result)\n{p.stderr[-2000:]}")
@@ -193,7 +193,7 @@ def case_wrong():
 
 def case_killed():
     path = e2e_common.out_path(ARGS.workdir, "burn_killed.json")
-    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--backend", "cpu", "--duration", "60s",
+    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--backend", "cpu", "--quick", "--duration", "60s",
            "--window", "2s", "--burn", "gemm", "-o", path]
     env = {**os.environ, "GPUSCALE_TEST_HOSTS": "h0,h1"}
     print("+", " ".join(cmd), flush=True)

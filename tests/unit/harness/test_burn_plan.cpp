@@ -5,6 +5,9 @@
 
 #include "core/units.h"
 #include "harness/burn_plan.h"
+#include "harness/guard/watchdog.h"
+#include "harness/plan_limits.h"
+#include "harness/progress.h"
 #include "usage_error.h"
 
 namespace gpuscale {
@@ -62,6 +65,18 @@ TEST(BurnPlan, Kinds) {
   EXPECT_TRUE(has(usage_error([] { (void)parse_burn_kinds("gemm,"); }), "--burn"));
   for (BurnKind k : {BurnKind::gemm, BurnKind::stream, BurnKind::all_reduce, BurnKind::mix})
     EXPECT_EQ(burn_kind_of(burn_kind_name(k)), k);
+}
+
+// A window lasts its seconds on any device: the plan's estimate says so (2 minutes of windows are about
+// 2 minutes, not a tenth of them as a device-rated point would be), and the watchdog waits 10 windows.
+TEST(BurnPlan, AWindowIsEstimatedAtItsLength) {
+  PointDemand d;
+  d.fixed_s = 10;
+  const std::vector<double> weights(12, row_weight(d, "cpu"));
+  EXPECT_NEAR(plan_estimate_seconds(weights), 120, 12 * kProgressRowSeconds / kTypicalOverSlowRates + 1e-9);
+  EXPECT_GE(watchdog_budget(d, "cpu", std::nullopt), 10 * kWatchdogMultiple);
+  d.fixed_s = 600;  // a 10-minute window: 100 minutes before a stall is called
+  EXPECT_DOUBLE_EQ(watchdog_budget(d, "cuda", std::nullopt), 600 * kWatchdogMultiple);
 }
 
 }  // namespace
