@@ -19,6 +19,7 @@
 #include "core/units.h"
 #include "core/utc_time.h"
 #include "harness/benchmarks/agreed_setup.h"
+#include "harness/benchmarks/burn_work.h"
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/benchmarks/work_place.h"
@@ -30,41 +31,6 @@ namespace gpuscale {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-// The work of a window, sized per backend: on CUDA a GEMM that keeps the tensor cores busy (the most
-// power and heat), STREAM arrays of the device's default size, an all_reduce of 256 MiB; on the CPU
-// backend sizes whose one pass stays well under a slice of the default window on a shared core.
-struct BurnWork {
-  DType gemm_dtype = DType::fp64;
-  std::uint64_t gemm_n = 1024;
-  DType stream_dtype = DType::fp64;
-  std::uint64_t stream_elements = 0;
-  std::uint64_t all_reduce_bytes = 0;
-};
-
-BurnWork burn_work(const PlanContext& ctx) {
-  const bool cuda = ctx.backend == "cuda";
-  BurnWork w;
-  const auto types = ctx.device.gemm_dtypes();
-  DType gemm = types.empty() ? DType::fp64 : types.front();
-  if (cuda && std::find(types.begin(), types.end(), DType::bf16) != types.end()) gemm = DType::bf16;
-  for (DType t : ctx.opts.dtypes)
-    if (dtype_used_by(t, kForGemm) && std::find(types.begin(), types.end(), t) != types.end()) {
-      gemm = t;  // the first GEMM type --dtypes names
-      break;
-    }
-  w.gemm_dtype = gemm;
-  w.gemm_n = cuda ? (ctx.opts.quick ? 4096 : 8192) : (ctx.opts.quick ? 512 : 1024);
-  // STREAM's default arrays on a GPU; on the CPU backend at most 256 MiB (4x a large last-level cache),
-  // since every rank of the node holds three and refills them at each window's start.
-  std::uint64_t array = ctx.opts.quick ? (64ULL << 20) : ctx.device.default_stream_array_bytes();
-  if (!cuda) array = std::min<std::uint64_t>(array, 256ULL << 20);
-  array = ctx.opts.array_bytes.value_or(array);
-  w.stream_elements = std::max<std::uint64_t>(1, array / dtype_size(w.stream_dtype));
-  w.all_reduce_bytes = ctx.opts.max_bytes.value_or(cuda ? (ctx.opts.quick ? (32ULL << 20) : (256ULL << 20))
-                                                        : (ctx.opts.quick ? (1ULL << 20) : (8ULL << 20)));
-  return w;
-}
 
 // A window: which of the burn-in's it is, and the work it repeats (as the point's params record it).
 struct BurnPoint {
