@@ -160,13 +160,35 @@ json burn_drift(const std::vector<ResultRow>& rows, const json& ranks, double fr
   return {{"burn", burn}, {"sustained", sustained}};
 }
 
+json burn_corruption(const std::vector<ResultRow>& rows, const json& ranks) {
+  json out = json::array();
+  for (const auto& [benchmark, list] : burn_rows(rows))
+    for (const ResultRow* r : list)
+      for (const auto& rv : r->ranks) {
+        if (rv.metrics.value("sdc", std::string()) != "disagrees") continue;
+        json e = {{"benchmark", benchmark}, {"window", r->params["window"]}, {"rank", rv.rank}, {"host", rv.host},
+                  {"device_index", rv.device_index}, {"first_block", rv.metrics.value("sdc_block", -1)},
+                  {"elements", rv.metrics.value("sdc_elements", json::array())},
+                  {"agreeing", rv.metrics.value("sdc_agreeing", 0)}, {"compared", rv.metrics.value("sdc_compared", 0)}};
+        // Its place on its host: the ranks of the host before it (the CPU backend's device index is 0 on
+        // every rank; a test host's ranks act as its local ranks, world/test_hosts.h).
+        e["local_rank"] = std::count_if(r->ranks.begin(), r->ranks.end(),
+                                        [&](const RankValue& o) { return o.host == rv.host && o.rank < rv.rank; });
+        add_outlier_gpus(e, {rv.rank}, ranks);
+        out.push_back(std::move(e));
+      }
+  return out;
+}
+
 void add_burn_drift(json& analysis, const std::vector<ResultRow>& rows, const json& ranks, double fraction) {
   auto drift = burn_drift(rows, ranks, fraction);
   if (drift["burn"].empty()) return;
   analysis["burn"] = std::move(drift["burn"]);
+  analysis["sdc"] = burn_corruption(rows, ranks);
   std::set<std::string> suspects;
   for (const auto& h : analysis.value("outlier_hosts", json::array()))
     if (h.is_string()) suspects.insert(h.get<std::string>());
+  for (const auto& e : analysis["sdc"]) suspects.insert(e["host"].get<std::string>());
   if (!analysis.contains("outliers") || !analysis["outliers"].is_array()) analysis["outliers"] = json::array();
   for (auto& o : drift["sustained"]) {
     suspects.insert(o["hosts"][0].get<std::string>());
@@ -189,6 +211,13 @@ std::string format_burn_drift(const json& drift) {
                        f["worst_window"].is_number() ? fmt::format("{}", f["worst_window"].get<long long>()) : "-",
                        f["worst"].is_number() ? fmt::format("{:.4g}", f["worst"].get<double>()) : "-");
   }
+  for (const auto& e : drift.value("sdc", json::array()))
+    out += fmt::format("  silent data corruption: rank {} ({}, device {}, local rank {}) {} window {}: its output differs "
+                       "from the one {} of {} ranks share, first in elements {}\n",
+                       e["rank"].get<int>(), terminal_safe(e["host"].get<std::string>()), e["device_index"].get<int>(),
+                       e.value("local_rank", json("-")).dump(),
+                       terminal_safe(e["benchmark"].get<std::string>()), e["window"].dump(), e["agreeing"].dump(),
+                       e["compared"].dump(), e["elements"].dump());
   return out;
 }
 

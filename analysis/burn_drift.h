@@ -33,13 +33,20 @@ namespace gpuscale {
 // result file's ranks array). Empty lists when the rows hold no burn-in.
 nlohmann::json burn_drift(const std::vector<ResultRow>& rows, const nlohmann::json& ranks, double fraction);
 
+// The GPUs whose GEMM output disagreed with their peers' in a window (silent data corruption: the
+// windows' sdc metrics, harness/benchmarks/burn_sdc.h): benchmark, window, rank, host, device_index, local_rank,
+// first_block, elements, agreeing, compared, uuids and pci_bus_ids.
+nlohmann::json burn_corruption(const std::vector<ResultRow>& rows, const nlohmann::json& ranks);
+
 // What `gpuscale run` keeps of a burn-in in its analysis section (which fleet_outliers made): "burn",
-// the sustained outliers appended to "outliers", and their hosts to the suspects ("outlier_hosts"), as
-// a slow GPU of a fleet run names its host. Nothing when the rows hold no burn-in.
+// "sdc" (burn_corruption), the sustained outliers appended to "outliers", and the hosts of both to the
+// suspects ("outlier_hosts"), as a slow GPU of a fleet run names its host. Nothing when the rows hold
+// no burn-in.
 void add_burn_drift(nlohmann::json& analysis, const std::vector<ResultRow>& rows, const nlohmann::json& ranks,
                     double fraction);
 
-// The drift for a terminal: one line per burn kind (the fleet's drift and its worst window); the
+// The drift for a terminal: one line per burn kind (the fleet's drift and its worst window), one per
+// silent data corruption; the
 // sustained outliers are listed with the run's other outliers (format_fleet_outliers). "" when there is
 // no burn-in.
 std::string format_burn_drift(const nlohmann::json& burn);

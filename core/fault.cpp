@@ -45,6 +45,7 @@ struct Planted {
   int local_index = 0;
   std::chrono::steady_clock::time_point start;
   std::mt19937_64 draws;
+  std::mt19937_64 flips;  // flip-bit's own draws, so they leave flaky's sequence as it was
   double reported = 1;
 };
 Planted g_planted;
@@ -70,8 +71,16 @@ void plant_faults(const std::vector<TimingFault>& faults, const std::string& hos
   g_planted.local_index = local_index;
   g_planted.start = std::chrono::steady_clock::now();
   g_planted.draws.seed(fnv1a(host));
+  g_planted.flips.seed(fnv1a(host) ^ static_cast<std::uint64_t>(local_index));
   g_planted.reported = reported_factor(faults, host);
   g_any.store(!g_planted.faults.empty());
+}
+
+std::optional<std::uint64_t> flip_bit_due() {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (const auto& f : g_planted.faults)
+    if (f.kind == TimingFaultKind::flip_bit && unit(g_planted.flips) < f.probability) return g_planted.flips();
+  return std::nullopt;
 }
 
 FaultScope::FaultScope(const WorkPlace& place) {

@@ -9,6 +9,8 @@
 // reservation would: the group fails the row on every rank and goes on).
 // Tests use it to prove that a wrong result is reported as wrong; it is never set in production and
 // every run records its value in the result file's top-level "test_fault" field.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +54,10 @@ double spend_planted(FaultSite site, double seconds);
 // Whether the open scope slows `site` at all (a transport whose operations are asynchronous waits for
 // each one only then, so an unplanted run is timed as it always was).
 bool planted_at(FaultSite site);
+
+// flip-bit (core/fault_plan.h): asked once per burn-in window by a GEMM's output digest; a number to pick
+// the element and bit from when a planted flip-bit item of this rank fires (its RATE), else nullopt.
+std::optional<std::uint64_t> flip_bit_due();
 
 // slow-host-reported: one timed figure of `seconds` multiplied by the host's factor (reported, not
 // slept: exact numbers for tests that need them; nothing waits for it). Without it: `seconds`.

@@ -25,6 +25,7 @@ constexpr KindSyntax kKinds[] = {
     {TimingFaultKind::flaky, "flaky", "flaky:HOST:P:F"},
     {TimingFaultKind::throttle_after, "throttle-after", "throttle-after:HOST:SECONDS:F"},
     {TimingFaultKind::slow_host_reported, "slow-host-reported", "slow-host-reported:HOST:F"},
+    {TimingFaultKind::flip_bit, "flip-bit", "flip-bit:HOST:GPU:RATE"},
 };
 // The other kinds, read where they act (fault_injected, the store): "kind:target" or a bare word.
 constexpr std::string_view kTargetKinds[] = {"wrong:", "fail:", "stall:", "setup-fail:", "telemetry:"};
@@ -64,6 +65,15 @@ TimingFault parse_item(const KindSyntax& k, std::string_view item) {
   f.kind = k.kind;
   f.item = std::string(item);
   const auto fields = split(item.substr(k.name.size() + 1), ':');
+  if (k.kind == TimingFaultKind::flip_bit) {  // a rate, not a factor
+    if (fields.size() != 3) throw bad(fmt::format("{} fields after 'flip-bit:', expected 3", fields.size()));
+    if (!is_host_name(fields[0])) throw bad("the host is not a host name (letters, digits, '-', '.', '_')");
+    f.host = std::string(fields[0]);
+    if (!index_of(fields[1], f.index)) throw bad("the GPU is not an index (0, 1, ...)");
+    if (!number(fields[2], f.probability) || !(f.probability > 0) || f.probability > 1)
+      throw bad("the rate is not a number in (0, 1]");
+    return f;
+  }
   const bool optional_gpu = k.kind == TimingFaultKind::slow_gpu || k.kind == TimingFaultKind::slow_mem;
   const bool two = k.kind == TimingFaultKind::slow_host || k.kind == TimingFaultKind::slow_host_reported;
   const std::size_t want = two ? 2 : 3;
@@ -109,6 +119,7 @@ bool acts_on(const TimingFault& f, std::string_view host, int local_index) {
     case TimingFaultKind::slow_mem:
       return f.index < 0 || f.index == local_index;
     case TimingFaultKind::slow_nic:
+    case TimingFaultKind::flip_bit:
       return f.index == local_index;
     case TimingFaultKind::slow_link:
       return f.index == local_index || f.peer == local_index;
@@ -196,6 +207,8 @@ PlantedFactors planted_factors(const std::vector<TimingFault>& faults, std::stri
         break;
       case TimingFaultKind::slow_host_reported:
         break;  // reported, not spent: reported_factor
+      case TimingFaultKind::flip_bit:
+        break;  // corrupts, does not slow: flip_bit_due (core/fault.h)
     }
   }
   return p;

@@ -17,7 +17,10 @@
 //                                  takes F times as long (the shape of thermal throttling)
 //   slow-host-reported:HOST:F      the reported variant: each timed figure of HOST's ranks is multiplied by
 //                                  F and nothing waits (exact numbers, for tests that need them)
-// All but the last are spent: the faulty rank sleeps the extra time inside the timed region, so the
+//   flip-bit:HOST:GPU:RATE         not a timing fault: one bit of that rank's GEMM output really flipped in
+//                                  each burn-in window with probability RATE in (0, 1] (silent data
+//                                  corruption, which the ranks' agreement must catch: core/fault.h)
+// All but the last two are spent: the faulty rank sleeps the extra time inside the timed region, so the
 // other ranks of its collective really wait for it, as they would for a sick GPU or NIC.
 #include <string>
 #include <string_view>
@@ -25,7 +28,7 @@
 
 namespace gpuscale {
 
-enum class TimingFaultKind { slow_host, slow_gpu, slow_mem, slow_nic, slow_link, flaky, throttle_after, slow_host_reported };
+enum class TimingFaultKind { slow_host, slow_gpu, slow_mem, slow_nic, slow_link, flaky, throttle_after, slow_host_reported, flip_bit };
 
 struct TimingFault {
   TimingFaultKind kind = TimingFaultKind::slow_host;
@@ -33,7 +36,7 @@ struct TimingFault {
   std::string host;
   int index = -1;    // GPU, RAIL or A; -1: every rank of the host
   int peer = -1;     // B of slow-link
-  double probability = 1;  // flaky
+  double probability = 1;  // flaky; flip-bit's RATE
   double after_s = 0;      // throttle-after
   double factor = 1;
 };

@@ -61,6 +61,14 @@ class StreamArrays {
   virtual CheckResult verify(StreamOp op) = 0;
 };
 
+// A GEMM output's digest: `config` hashes what decides its bits (library, routine or algorithm, types),
+// so only ranks whose configs are equal are compared; `blocks` as block_digests gives them.
+struct OutputDigest {
+  std::uint64_t config = 0;
+  std::uint64_t elements = 0;  // of the output (a block's elements: digest_block_range)
+  std::vector<std::uint64_t> blocks;
+};
+
 // One GEMM problem with random inputs on the device.
 class GemmProblem {
  public:
@@ -68,6 +76,10 @@ class GemmProblem {
   virtual double run() = 0;  // one product; seconds on the device's own clock
   virtual CheckResult verify() = 0;
   virtual nlohmann::json details() const { return nlohmann::json::object(); }  // e.g. the algorithm chosen
+  // The last product's digest (kernels/output_digest.h), which ranks that ran the same product compare
+  // bit for bit (silent data corruption); a planted flip-bit fault really flips a bit of the output
+  // first. Empty blocks when the device cannot give one.
+  virtual OutputDigest output_digest() { return {}; }
 };
 
 class Device {

@@ -19,6 +19,7 @@
 #include "core/units.h"
 #include "core/utc_time.h"
 #include "harness/benchmarks/agreed_setup.h"
+#include "harness/benchmarks/burn_sdc.h"
 #include "harness/benchmarks/burn_work.h"
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/independent.h"
@@ -257,6 +258,7 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     }
     out.metrics["implementation"] = problem->details();
     if (!busbw.empty()) out.metrics["all_reduce_busbw"] = median_of(busbw);
+    check_output_agreement(out, *problem, ctx.group);  // silent data corruption: the ranks' outputs agree
     apply_check(out, problem->verify());
     if (mix) check_collective(out, *runner);
     return out;

@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/cuda_lt.h"
 #include "kernels/cuda/gemm_kernels.cuh"
+#include "kernels/output_digest.h"
 
 namespace gpuscale::cuda {
 namespace {
@@ -102,6 +103,21 @@ class CudaGemm final : public GemmProblem {
       }
     }
     return r;
+  }
+
+  // The output copied to the host and hashed; the algorithm, compute and output types decide its bits
+  // (ranks whose heuristic or timing chose another algorithm are not compared with this one).
+  OutputDigest output_digest() override {
+    const auto st = ctx_.stream.get();
+    std::vector<unsigned char> host(c_.bytes());
+    check(cudaMemcpyAsync(host.data(), c_.get(), host.size(), cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+    const std::uint64_t es = dtype_size(out_type_), n = host.size() / es;
+    if (const auto pick = flip_bit_due()) flip_one_bit(host.data(), n, es, *pick);
+    auto config = algo_config(algo_);
+    config["compute_type"] = lt_.types().compute_name;
+    config["output_dtype"] = dtype_name(out_type_);
+    return {text_digest(config.dump()), n, block_digests(host.data(), n, es)};
   }
 
   nlohmann::json details() const override {

@@ -10,6 +10,9 @@
     work is checked, all_reduce has a busbw, mix its all_reduce's busbw as a metric.
   wrong: a planted wrong all_reduce value (the collective really returns it) makes the all_reduce and mix
     windows invalid and leaves gemm's ok: a wrong result is reported as wrong, not as a figure.
+  flip_bit: 4 ranks as 2 hosts, `--burn gemm`, one bit of h1's second GPU's output flipped each window
+    (GPUSCALE_TEST_FAULT=flip-bit:h1:1:1): that rank, and only it, disagrees with the other three every
+    window, its windows are invalid (exit 1), and analysis.sdc names exactly its device; the others agree.
   killed: rank 0 SIGKILLed after 3 windows; `gpuscale seal` keeps every finished window.
   bad_input: below one window, beyond a week, fewer windows than kinds, an unknown kind, --burn or
     --window without --duration, --duration with other benchmarks, a burn benchmark without --duration:
@@ -168,6 +171,10 @@ def case_kinds():
                   "burn.mix": ("wrong", "all_reduce_wrong")}[r["benchmark"]]
         if any(m.get(c) != 0 for c in checks) or ("checked" in checks and not m.get("checked")):
             fail(f"{r['benchmark']}: its checks {checks} in {m}")
+        if r["benchmark"] in ("burn.gemm", "burn.mix") and any(
+                e["metrics"].get("sdc") != "agrees" for e in e2e_common.rank_entries(r)):
+            fail(f"{r['benchmark']}: the ranks' outputs do not agree bit for bit: "
+                 f"{[e['metrics'].get('sdc') for e in e2e_common.rank_entries(r)]}")
         if r["benchmark"] == "burn.mix" and not m["all_reduce_busbw"] > 0:
             fail(f"mix without its all_reduce's busbw: {m}")
     if sorted(b["benchmark"] for b in doc["analysis"]["burn"]) != sorted(units):
@@ -189,6 +196,31 @@ def case_wrong():
         if r["status"] == "invalid" and "wrong all_reduce values" not in " ".join(r["errors"]):
             fail(f"{r['benchmark']}: {r['errors']}")
     print(f"ok: {status}")
+
+
+def case_flip_bit():
+    path = e2e_common.out_path(ARGS.workdir, "burn_flip.json")
+    p = run(4, ["--quick", "--duration", "6s", "--window", "2s", "--burn", "gemm", "-o", path],
+            {"GPUSCALE_TEST_FAULT": "flip-bit:h1:1:1"})
+    if p.returncode != 1:
+        fail(f"exit {p.returncode} with a corrupted output, expected 1\n{p.stderr[-2000:]}")
+    doc = load_valid(path)
+    rows = burn_rows(doc)
+    if len(rows) != 3:
+        fail(f"{len(rows)} windows, expected 3")
+    for r in rows:
+        sdc = {e["rank"]: e["metrics"].get("sdc") for e in e2e_common.rank_entries(r)}
+        if sdc != {0: "agrees", 1: "agrees", 2: "agrees", 3: "disagrees"} or r["status"] != "invalid":
+            fail(f"window {r['params']['window']}: {r['status']}, sdc {sdc}")
+        bad = [e for e in e2e_common.rank_entries(r) if e["rank"] == 3][0]
+        if "silent data corruption" not in bad["error"] or bad["metrics"]["sdc_agreeing"] != 3:
+            fail(f"rank 3's window: {bad['error']} {bad['metrics']}")
+    named = {(e["rank"], e["host"], e["local_rank"]) for e in doc["analysis"]["sdc"]}
+    if named != {(3, "h1", 1)} or len(doc["analysis"]["sdc"]) != 3 or doc["analysis"]["outlier_hosts"] != ["h1"]:
+        fail(f"analysis.sdc {doc['analysis']['sdc']}, suspects {doc['analysis']['outlier_hosts']}")
+    if "silent data corruption: rank 3 (h1, device 0, local rank 1)" not in p.stdout + p.stderr:
+        fail(f"the summary does not name the corruption:\n{p.stdout[-1500:]}")
+    print("ok: rank 3 (h1, GPU 1) named in 3 of 3 windows, no other")
 
 
 def case_killed():
@@ -278,6 +310,7 @@ def main():
         "throttle": (case_throttle, cores),
         "kinds": (case_kinds, cores),
         "wrong": (case_wrong, cores),
+        "flip_bit": (case_flip_bit, cores),
         "killed": (case_killed, cores),
         "bad_input": (case_bad_input, {}),
     }

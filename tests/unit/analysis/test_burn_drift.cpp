@@ -164,6 +164,35 @@ TEST(BurnDrift, AllReduceNamesNoRankAndAFailedWindowHoldsNoFigure) {
   EXPECT_TRUE(drift["burn"][0]["fleet"]["start"].is_null());  // q = 1: the start was window 0's
 }
 
+// The windows' SDC metrics become analysis.sdc: exactly the ranks that disagreed, with their place on
+// their host, and their hosts join the suspects.
+TEST(BurnDrift, ARankThatDisagreedIsNamedWithItsPlace) {
+  BurnSpec s;
+  s.benchmark = "burn.gemm";
+  s.windows = 3;
+  auto rows = burn_rows(s, 5);
+  for (auto& row : rows)
+    for (auto& rv : row.ranks) {
+      rv.metrics["sdc"] = rv.rank == 3 && row.params["window"] != 1 ? "disagrees" : "agrees";
+      if (rv.metrics["sdc"] == "disagrees") rv.metrics["sdc_block"] = 7;
+    }
+  const auto sdc = burn_corruption(rows, json::array());
+  ASSERT_EQ(sdc.size(), 2u);
+  for (const auto& e : sdc) {
+    EXPECT_EQ(e["rank"], 3);
+    EXPECT_EQ(e["host"], "h1");
+    EXPECT_EQ(e["local_rank"], 1);  // h1's second rank
+    EXPECT_EQ(e["first_block"], 7);
+  }
+  EXPECT_EQ(sdc[0]["window"], 0);
+  EXPECT_EQ(sdc[1]["window"], 2);
+  json analysis = {{"outliers", json::array()}, {"outlier_hosts", json::array()}};
+  add_burn_drift(analysis, rows, json::array(), 0.10);
+  EXPECT_EQ(analysis["outlier_hosts"], json::array({"h1"}));
+  EXPECT_NE(format_burn_drift(analysis).find("silent data corruption: rank 3 (h1, device 1, local rank 1)"), std::string::npos)
+      << format_burn_drift(analysis);
+}
+
 TEST(BurnDrift, NoBurnInNoSection) {
   ResultRow row;
   row.benchmark = "stream.triad";

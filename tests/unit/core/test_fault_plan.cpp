@@ -49,6 +49,26 @@ TEST(FaultPlan, EveryKindParses) {
   EXPECT_TRUE(parse_timing_faults("").empty());
 }
 
+// flip-bit corrupts one rank's GEMM output at a rate and slows nothing (core/fault.h draws it).
+TEST(FaultPlan, FlipBitIsARateOnOneGpuThatSlowsNothing) {
+  const auto f = parse_timing_faults("flip-bit:h1:1:0.5,slow-gpu:h1:0:2");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].kind, TimingFaultKind::flip_bit);
+  EXPECT_EQ(f[0].host, "h1");
+  EXPECT_EQ(f[0].index, 1);
+  EXPECT_DOUBLE_EQ(f[0].probability, 0.5);
+  EXPECT_EQ(faults_of_rank(f, "h1", 1).size(), 1u);  // its GPU only
+  EXPECT_EQ(faults_of_rank(f, "h1", 1)[0].kind, TimingFaultKind::flip_bit);
+  const auto p = planted_factors(f, "h1", 1, WorkPlace{}, 0, {});
+  EXPECT_EQ(p.compute, 1);
+  EXPECT_EQ(p.memory, 1);
+  EXPECT_EQ(p.comm, 1);
+  for (const auto& [item, why] : std::vector<std::pair<const char*, const char*>>{
+           {"flip-bit:h1:1", "fields"}, {"flip-bit:h1:1:0", "(0, 1]"}, {"flip-bit:h1:1:1.5", "(0, 1]"},
+           {"flip-bit:h1:x:1", "not an index"}, {"flip-bit::1:1", "not a host name"}})
+    EXPECT_TRUE(has(usage_error([&] { parse_timing_faults(item); }), why)) << item;
+}
+
 TEST(FaultPlan, BadItemsAreOneLineExitTwo) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {"bogus:h1:2", "not a known fault kind"},

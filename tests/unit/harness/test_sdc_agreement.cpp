@@ -1,0 +1,70 @@
+// harness/sdc_agreement: ranks of one digest config agree bit for bit; the one that differs from the
+// majority is named with its first differing block; without a majority no one is; other configs and
+// ranks without a digest are not compared.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "harness/sdc_agreement.h"
+
+namespace gpuscale {
+namespace {
+
+std::vector<std::uint64_t> digest(std::mt19937_64& gen, int blocks = 64) {
+  std::vector<std::uint64_t> d;
+  for (int i = 0; i < blocks; ++i) d.push_back(gen() & ((1ULL << 48) - 1));
+  return d;
+}
+
+TEST(SdcAgreement, TheOneThatDiffersIsNamedWithItsFirstBlock) {
+  std::mt19937_64 gen(7);
+  for (int n : {3, 4, 8, 64}) {
+    const auto good = digest(gen);
+    std::vector<std::vector<std::uint64_t>> all(static_cast<std::size_t>(n), good);
+    const int bad = n - 1, block = static_cast<int>(gen() % 64);
+    all[bad][static_cast<std::size_t>(block)] ^= 1;  // one bit of one block
+    const auto v = sdc_agreement(std::vector<std::uint64_t>(static_cast<std::size_t>(n), 42), all);
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(v[r].status, r == bad ? SdcStatus::disagrees : SdcStatus::agrees) << n << " " << r;
+      EXPECT_EQ(v[r].agreeing, n - 1);
+      EXPECT_EQ(v[r].compared, n);
+    }
+    EXPECT_EQ(v[bad].first_block, block);
+  }
+}
+
+TEST(SdcAgreement, NoMajorityNamesNoOne) {
+  std::mt19937_64 gen(8);
+  const auto a = digest(gen), b = digest(gen), c = digest(gen);
+  for (const auto& all : {std::vector<std::vector<std::uint64_t>>{a, b}, {a, a, b, b}, {a, b, c}}) {
+    const auto v = sdc_agreement(std::vector<std::uint64_t>(all.size(), 1), all);
+    for (const auto& x : v) {
+      EXPECT_EQ(x.status, SdcStatus::no_majority);
+      EXPECT_EQ(x.first_block, -1);
+    }
+  }
+}
+
+TEST(SdcAgreement, OnlyEqualConfigsAreComparedAndAMissingDigestIsNot) {
+  std::mt19937_64 gen(9);
+  const auto a = digest(gen), b = digest(gen);
+  // Ranks 0-2 ran config 1 and agree; rank 3 ran config 2 (another algorithm): alone, not compared,
+  // though its digest differs; rank 4 gave none.
+  const auto v = sdc_agreement({1, 1, 1, 2, 1}, {a, a, a, b, {}});
+  for (int r : {0, 1, 2}) EXPECT_EQ(v[r].status, SdcStatus::agrees);
+  EXPECT_EQ(v[0].compared, 3);
+  EXPECT_EQ(v[3].status, SdcStatus::not_compared);
+  EXPECT_EQ(v[4].status, SdcStatus::not_compared);
+  EXPECT_STREQ(sdc_status_name(v[3].status), "not compared");
+}
+
+TEST(SdcAgreement, TwoThatAgreeAreAMajorityOfTwo) {
+  std::mt19937_64 gen(10);
+  const auto a = digest(gen);
+  const auto v = sdc_agreement({5, 5}, {a, a});
+  EXPECT_EQ(v[0].status, SdcStatus::agrees);
+  EXPECT_EQ(v[1].agreeing, 2);
+}
+
+}  // namespace
+}  // namespace gpuscale
