@@ -263,7 +263,7 @@ def case_bad_input():
     def one_line(args, text):
         """Exit 2 and one error line of gpuscale's (the line naming the backend aside; mpirun's own
         report of the exit is not ours)."""
-        p = run(1, args + ["-o", out], hosts="h0")
+        p = e2e_common.gs("run", "--backend", "cpu", *args, "-o", out)  # one process: no launcher needed
         lines = [l for l in p.stderr.splitlines() if l.startswith("gpuscale:") and "backend (" not in l]
         if p.returncode != 2 or len(lines) != 1 or text not in lines[0]:
             fail(f"{args}: exit {p.returncode}, lines {lines}: expected 2 and one line with {text!r}")
