@@ -1,0 +1,25 @@
+#include "health/energy_counter.h"
+
+#include <fmt/format.h>
+
+namespace gpuscale::health {
+
+Energy energy_between(const EnergyCounter& counter, std::uint64_t before, std::uint64_t after) {
+  if (counter.wraps_at && (before > *counter.wraps_at || after > *counter.wraps_at))
+    return {std::nullopt, fmt::format("{} read {} beyond its range of {}", counter.name, std::max(before, after),
+                                      *counter.wraps_at)};
+  if (after >= before) return {static_cast<double>(after - before) * counter.joules_per_unit, ""};
+  // One wrap of a counter that wraps (RAPL): what was left to the top, then from zero.
+  if (counter.wraps_at)
+    return {static_cast<double>(*counter.wraps_at - before + after) * counter.joules_per_unit, ""};
+  return {std::nullopt, fmt::format("{} went backwards (from {} to {}): reset, as by a driver reload, while this was "
+                                    "measured",
+                                    counter.name, before, after)};
+}
+
+std::optional<double> average_power_w(const Energy& e, double seconds) {
+  if (!e.joules || !(seconds > 0)) return std::nullopt;
+  return *e.joules / seconds;
+}
+
+}  // namespace gpuscale::health

@@ -1,0 +1,31 @@
+#pragma once
+// Energy from a cumulative counter read before and after a piece of work (issue 27's energy per result):
+// NVML's total energy (mJ since the driver loaded, nvmlDeviceGetTotalEnergyConsumption) on GPUs, RAPL's
+// energy_uj through powercap (µJ, wrapping at max_energy_range_uj) on CPUs. A counter that went
+// backwards without a known wrap (a driver reload resets NVML's) makes the energy unknown, with the
+// reason: never negative, never a guess. Pure: tests/unit/health/test_energy_counter.cpp.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gpuscale::health {
+
+struct EnergyCounter {
+  double joules_per_unit = 1e-3;       // NVML: mJ; RAPL: 1e-6 (µJ)
+  std::optional<std::uint64_t> wraps_at;  // RAPL's max_energy_range_uj; NVML's does not wrap
+  std::string name = "the energy counter";  // for the reason: "NVML's energy counter", "RAPL package-0"
+};
+
+struct Energy {
+  std::optional<double> joules;  // unknown when the counter cannot say
+  std::string invalid;           // why it is unknown ("" when known)
+};
+
+// The energy between two readings of `counter`. A reading at or above the wrap, or a backwards step
+// without a wrap, is unknown with the reason.
+Energy energy_between(const EnergyCounter& counter, std::uint64_t before, std::uint64_t after);
+
+// Average power over `seconds` (> 0) of an energy; unknown when the energy is.
+std::optional<double> average_power_w(const Energy& e, double seconds);
+
+}  // namespace gpuscale::health
