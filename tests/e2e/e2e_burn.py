@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of the burn-in (`gpuscale run --duration`, docs/acceptance.md) on the CPU backend.
 
-  throttle: 4 ranks as 2 test hosts, `--quick --duration 40s --window 5s --burn mix`, h1 throttled 3x after 10 s
-    (GPUSCALE_TEST_FAULT=throttle-after:h1:10:3, time really spent in h1's GEMMs): 8 windows in time order,
+  throttle: 4 ranks as 2 test hosts, `--quick --duration 24s --window 3s --burn mix`, h1 throttled 3x after 6 s
+    (GPUSCALE_TEST_FAULT=throttle-after:h1:6:3, time really spent in h1's GEMMs): 8 windows in time order,
     each with every rank's figure (its 20 slices) and checked; the drift per rank and for the fleet; and
     the `sustained` outliers are h1's two ranks and nothing else, as the rule (derived here from the rows,
     not from the program's verdict) says.
@@ -119,12 +119,12 @@ def check_windows(doc, kinds, window_s, np):
 
 def case_throttle():
     path = e2e_common.out_path(ARGS.workdir, "burn_throttle.json")
-    p = run(4, ["--quick", "--duration", "40s", "--window", "5s", "--burn", "mix", "--rank-stats", "-o", path],
-            {"GPUSCALE_TEST_FAULT": "throttle-after:h1:10:3"})
+    p = run(4, ["--quick", "--duration", "24s", "--window", "3s", "--burn", "mix", "--rank-stats", "-o", path],
+            {"GPUSCALE_TEST_FAULT": "throttle-after:h1:6:3"})
     if p.returncode != 0:
         fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
     doc = load_valid(path)
-    rows = check_windows(doc, ["mix"], 5.0, 4)
+    rows = check_windows(doc, ["mix"], 3.0, 4)
     if len(rows) != 8:
         fail(f"{len(rows)} windows, expected 8")
     for r in rows:
