@@ -7,6 +7,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/fleet_outliers.h"
 #include "core/stats.h"
@@ -151,6 +152,21 @@ json burn_drift(const std::vector<ResultRow>& rows, const json& ranks, double fr
       if (below_fleet)
         why += fmt::format("{}{:.0f}% below the fleet's median in each of its last {} window(s)", why.empty() ? "" : "; ",
                            (1 - median_of(ratios)) * 100, q);
+      // The throttle reasons its GPU reported in those windows (NVML telemetry beside each window).
+      std::set<std::string> reasons;
+      bool watched = false;
+      for (std::size_t w = n - q; w < n; ++w)
+        for (const auto& rv : list[w]->ranks) {
+          if (rv.rank != rank || !rv.metrics.contains("telemetry") || !rv.metrics["telemetry"].is_object()) continue;
+          watched = true;
+          for (const auto& t : rv.metrics["telemetry"].value("throttle_reasons", json::array()))
+            if (t.is_string()) reasons.insert(t.get<std::string>());
+        }
+      if (watched) {
+        o["throttle_reasons"] = std::vector<std::string>(reasons.begin(), reasons.end());
+        why += reasons.empty() ? "; no throttle reason reported"
+                               : fmt::format("; throttled: {}", fmt::join(reasons, ", "));
+      }
       o["reason"] = why;
       add_outlier_gpus(o, {rank}, ranks);
       sustained.push_back(std::move(o));

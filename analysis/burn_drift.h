@@ -30,7 +30,8 @@ namespace gpuscale {
 // host, device_index, start, end, drift, worst, worst_window}]}], "sustained": [outlier...]} where each
 // outlier is as analysis.outliers holds them (kind "sustained", benchmark, hosts, ranks, value = end,
 // median = the start or the fleet's, deficit, reason, unit, uuids and pci_bus_ids from `ranks`, the
-// result file's ranks array). Empty lists when the rows hold no burn-in.
+// result file's ranks array), with "throttle_reasons": those its GPU's telemetry reported in its last
+// windows (present only where the windows have telemetry, empty when it reported none). Empty lists when the rows hold no burn-in.
 nlohmann::json burn_drift(const std::vector<ResultRow>& rows, const nlohmann::json& ranks, double fraction);
 
 // The GPUs whose GEMM output disagreed with their peers' in a window (silent data corruption: the

@@ -193,6 +193,32 @@ TEST(BurnDrift, ARankThatDisagreedIsNamedWithItsPlace) {
       << format_burn_drift(analysis);
 }
 
+// The throttle reasons its GPU's telemetry reported in its last windows go with a sustained outlier;
+// windows without telemetry say nothing of them.
+TEST(BurnDrift, ASustainedOutlierCarriesTheThrottleReasonsOfItsLastWindows) {
+  BurnSpec s;
+  s.throttled = {2};
+  auto rows = burn_rows(s, 21);
+  for (auto& row : rows)
+    for (auto& rv : row.ranks) {
+      const bool hot = rv.rank == 2 && row.params["window"].get<int>() >= 10;
+      rv.metrics["telemetry"] = {{"throttled", hot}};
+      if (hot) rv.metrics["telemetry"]["throttle_reasons"] = row.params["window"] == 10 ? json{"HW_THERMAL"} : json{"SW_POWER_CAP"};
+    }
+  auto drift = burn_drift(rows, json::array(), 0.10);
+  ASSERT_EQ(named_ranks(drift), std::vector<int>{2});
+  EXPECT_EQ(drift["sustained"][0]["throttle_reasons"], json::array({"HW_THERMAL", "SW_POWER_CAP"}));  // windows 9-11
+  EXPECT_NE(drift["sustained"][0]["reason"].get<std::string>().find("throttled: HW_THERMAL, SW_POWER_CAP"), std::string::npos);
+  for (auto& row : rows)
+    for (auto& rv : row.ranks) rv.metrics["telemetry"] = {{"throttled", false}};
+  drift = burn_drift(rows, json::array(), 0.10);
+  EXPECT_EQ(drift["sustained"][0]["throttle_reasons"], json::array());
+  EXPECT_NE(drift["sustained"][0]["reason"].get<std::string>().find("no throttle reason reported"), std::string::npos);
+  for (auto& row : rows)
+    for (auto& rv : row.ranks) rv.metrics.erase("telemetry");
+  EXPECT_FALSE(burn_drift(rows, json::array(), 0.10)["sustained"][0].contains("throttle_reasons"));
+}
+
 TEST(BurnDrift, NoBurnInNoSection) {
   ResultRow row;
   row.benchmark = "stream.triad";
