@@ -1,5 +1,7 @@
 #include "analysis/health_text.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -24,11 +26,43 @@ bool flag(const nlohmann::json& o, const char* key) {
   return o.is_object() && o.contains(key) && o[key].is_boolean() && o[key].get<bool>();
 }
 
+std::optional<double> number(const nlohmann::json& o, const char* key) {
+  if (o.is_object() && o.contains(key) && o[key].is_number()) return o[key].get<double>();
+  return std::nullopt;
+}
+
+// "12.3 kJ" / "850 J"
+std::string joules(double j) { return j >= 1e4 ? fmt::format("{:.1f} kJ", j / 1e3) : fmt::format("{:.0f} J", j); }
+
+// One line for the run's energy (health.energy), and one per host up to a handful.
+std::string format_energy(const nlohmann::json& e) {
+  if (!e.is_object()) return "";
+  const auto scope = text(e, "scope");
+  const std::string what = scope == "gpu" ? "GPUs, NVML" : scope == "node" ? "nodes' CPU packages, RAPL" : "no counter";
+  const auto j = number(e, "energy_j");
+  const auto w = number(e, "avg_power_w");
+  if (!j || !w) return fmt::format("Energy over the run ({}): unknown: {}\n", what, text(e, "invalid"));
+  std::string out = fmt::format("Energy over the run ({}): {}, {:.0f} W on average\n", what, joules(*j), *w);
+  constexpr std::size_t kShown = 8;
+  const auto& hosts = member(e, "hosts");
+  if (!hosts.is_array() || hosts.size() < 2) return out;
+  for (std::size_t i = 0; i < hosts.size() && i < kShown; ++i) {
+    const auto& h = hosts[i];
+    const auto hj = number(h, "energy_j");
+    const auto hw = number(h, "avg_power_w");
+    out += fmt::format("  {}: {}, {:.0f} W ({} {})\n", text(h, "host"), hj ? joules(*hj) : "?", hw.value_or(0),
+                       integer(h, "units"), scope == "gpu" ? "GPU(s)" : "node");
+  }
+  if (hosts.size() > kShown) out += fmt::format("  ... and {} more hosts\n", hosts.size() - kShown);
+  return out;
+}
+
 }  // namespace
 
 std::string format_health(const nlohmann::json& health, const std::vector<ResultRow>& rows) {
   if (!health.is_object()) return "";
-  if (text(health, "telemetry") == "unavailable") return fmt::format("\nGPU telemetry: unavailable ({})\n", text(health, "reason"));
+  if (text(health, "telemetry") == "unavailable")
+    return fmt::format("\nGPU telemetry: unavailable ({})\n", text(health, "reason")) + format_energy(member(health, "energy"));
   const auto& c = member(health, "counts");
   std::string out = fmt::format("\nGPU health ({}; rules: {}): {} FAIL, {} WARN, {} PASS\n", text(health, "telemetry"),
                                 text(health, "thresholds"), integer(c, "FAIL"), integer(c, "WARN"), integer(c, "PASS"));
@@ -61,7 +95,7 @@ std::string format_health(const nlohmann::json& health, const std::vector<Result
   }
   if (const auto& inc = member(health, "consistency"); inc.is_array())
     for (const auto& i : inc) out += fmt::format("  {}: {}\n", text(i, "severity"), text(i, "message"));
-  return out;
+  return out + format_energy(member(health, "energy"));
 }
 
 }  // namespace gpuscale

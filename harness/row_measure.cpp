@@ -209,6 +209,7 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
   }
   auto row = combine_group_rows(std::move(parts), count.tiling.idle);
   health::flag_throttled(row);  // measurements taken while a GPU was throttled say so
+  health::add_row_energy(row);   // energy_j, avg_power_w, work per joule from the ranks' counters
   row.flags = row_flags(row, flag_context(b, params, row, count, run));
   return row;
 }

@@ -1,6 +1,7 @@
 #include "health/energy_counter.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace gpuscale::health {
 
@@ -20,6 +21,27 @@ Energy energy_between(const EnergyCounter& counter, std::uint64_t before, std::u
 std::optional<double> average_power_w(const Energy& e, double seconds) {
   if (!e.joules || !(seconds > 0)) return std::nullopt;
   return *e.joules / seconds;
+}
+
+Energy sum_energy(const std::vector<Energy>& parts) {
+  if (parts.empty()) return {std::nullopt, "no energy counter was read"};
+  double total = 0;
+  for (const auto& p : parts) {
+    if (!p.joules) return p;
+    total += *p.joules;
+  }
+  return {total, ""};
+}
+
+nlohmann::json to_json(const EnergyWindow& w) {
+  const auto power = average_power_w(w.energy, w.seconds);
+  nlohmann::json j = {{"scope", w.scope},
+                      {"source", w.source},
+                      {"seconds", w.seconds},
+                      {"energy_j", w.energy.joules ? nlohmann::json(*w.energy.joules) : nlohmann::json(nullptr)},
+                      {"avg_power_w", power ? nlohmann::json(*power) : nlohmann::json(nullptr)}};
+  if (!w.energy.joules) j["invalid"] = w.energy.invalid;
+  return j;
 }
 
 }  // namespace gpuscale::health

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace gpuscale::health {
 
@@ -27,5 +30,20 @@ Energy energy_between(const EnergyCounter& counter, std::uint64_t before, std::u
 
 // Average power over `seconds` (> 0) of an energy; unknown when the energy is.
 std::optional<double> average_power_w(const Energy& e, double seconds);
+
+// The sum of several counters' energies over one window (RAPL's packages): unknown, with the first
+// reason, when any is.
+Energy sum_energy(const std::vector<Energy>& parts);
+
+// One source's energy over one window (a benchmark point, a whole run), as a rank's metrics["energy"]
+// and the run's health.energy say it.
+struct EnergyWindow {
+  std::string scope;   // "gpu": this rank's GPU (NVML); "node": the node's CPU packages (RAPL)
+  std::string source;  // "NVML total energy", "RAPL package-0+package-1"
+  Energy energy;
+  double seconds = 0;  // between the two readings
+};
+// {"scope", "source", "seconds", "energy_j", "avg_power_w", "invalid" (only when unknown)}
+nlohmann::json to_json(const EnergyWindow& w);
 
 }  // namespace gpuscale::health

@@ -74,6 +74,7 @@ nlohmann::json to_json(const GpuCounters& c) {
           {"remap_pending", json_or_null(c.remap_pending)},
           {"remap_failed", json_or_null(c.remap_failed)},
           {"pcie_replays", json_or_null(c.pcie_replays)},
+          {"energy_mj", json_or_null(c.energy_mj)},
           {"nvlink_up", links},
           {"nvlink_errors", link_errors},
           {"processes", procs},

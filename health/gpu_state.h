@@ -78,6 +78,10 @@ struct GpuCounters {
   std::optional<unsigned> remapped_rows_correctable, remapped_rows_uncorrectable;
   std::optional<bool> remap_pending, remap_failed;
   std::optional<unsigned> pcie_replays;
+  // NVML's total energy since the driver loaded (mJ; Volta and later), and when the counters were read
+  // (seconds since the telemetry session started): a window's energy is the difference (energy_counter.h).
+  std::optional<std::uint64_t> energy_mj;
+  double t = 0;
   std::vector<std::optional<bool>> nvlink_up;        // per link; empty when NVML reports no link
   // Per link, NVML's error counters in kNvlinkCounterNames' order. A counter NVML does not support (many
   // are not on Hopper and newer) or could not read is null and named in `unsupported` or `errors`

@@ -28,6 +28,10 @@ void Observation::add(const GpuSample& s) {
   keep_max(sm_max_, s.sm_clock_mhz);
   keep_max(temp_max_, s.temperature_c);
   keep_max(power_max_, s.power_w);
+  if (s.power_w) {
+    power_sum_ += *s.power_w;
+    ++power_n_;
+  }
   keep_max(memory_max_, s.memory_used_bytes);
   keep_max(util_max_, s.gpu_util_percent);
   keep_max(width_max_, s.pcie_width);
@@ -56,6 +60,8 @@ void Observation::merge(const Observation& later) {
   keep_max(sm_max_, later.sm_max_);
   keep_max(temp_max_, later.temp_max_);
   keep_max(power_max_, later.power_max_);
+  power_sum_ += later.power_sum_;
+  power_n_ += later.power_n_;
   keep_max(memory_max_, later.memory_max_);
   keep_max(util_max_, later.util_max_);
   keep_max(width_max_, later.width_max_);
@@ -75,6 +81,33 @@ std::optional<unsigned> Observation::sm_clock_median_under_load() const {
   return loaded_clocks_.rbegin()->first;
 }
 
+std::optional<double> Observation::power_mean() const {
+  if (power_n_ == 0) return std::nullopt;
+  return power_sum_ / static_cast<double>(power_n_);
+}
+
+EnergyWindow gpu_energy(const Observation& o) {
+  EnergyWindow w{"gpu", "NVML total energy", {}, 0};
+  const EnergyCounter nvml{1e-3, std::nullopt, "NVML's energy counter"};
+  if (!o.first() || !o.last()) {
+    w.energy.invalid = "the GPU's counters were not read at both ends of the window";
+    return w;
+  }
+  const auto& a = *o.first();
+  const auto& b = *o.last();
+  w.seconds = b.t - a.t;
+  if (!a.energy_mj || !b.energy_mj) {
+    const auto& c = a.energy_mj ? b : a;
+    const auto why = c.unsupported.count("energy_mj") ? c.unsupported.at("energy_mj")
+                     : c.errors.count("energy_mj")    ? c.errors.at("energy_mj")
+                                                      : std::string("not read");
+    w.energy.invalid = "NVML's energy counter: " + why;
+    return w;
+  }
+  w.energy = energy_between(nvml, *a.energy_mj, *b.energy_mj);
+  return w;
+}
+
 std::vector<std::string> throttle_reasons(std::uint64_t bits, const Thresholds& t) {
   std::vector<std::string> out;
   for (const auto& name : clock_event_names(bits))
@@ -88,6 +121,8 @@ nlohmann::json point_summary(const Observation& o, const Thresholds& t) {
                       {"sm_clock_mhz", {{"min", json_or_null(o.sm_clock_min())}, {"max", json_or_null(o.sm_clock_max())}}},
                       {"temperature_max_c", json_or_null(o.temperature_max())},
                       {"power_max_w", json_or_null(o.power_max())},
+                      {"power_samples", o.power_samples()},
+                      {"power_mean_w", json_or_null(o.power_mean())},
                       {"memory_used_max_bytes", json_or_null(o.memory_used_max())},
                       {"clock_events", clock_event_names(o.clock_events())},
                       {"throttled", !throttles.empty()}};

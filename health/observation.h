@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "health/energy_counter.h"
 #include "health/gpu_state.h"
 #include "health/thresholds.h"
 
@@ -35,6 +36,8 @@ class Observation {
   std::optional<unsigned> sm_clock_max() const { return sm_max_; }
   std::optional<unsigned> temperature_max() const { return temp_max_; }
   std::optional<double> power_max() const { return power_max_; }
+  std::size_t power_samples() const { return power_n_; }
+  std::optional<double> power_mean() const;  // mean of the sampled power (nullopt without a sample)
   std::optional<std::uint64_t> memory_used_max() const { return memory_max_; }  // peak device memory in use
   std::optional<unsigned> utilization_max() const { return util_max_; }
   std::optional<unsigned> pcie_width_max() const { return width_max_; }  // widest link seen
@@ -52,15 +55,21 @@ class Observation {
   bool gpu_lost_ = false;
   std::optional<unsigned> sm_min_, sm_max_, temp_max_, util_max_, width_max_, gen_max_loaded_;
   std::optional<double> power_max_;
+  double power_sum_ = 0;
+  std::size_t power_n_ = 0;
   std::optional<std::uint64_t> memory_max_;
   std::map<unsigned, std::size_t> loaded_clocks_;  // SM MHz -> samples under load (bounded by distinct clocks)
 };
+
+// The GPU's energy over the window, from NVML's total energy counter at its first and last counters
+// (unknown with the reason when the counter is missing, unsupported or was reset in between).
+EnergyWindow gpu_energy(const Observation& o);
 
 // Clock event reasons that the thresholds judge (warn or fail) and that `bits` contains.
 std::vector<std::string> throttle_reasons(std::uint64_t bits, const Thresholds& t);
 
 // The compact summary stored per rank in each result row: samples, SM clock min/max, maximum
-// temperature and power, clock events seen, `throttled`, and any Xid or ECC increase in the window.
+// temperature and power, the power samples' count and mean, clock events seen, `throttled`, and any Xid or ECC increase in the window.
 nlohmann::json point_summary(const Observation& o, const Thresholds& t);
 
 }  // namespace gpuscale::health

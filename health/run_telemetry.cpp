@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <chrono>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -48,6 +50,7 @@ std::unique_ptr<RunTelemetry> RunTelemetry::open(const TelemetryOptions& opts, c
   }
   if (device.backend == "cpu" && !by_index) {
     t->why_unavailable_ = "the CPU backend has no GPU";
+    t->rapl_ = find_rapl();  // its energy: the node's packages, or none with the reason
     return t;
   }
   t->lib_ = NvmlLibrary::open(opts.nvml_library);
@@ -98,11 +101,37 @@ nlohmann::json RunTelemetry::identity() const {
           {"pid", pid_}};
 }
 
-void RunTelemetry::attach(Window& w, nlohmann::json& metrics) const {
+double RunTelemetry::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+RunTelemetry::Window RunTelemetry::watch() {
+  std::optional<RaplReading> r;
+  if (rapl_) {
+    r = read_rapl(*rapl_, seconds());
+    if (!rapl_first_) rapl_first_ = r;
+  }
+  return Window(session_.get(), std::move(r));
+}
+
+void RunTelemetry::attach(Window& w, nlohmann::json& metrics) {
+  if (w.rapl_) {
+    rapl_last_ = read_rapl(*rapl_, seconds());
+    metrics["energy"] = to_json(rapl_energy(*rapl_, *w.rapl_, *rapl_last_));
+    w.rapl_.reset();
+  }
   if (!w.session_) return;
   const auto window = w.session_->end();
   w.session_ = nullptr;
-  if (!window.empty()) metrics["telemetry"] = point_summary(window.front(), thresholds_);
+  if (window.empty()) return;
+  metrics["telemetry"] = point_summary(window.front(), thresholds_);
+  metrics["energy"] = to_json(gpu_energy(window.front()));
+}
+
+nlohmann::json RunTelemetry::run_energy() const {
+  if (session_ && !session_->totals().empty()) return to_json(gpu_energy(session_->totals().front()));
+  if (rapl_ && rapl_first_ && rapl_last_) return to_json(rapl_energy(*rapl_, *rapl_first_, *rapl_last_));
+  return nullptr;
 }
 
 nlohmann::json RunTelemetry::finish(const World& world, const nlohmann::json& ranks) const {
@@ -127,14 +156,17 @@ nlohmann::json RunTelemetry::finish(const World& world, const nlohmann::json& ra
     mine["summary"] = point_summary(total, thresholds_);
     mine["sampler"] = {{"ticks", session_->ticks()}, {"mean_tick_us", session_->seconds_per_tick() * 1e6}};
   }
-  const auto gathered = world.gather_to_root(mine.dump());
+  const auto gathered = world.gather_to_root(nlohmann::json{{"gpu", mine}, {"energy", run_energy()}}.dump());
   if (world.rank() != 0) return nullptr;
 
   nlohmann::json gpus = nlohmann::json::array();
   std::vector<std::string> reasons;
+  std::vector<RankEnergy> energies;
   int counts[3] = {0, 0, 0};
   for (std::size_t r = 0; r < gathered.size(); ++r) {
-    auto j = nlohmann::json::parse(gathered[r]);
+    auto both = nlohmann::json::parse(gathered[r]);
+    energies.push_back({static_cast<int>(r), ranks[r].value("host", std::string()), both["energy"]});
+    auto j = std::move(both["gpu"]);
     if (j.is_null()) {
       const auto why = ranks[r]["telemetry"].value("reason", std::string("unknown"));
       if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
@@ -161,7 +193,8 @@ nlohmann::json RunTelemetry::finish(const World& world, const nlohmann::json& ra
           {"verdict", gpus.empty() ? "UNKNOWN" : counts[2] ? "FAIL" : counts[1] ? "WARN" : "PASS"},
           {"counts", {{"PASS", counts[0]}, {"WARN", counts[1]}, {"FAIL", counts[2]}}},
           {"gpus", gpus},
-          {"consistency", consistency}};
+          {"consistency", consistency},
+          {"energy", run_energy_by_host(energies)}};
 }
 
 void flag_throttled(ResultRow& row) {

@@ -2,17 +2,21 @@
 // The runner's hook (harness/runner.cpp): each rank watches its own GPU with NVML while it measures.
 //   open():     find this rank's GPU (by UUID / PCI bus id from DeviceInfo.details) and load the rules
 //   identity(): ranks[].telemetry in the result file (static identity, or "unavailable" and why)
-//   watch() / attach(): a window around one point; its summary goes into the rank's row metrics
-//   finish():   every rank's verdict, gathered on rank 0 with the cross-rank consistency warnings
-// The CPU backend has no GPU: its telemetry is "unavailable". Tests map CPU ranks to the fake NVML's
+//   watch() / attach(): a window around one point; its summary and energy go into the rank's row metrics
+//   finish():   every rank's verdict, gathered on rank 0 with the cross-rank consistency warnings,
+//               and the energy of each GPU and node over the run
+// The CPU backend has no GPU: its telemetry is "unavailable", and its energy is the node's RAPL. Tests map CPU ranks to the fake NVML's
 // GPUs by local rank with GPUSCALE_TEST_FAULT=telemetry:by-index (recorded in the file's test_fault).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "world/world.h"
+#include "health/rapl.h"
+#include "health/row_energy.h"
 #include "health/telemetry.h"
 #include "health/telemetry_options.h"
 #include "health/thresholds.h"
@@ -35,10 +39,11 @@ class RunTelemetry {
   bool available() const { return session_ != nullptr; }
   nlohmann::json identity() const;
 
-  // A window around one point on this rank (nothing when telemetry is unavailable).
+  // A window around one point on this rank: its GPU's telemetry, or its node's RAPL reading on the
+  // CPU backend (nothing when telemetry is off).
   class Window {
    public:
-    explicit Window(TelemetrySession* s) : session_(s) {
+    Window(TelemetrySession* s, std::optional<RaplReading> rapl) : session_(s), rapl_(std::move(rapl)) {
       if (session_) session_->begin();
     }
     ~Window() {
@@ -50,10 +55,11 @@ class RunTelemetry {
    private:
     friend class RunTelemetry;
     TelemetrySession* session_;
+    std::optional<RaplReading> rapl_;
   };
-  Window watch() { return Window(session_.get()); }
-  // Ends the window and stores its summary as metrics["telemetry"].
-  void attach(Window& w, nlohmann::json& metrics) const;
+  Window watch();
+  // Ends the window and stores its summary as metrics["telemetry"] and its energy as metrics["energy"].
+  void attach(Window& w, nlohmann::json& metrics);
 
   // Collective: every rank calls it. Rank 0 gets the result file's "health" section; others null.
   nlohmann::json finish(const World& world, const nlohmann::json& ranks) const;
@@ -69,6 +75,12 @@ class RunTelemetry {
   SoftwareVersions software_;
   nlohmann::json match_, mig_;
   unsigned pid_ = 0;
+  // The CPU backend's energy: the node's RAPL packages, read around each point; the run's first and
+  // last readings give its energy for the run.
+  std::optional<Rapl> rapl_;
+  std::optional<RaplReading> rapl_first_, rapl_last_;
+  double seconds() const;  // on the RAPL readings' clock
+  nlohmann::json run_energy() const;  // this rank's GPU or node over the run (null when none)
 };
 
 // Sets row.metrics["throttled"] (and "throttled_ranks") from the ranks' telemetry summaries; leaves

@@ -42,7 +42,9 @@ void TelemetrySession::snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     window_[i].add(gpus_[i].sample(now()));
-    window_[i].add(gpus_[i].counters());
+    auto c = gpus_[i].counters();
+    c.t = now();  // after the energy counter's read: the window's seconds match its energy
+    window_[i].add(c);
   }
   poll_xids();
 }

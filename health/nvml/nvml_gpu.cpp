@@ -212,6 +212,8 @@ GpuCounters NvmlGpu::counters() const {
   }
   unsigned replays = 0;
   if (NVML_CALL(sink, "pcie_replays", nvmlDeviceGetPcieReplayCounter, handle_, &replays)) c.pcie_replays = replays;
+  unsigned long long mj = 0;
+  if (NVML_CALL(sink, "energy_mj", nvmlDeviceGetTotalEnergyConsumption, handle_, &mj)) c.energy_mj = mj;
   // NVLink: links answer until the first index the GPU does not have.
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     nvmlEnableState_t active = 0;

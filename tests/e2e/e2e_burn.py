@@ -5,7 +5,10 @@
     (GPUSCALE_TEST_FAULT=throttle-after:h1:6:3, time really spent in h1's GEMMs): 8 windows in time order,
     each with every rank's figure (its 20 slices) and checked; the drift per rank and for the fleet; and
     the `sustained` outliers are h1's two ranks and nothing else, as the rule (derived here from the rows,
-    not from the program's verdict) says.
+    not from the program's verdict) says. With the fake NVML (telemetry:by-index): thermal slowdown on
+    GPU 1 from window 4 (of 0-7) shows in those windows only and is the reason given for rank 3's
+    outlier (none for rank 2's); GPU 0's energy counter reset makes window 2's energy unknown, the
+    others' valid.
   kinds: 2 ranks, `--burn gemm,stream,all_reduce,mix`: the windows take the kinds in turn, every kind's
     work is checked, all_reduce has a busbw, mix its all_reduce's busbw as a metric.
   wrong: a planted wrong all_reduce value (the collective really returns it) makes the all_reduce and mix
@@ -119,8 +122,14 @@ def check_windows(doc, kinds, window_s, np):
 
 def case_throttle():
     path = e2e_common.out_path(ARGS.workdir, "burn_throttle.json")
-    p = run(4, ["--quick", "--duration", "24s", "--window", "3s", "--burn", "mix", "--rank-stats", "-o", path],
-            {"GPUSCALE_TEST_FAULT": "throttle-after:h1:6:3"})
+    # The fake NVML watches each rank's "GPU" (by local rank): GPU 1 (ranks 1 and 3) reports thermal
+    # slowdown from window 4 on, GPU 0's energy counter (ranks 0 and 2) restarts at the end of window 2.
+    # No sample between a window's two readings (--telemetry-interval above the window), so the fake's
+    # phases fall on known windows.
+    p = run(4, ["--quick", "--duration", "24s", "--window", "3s", "--burn", "mix", "--rank-stats",
+                "--telemetry-interval", "60s", "-o", path],
+            {"GPUSCALE_TEST_FAULT": "throttle-after:h1:6:3,telemetry:by-index", "GPUSCALE_NVML_LIBRARY": ARGS.fake_lib,
+             "GPUSCALE_FAKE_NVML_SCENARIO": os.path.join(ARGS.scenarios, "burn_thermal_reset.json")})
     if p.returncode != 0:
         fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
     doc = load_valid(path)
@@ -151,7 +160,32 @@ def case_throttle():
     text = p.stdout + p.stderr
     if "burn-in drift" not in text or "suspect hosts: h1" not in text or text.count("sustained h1") != 2:
         fail(f"the summary does not show the drift and the outliers:\n{p.stdout[-2000:]}")
+    check_throttle_windows(doc, rows)
     print(f"ok: drift {drift}, named {sorted(got)}")
+
+
+def check_throttle_windows(doc, rows):
+    """The fake NVML's events, each on its window (numbered from 0): thermal slowdown on GPU 1's ranks
+    from window 4 (their telemetry, and the sustained outlier's reasons), the energy reset in window 2
+    of GPU 0's."""
+    for r in rows:
+        w = r["params"]["window"]
+        for e in e2e_common.rank_entries(r):
+            t, x = e["metrics"]["telemetry"], e["metrics"]["energy"]
+            hot = e["rank"] in (1, 3) and w >= 4
+            if t["throttled"] != hot or (hot and t["throttle_reasons"] != ["HW_THERMAL"]):
+                fail(f"window {w} rank {e['rank']}: throttled {t['throttled']}, expected {hot}: {t}")
+            reset = e["rank"] in (0, 2) and w == 2
+            if (x["energy_j"] is None) != reset or (reset and "went backwards" not in x["invalid"]):
+                fail(f"window {w} rank {e['rank']}: energy {x}, reset expected: {reset}")
+            if not reset and not (x["energy_j"] > 0 and 250 <= x["avg_power_w"] <= 500):
+                fail(f"window {w} rank {e['rank']}: energy {x}")
+        m = r["metrics"]
+        if (m["energy_j"] is None) != (w == 2) or (w != 2 and m["work_per_j_unit"] != "TFLOP/J"):
+            fail(f"window {w}: row energy {m.get('energy_j')} {m.get('energy_invalid')} {m.get('work_per_j_unit')}")
+    reasons = {o["ranks"][0]: o.get("throttle_reasons") for o in sustained(doc)}
+    if reasons.get(3) != ["HW_THERMAL"] or reasons.get(2):
+        fail(f"throttle reasons of the sustained outliers {reasons}: rank 3's GPU reported HW_THERMAL, rank 2's none")
 
 
 def case_kinds():
@@ -300,7 +334,7 @@ def case_clean():
 
 def parse():
     global ARGS
-    ARGS = e2e_common.parse_args("--mpiexec")
+    ARGS = e2e_common.parse_args("--mpiexec", "--fake-lib", "--scenarios")
     return ARGS
 
 

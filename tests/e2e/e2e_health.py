@@ -322,6 +322,73 @@ def case_run_thermal():
     print(f"ok: {len(flagged)} of {len(rows)} rows flagged throttled; rank 0 FAIL, rank 1 PASS")
 
 
+def check_row_energy(r, what):
+    """A row's energy fields against its ranks' own (the fake draws 350 W per GPU): the sum, the
+    average power in range, work per joule = the groups' figures over that power (to the file's
+    rounding of the figures)."""
+    m = r["metrics"]
+    ranks = e2e_common.rank_entries(r)
+    if m.get("energy_scope") != "gpu":
+        fail(f"{what}: energy scope {m.get('energy_scope')}")
+    js = [e["metrics"]["energy"]["energy_j"] for e in ranks]
+    ws = [e["metrics"]["energy"]["avg_power_w"] for e in ranks]
+    if None in js:
+        return False
+    if abs(m["energy_j"] - sum(js)) > 1e-6 * sum(js) or not 250 * len(ws) <= m["avg_power_w"] <= 500 * len(ws):
+        fail(f"{what}: row energy {m['energy_j']} J / {m['avg_power_w']} W from ranks {js} J / {ws} W")
+    for e in ranks:
+        x = e["metrics"]["energy"]
+        if x["source"] != "NVML total energy" or abs(x["energy_j"] - x["avg_power_w"] * x["seconds"]) > 1e-6 * x["energy_j"]:
+            fail(f"{what}: rank {e['rank']} energy {x}")
+    want = sum(g["value"] for g in e2e_common.group_entries(r)) / m["avg_power_w"] if r["status"] == "ok" else 0
+    if r["status"] == "ok" and (abs(m["work_per_j"] - want) > 1e-4 * want or m["work_per_j_unit"] != "GB/J"):
+        fail(f"{what}: work per joule {m.get('work_per_j')} {m.get('work_per_j_unit')}, expected {want} GB/J")
+    return True
+
+
+def case_run_energy():
+    # Energy per row from the fake's counter (350 W per GPU, integrated over real time); GPU 1's
+    # counter restarts at the end of its second window: that window's energy is unknown with the
+    # reason, never negative, its row's energy null, every other window's energy valid.
+    doc, p = run_doc("run-energy.json", 2, ["--benchmarks", "stream.copy,stream.triad", "--telemetry-interval", "60s"],
+                     fake_env("energy_reset"))
+    backwards = []
+    valid = 0
+    for i, r in enumerate(doc["results"]):
+        for e in e2e_common.rank_entries(r):
+            x = e["metrics"]["energy"]
+            if x["energy_j"] is None:
+                if "went backwards" not in x.get("invalid", ""):
+                    fail(f"row {i} rank {e['rank']}: unknown energy without the reason: {x}")
+                backwards.append((i, e["rank"]))
+            elif x["energy_j"] < 0:
+                fail(f"row {i} rank {e['rank']}: negative energy {x}")
+        if check_row_energy(r, f"row {i}"):
+            valid += 1
+        elif r["metrics"]["energy_j"] is not None or "went backwards" not in r["metrics"].get("energy_invalid", ""):
+            fail(f"row {i}: a rank's energy is unknown but the row says {r['metrics']}")
+    if len(backwards) != 1 or backwards[0][1] != 1:
+        fail(f"expected exactly one window of rank 1 with a reset counter, got {backwards}")
+    if valid != len(doc["results"]) - 1:
+        fail(f"{valid} of {len(doc['results'])} rows with a valid energy, expected all but one")
+    hosts = doc["health"]["energy"]["hosts"]
+    if doc["health"]["energy"]["scope"] != "gpu" or len(hosts) != 1 or hosts[0]["units"] != 2 \
+            or "went backwards" not in hosts[0].get("invalid", ""):
+        fail(f"the run's energy: {doc['health']['energy']}")
+    if "Energy over the run (GPUs, NVML): unknown:" not in p.stdout:
+        fail(f"the summary does not give the run's energy:\n{p.stdout[-1500:]}")
+    # Without the reset: the run's energy is the GPUs' over the run, and the summary says it.
+    doc, p = run_doc("run-energy-ok.json", 2, ["--benchmarks", "stream.triad", "--telemetry-interval", "60s"],
+                     fake_env("healthy"))
+    for i, r in enumerate(doc["results"]):
+        if not check_row_energy(r, f"healthy row {i}"):
+            fail(f"healthy row {i}: unknown energy {r['metrics']}")
+    e = doc["health"]["energy"]
+    if not (e["energy_j"] > 0 and 500 <= e["avg_power_w"] <= 1000) or "Energy over the run (GPUs, NVML): " not in p.stdout:
+        fail(f"the run's energy: {e}\n{p.stdout[-1500:]}")
+    print(f"ok: {valid} rows with energy, the reset window of rank 1 unknown with its reason; run {e['energy_j']:.0f} J")
+
+
 def case_run_sampling():
     # The sampler runs during each point at the chosen period; a steady GPU passes. It runs on idle CPU
     # time only (SCHED_IDLE), so the benchmark leaves a core free here: one rank, one thread. Another
@@ -426,7 +493,8 @@ def main():
     cases = {"health": (case_health, {}), "health_bad_input": (case_health_bad_input, {}),
              "health_launch": (case_health_launch, cores), "run_cpu_unavailable": (case_run_cpu_unavailable, cores),
              "run_thermal": (case_run_thermal, cores), "run_sampling": (case_run_sampling, cores),
-             "run_consistency": (case_run_consistency, cores), "slurm_healthcheck": (case_slurm_healthcheck, {})}
+             "run_consistency": (case_run_consistency, cores),
+             "run_energy": (case_run_energy, cores), "slurm_healthcheck": (case_slurm_healthcheck, {})}
     e2e_common.run_case("e2e_health_", {"TIMEOUT": 300, "LABELS": "e2e"}, cases, parse)
 
 

@@ -15,6 +15,7 @@
 // a library that lacks them: the definition is then hidden, so the compiler still checks its
 // signature but the library does not export it.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -68,7 +70,8 @@ const char* kDefaultGpu = R"({
     "ecc": {"cv": 0, "uv": 0, "ca": 3, "ua": 0},
     "retired": {"sbe": 0, "dbe": 0, "pending": 0},
     "remap": {"corr": 0, "unc": 0, "pending": 0, "failed": 0},
-    "nvlink_down": [], "nvlink_errors": 0, "processes": [], "lost": false, "memory_used": 1234567168
+    "nvlink_down": [], "nvlink_errors": 0, "processes": [], "lost": false, "memory_used": 1234567168,
+    "energy_epoch": 0, "energy_start_mj": 5000000000
   }
 })";
 
@@ -77,6 +80,11 @@ struct Gpu : nvmlDevice_st {
   int index = 0;
   int reads = 0;
   std::set<std::size_t> xids_delivered;
+  // The total energy counter: power integrated over real time since the first read. A phase that sets
+  // another "energy_epoch" restarts it at that phase's "energy_start_mj" (a driver reload).
+  std::optional<int> energy_epoch;
+  double energy_mj = 0;
+  std::chrono::steady_clock::time_point energy_at;
   std::vector<std::unique_ptr<Gpu>> migs;  // MIG devices: spec holds the instance
   bool is_mig = false;
 
@@ -287,6 +295,21 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatur
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* mw) {
   FAKE_GUARD(d, "nvmlDeviceGetPowerUsage");
   *mw = g->state()["power_mw"];
+  return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
+  FAKE_GUARD(d, "nvmlDeviceGetTotalEnergyConsumption");
+  const auto s = g->state();
+  const auto now = std::chrono::steady_clock::now();
+  if (!g->energy_epoch || *g->energy_epoch != s["energy_epoch"].get<int>()) {
+    g->energy_epoch = s["energy_epoch"].get<int>();
+    g->energy_mj = s["energy_start_mj"].get<double>();
+  } else {  // mW x s = mJ
+    g->energy_mj += s["power_mw"].get<double>() * std::chrono::duration<double>(now - g->energy_at).count();
+  }
+  g->energy_at = now;
+  *mj = static_cast<unsigned long long>(g->energy_mj);
   return NVML_SUCCESS;
 }
 

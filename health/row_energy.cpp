@@ -1,0 +1,112 @@
+#include "health/row_energy.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "results/result_file.h"
+
+namespace gpuscale::health {
+
+std::optional<std::string> per_joule_unit(const std::string& rate_unit) {
+  const std::string per_s = "/s";
+  if (rate_unit.size() <= per_s.size() || rate_unit.compare(rate_unit.size() - per_s.size(), per_s.size(), per_s) != 0)
+    return std::nullopt;
+  return rate_unit.substr(0, rate_unit.size() - per_s.size()) + "/J";
+}
+
+void add_row_energy(ResultRow& row) {
+  std::string scope;
+  std::set<std::string> hosts;  // node scope: one reading per host
+  double joules = 0, watts = 0;
+  std::string invalid;
+  for (const auto& r : row.ranks) {
+    if (!r.metrics.contains("energy") || !r.metrics["energy"].is_object()) continue;
+    const auto& e = r.metrics["energy"];
+    const auto s = e.value("scope", std::string());
+    if (scope.empty()) scope = s;
+    if (s != scope) {
+      invalid = "its ranks' energy came from different sources (GPU and node)";
+      continue;
+    }
+    if (s == "node" && !hosts.insert(r.host).second) continue;
+    const auto& j = e["energy_j"];
+    const auto& w = e["avg_power_w"];
+    if (!j.is_number() || !w.is_number()) {
+      if (invalid.empty())
+        invalid = fmt::format("rank {} ({}): {}", r.rank, r.host, e.value("invalid", std::string("no energy figure")));
+      continue;
+    }
+    joules += j.get<double>();
+    watts += w.get<double>();
+  }
+  if (scope.empty()) return;
+  row.metrics["energy_scope"] = scope;
+  if (!invalid.empty()) {
+    row.metrics["energy_j"] = nullptr;
+    row.metrics["avg_power_w"] = nullptr;
+    row.metrics["energy_invalid"] = invalid;
+    return;
+  }
+  row.metrics["energy_j"] = joules;
+  row.metrics["avg_power_w"] = watts;
+  const auto unit = per_joule_unit(row.unit);
+  if (row.status != RowStatus::ok || !unit || !(watts > 0)) return;
+  double work = 0;
+  for (const auto& g : row.groups) {
+    if (!g.value) return;  // a group without a figure: no work per joule for the row
+    work += *g.value;
+  }
+  if (row.groups.empty()) {
+    if (!row.aggregate) return;
+    work = *row.aggregate;
+  }
+  row.metrics["work_per_j"] = work / watts;
+  row.metrics["work_per_j_unit"] = *unit;
+}
+
+nlohmann::json run_energy_by_host(const std::vector<RankEnergy>& ranks) {
+  nlohmann::json hosts = nlohmann::json::array();
+  std::map<std::string, std::size_t> at;  // host -> index in hosts
+  std::string scope, invalid;
+  for (const auto& r : ranks) {
+    if (!r.energy.is_object()) continue;
+    const auto s = r.energy.value("scope", std::string());
+    if (scope.empty()) scope = s;
+    auto [it, fresh] = at.emplace(r.host, hosts.size());
+    if (fresh) hosts.push_back({{"host", r.host}, {"scope", s}, {"units", 0}, {"energy_j", 0.0}, {"avg_power_w", 0.0},
+                                {"seconds", r.energy.value("seconds", 0.0)}});
+    auto& h = hosts[it->second];
+    if (s == "node" && !fresh) continue;  // the node's counter, already counted
+    h["units"] = h["units"].get<int>() + 1;
+    if (h.contains("invalid")) continue;
+    if (!r.energy["energy_j"].is_number() || !r.energy["avg_power_w"].is_number()) {
+      h["energy_j"] = nullptr;
+      h["avg_power_w"] = nullptr;
+      h["invalid"] = fmt::format("rank {}: {}", r.rank, r.energy.value("invalid", std::string("no energy figure")));
+      if (invalid.empty()) invalid = fmt::format("{} {}", r.host, h["invalid"].get<std::string>());
+      continue;
+    }
+    h["energy_j"] = h["energy_j"].get<double>() + r.energy["energy_j"].get<double>();
+    h["avg_power_w"] = h["avg_power_w"].get<double>() + r.energy["avg_power_w"].get<double>();
+  }
+  nlohmann::json out = {{"scope", scope.empty() ? nlohmann::json(nullptr) : nlohmann::json(scope)}, {"hosts", hosts}};
+  if (scope.empty()) invalid = "no rank read an energy counter (telemetry off or unavailable)";
+  if (!invalid.empty()) {
+    out["energy_j"] = nullptr;
+    out["avg_power_w"] = nullptr;
+    out["invalid"] = invalid;
+    return out;
+  }
+  double j = 0, w = 0;
+  for (const auto& h : hosts) {
+    j += h["energy_j"].get<double>();
+    w += h["avg_power_w"].get<double>();
+  }
+  out["energy_j"] = j;
+  out["avg_power_w"] = w;
+  return out;
+}
+
+}  // namespace gpuscale::health
