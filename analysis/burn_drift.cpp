@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "analysis/burn_capacity.h"
 #include "analysis/fleet_outliers.h"
 #include "core/stats.h"
 #include "core/term_text.h"
@@ -31,8 +32,9 @@ struct RankSeries {
   std::vector<Cell> cells;  // by window, in time order
 };
 
-// The burn rows of one benchmark, in window order.
-std::map<std::string, std::vector<const ResultRow*>> burn_rows(const std::vector<ResultRow>& rows) {
+}  // namespace
+
+std::map<std::string, std::vector<const ResultRow*>> burn_windows(const std::vector<ResultRow>& rows) {
   std::map<std::string, std::vector<const ResultRow*>> out;
   for (const auto& r : rows)
     if (r.benchmark.rfind("burn.", 0) == 0 && r.params.contains("window") && r.params["window"].is_number_integer())
@@ -43,6 +45,10 @@ std::map<std::string, std::vector<const ResultRow*>> burn_rows(const std::vector
     });
   return out;
 }
+
+std::size_t burn_quarter(std::size_t windows) { return std::max<std::size_t>(1, windows / 4); }
+
+namespace {
 
 std::map<int, RankSeries> series_of(const std::vector<const ResultRow*>& rows) {
   std::map<int, RankSeries> out;
@@ -94,9 +100,9 @@ json drift_json(const std::optional<double>& start, const std::optional<double>&
 
 json burn_drift(const std::vector<ResultRow>& rows, const json& ranks, double fraction) {
   json burn = json::array(), sustained = json::array();
-  for (const auto& [benchmark, list] : burn_rows(rows)) {
+  for (const auto& [benchmark, list] : burn_windows(rows)) {
     const std::size_t n = list.size();
-    const std::size_t q = std::max<std::size_t>(1, n / 4);
+    const std::size_t q = burn_quarter(n);
     const auto all = series_of(list);
     // The fleet's figure per window: the median over the ranks that measured it.
     std::vector<Cell> fleet(n);
@@ -178,7 +184,7 @@ json burn_drift(const std::vector<ResultRow>& rows, const json& ranks, double fr
 
 json burn_corruption(const std::vector<ResultRow>& rows, const json& ranks) {
   json out = json::array();
-  for (const auto& [benchmark, list] : burn_rows(rows))
+  for (const auto& [benchmark, list] : burn_windows(rows))
     for (const ResultRow* r : list)
       for (const auto& rv : r->ranks) {
         if (rv.metrics.value("sdc", std::string()) != "disagrees") continue;
@@ -201,6 +207,7 @@ void add_burn_drift(json& analysis, const std::vector<ResultRow>& rows, const js
   if (drift["burn"].empty()) return;
   analysis["burn"] = std::move(drift["burn"]);
   analysis["sdc"] = burn_corruption(rows, ranks);
+  analysis["capacity"] = burn_capacity(rows, ranks);
   std::set<std::string> suspects;
   for (const auto& h : analysis.value("outlier_hosts", json::array()))
     if (h.is_string()) suspects.insert(h.get<std::string>());
@@ -234,7 +241,7 @@ std::string format_burn_drift(const json& drift) {
                        e.value("local_rank", json("-")).dump(),
                        terminal_safe(e["benchmark"].get<std::string>()), e["window"].dump(), e["agreeing"].dump(),
                        e["compared"].dump(), e["elements"].dump());
-  return out;
+  return out + format_burn_capacity(drift.value("capacity", json::array()));
 }
 
 }  // namespace gpuscale

@@ -18,6 +18,8 @@
 // alike, or the machine's load changes) names no GPU: the fleet's drift is said beside the ranks', and
 // a fleet whose most GPUs throttle alike is read there. burn.all_reduce has one figure for the group
 // (its slowest member's): its drift is the fleet's, and it names no rank.
+#include <map>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +27,11 @@
 #include "results/result_file.h"
 
 namespace gpuscale {
+
+// The burn-in's rows of each benchmark, in window order; and q, the windows a start or an end takes
+// (burn_capacity.h reads the same windows).
+std::map<std::string, std::vector<const ResultRow*>> burn_windows(const std::vector<ResultRow>& rows);
+std::size_t burn_quarter(std::size_t windows);
 
 // {"burn": [{benchmark, unit, windows, fleet: {start, end, drift, worst, worst_window}, ranks: [{rank,
 // host, device_index, start, end, drift, worst, worst_window}]}], "sustained": [outlier...]} where each
@@ -40,14 +47,14 @@ nlohmann::json burn_drift(const std::vector<ResultRow>& rows, const nlohmann::js
 nlohmann::json burn_corruption(const std::vector<ResultRow>& rows, const nlohmann::json& ranks);
 
 // What `gpuscale run` keeps of a burn-in in its analysis section (which fleet_outliers made): "burn",
-// "sdc" (burn_corruption), the sustained outliers appended to "outliers", and the hosts of both to the
+// "sdc" (burn_corruption), "capacity" (burn_capacity.h), the sustained outliers appended to "outliers", and the hosts of both to the
 // suspects ("outlier_hosts"), as a slow GPU of a fleet run names its host. Nothing when the rows hold
 // no burn-in.
 void add_burn_drift(nlohmann::json& analysis, const std::vector<ResultRow>& rows, const nlohmann::json& ranks,
                     double fraction);
 
 // The drift for a terminal: one line per burn kind (the fleet's drift and its worst window), one per
-// silent data corruption; the
+// silent data corruption, then the capacity table; the
 // sustained outliers are listed with the run's other outliers (format_fleet_outliers). "" when there is
 // no burn-in.
 std::string format_burn_drift(const nlohmann::json& burn);

@@ -55,5 +55,8 @@ std::string fleet_html(const FileReport& r);
 // stacked bar in HTML) and the max-useful-GPUs line; empty when the file has no train-step rows.
 std::string training_markdown(const FileReport& r);
 std::string training_html(const FileReport& r);
+// The burn-in's drift, silent data corruption and capacity (report_burn.cpp); "" without a burn-in.
+std::string burn_markdown(const FileReport& r);
+std::string burn_html(const FileReport& r);
 
 }  // namespace gpuscale

@@ -297,7 +297,7 @@ std::string report_html(const std::vector<FileReport>& files) {
     const auto groups = group_rows(f.run.rows);
     out += fmt::format("<section class=\"run\"><h2>{} &mdash; {}</h2>\n", h(f.run.cluster), h(f.run.path));
     // The verdict and the fleet (its heatmaps) first, then scaling, then the detail.
-    out += verdict_section(f.verdict) + fleet_html(f) + charts_section(f, groups) + stragglers_section(f) +
+    out += verdict_section(f.verdict) + fleet_html(f) + burn_html(f) + charts_section(f, groups) + stragglers_section(f) +
            projection_section(f) + training_html(f) + tables_section(groups) + env_section(f.run) + "</section>\n";
   }
   return out + "</body></html>\n";

@@ -119,6 +119,7 @@ std::string report_markdown(const std::vector<FileReport>& files) {
                            md(s.uuid), md(s.pci_bus_id), s.value, s.median, s.deficit * 100);
     }
     out += fleet_markdown(f);
+    out += burn_markdown(f);
     projection(out, f.projection);
     out += training_markdown(f);
     out += "\n### Environment\n\n| | |\n|---|---|\n";

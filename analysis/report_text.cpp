@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
+#include "analysis/burn_drift.h"
 #include "analysis/report.h"
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
@@ -77,6 +78,7 @@ std::string report_text(const FileReport& r, std::size_t width) {
   // them, the fleet, the projection, the environment.
   out += format_summary(r.run.rows, style);
   out += fit_lines(format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows), width);
+  out += fit_lines(format_burn_drift(r.run.doc.value("analysis", nlohmann::json())), width);
   out += format_stragglers(r.stragglers, r.straggler_threshold, style);
   out += fit_lines(fleet_text(r), width);
   out += fit_lines(format_projection(r.projection), width);

@@ -88,6 +88,13 @@ double parse_time_span(std::string_view text, std::string_view what) {
   return v;
 }
 
+std::optional<std::string> per_joule_unit(const std::string& rate_unit) {
+  const std::string per_s = "/s";
+  if (rate_unit.size() <= per_s.size() || rate_unit.compare(rate_unit.size() - per_s.size(), per_s.size(), per_s) != 0)
+    return std::nullopt;
+  return rate_unit.substr(0, rate_unit.size() - per_s.size()) + "/J";
+}
+
 std::string format_time_span(double seconds) {
   for (const auto& [unit, name] : {std::pair{86400.0, 'd'}, std::pair{3600.0, 'h'}, std::pair{60.0, 'm'}}) {
     const double n = seconds / unit;

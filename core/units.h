@@ -3,6 +3,7 @@
 // K, M, G or T (1024^n; "KB", "KiB" and lower case accepted). Bandwidth is reported in GB/s with
 // GB = 1e9 bytes, as nccl-tests, BabelStream and nvbandwidth do.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,9 @@ double parse_time_span(std::string_view text, std::string_view what);
 // "1.5h", "2m", "90s", "2d": the shortest of these units that gives a whole number (else seconds, rounded
 // to 0.1 s).
 std::string format_time_span(double seconds);
+// A rate's unit made per joule ("TFLOP/s" -> "TFLOP/J": work per energy, the rate over the power);
+// nullopt for a unit that is not a rate per second.
+std::optional<std::string> per_joule_unit(const std::string& rate_unit);
 // "1024,2048" -> {1024, 2048} with parse_size on every item.
 std::vector<std::uint64_t> parse_size_list(std::string_view csv, std::string_view what);
 // Splits "a,b,c" into trimmed non-empty items; throws on an empty item.

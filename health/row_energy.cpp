@@ -5,16 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/units.h"
 #include "results/result_file.h"
 
 namespace gpuscale::health {
-
-std::optional<std::string> per_joule_unit(const std::string& rate_unit) {
-  const std::string per_s = "/s";
-  if (rate_unit.size() <= per_s.size() || rate_unit.compare(rate_unit.size() - per_s.size(), per_s.size(), per_s) != 0)
-    return std::nullopt;
-  return rate_unit.substr(0, rate_unit.size() - per_s.size()) + "/J";
-}
 
 void add_row_energy(ResultRow& row) {
   std::string scope;

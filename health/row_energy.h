@@ -5,7 +5,7 @@
 //   energy_j     the total over the row's GPUs or nodes during the point (null when any is unknown)
 //   avg_power_w  the sum of their average powers
 //   work_per_j   the row's work per joule: the sum of its groups' figures over avg_power_w, in the
-//                row's unit per second made per joule (TFLOP/J, GB/J, tokens/J); only for an ok row
+//                row's unit per second made per joule (core/units.h: TFLOP/J, GB/J, tokens/J); only for an ok row
 //   energy_scope, energy_invalid (why energy_j is null)
 // Pure: tests/unit/health/test_row_energy.cpp.
 #include <optional>
@@ -19,9 +19,6 @@ struct ResultRow;
 }
 
 namespace gpuscale::health {
-
-// "TFLOP/s" -> "TFLOP/J"; nullopt for a unit that is not a rate per second.
-std::optional<std::string> per_joule_unit(const std::string& rate_unit);
 
 // Sets the row's energy metrics; leaves a row whose ranks carry no energy as it is.
 void add_row_energy(ResultRow& row);

@@ -160,11 +160,11 @@ def case_throttle():
     text = p.stdout + p.stderr
     if "burn-in drift" not in text or "suspect hosts: h1" not in text or text.count("sustained h1") != 2:
         fail(f"the summary does not show the drift and the outliers:\n{p.stdout[-2000:]}")
-    check_throttle_windows(doc, rows)
+    check_throttle_windows(doc, rows, path)
     print(f"ok: drift {drift}, named {sorted(got)}")
 
 
-def check_throttle_windows(doc, rows):
+def check_throttle_windows(doc, rows, path):
     """The fake NVML's events, each on its window (numbered from 0): thermal slowdown on GPU 1's ranks
     from window 4 (their telemetry, and the sustained outlier's reasons), the energy reset in window 2
     of GPU 0's."""
@@ -183,6 +183,16 @@ def check_throttle_windows(doc, rows):
         m = r["metrics"]
         if (m["energy_j"] is None) != (w == 2) or (w != 2 and m["work_per_j_unit"] != "TFLOP/J"):
             fail(f"window {w}: row energy {m.get('energy_j')} {m.get('energy_invalid')} {m.get('work_per_j_unit')}")
+    # The capacity numbers: h1's GPUs fell, so the sustained figure is below the boost; the fake draws
+    # 350 W per GPU, two GPUs per node (the counter's reset was in window 2, not in the last quarter).
+    cap = doc["analysis"]["capacity"]
+    if len(cap) != 1 or cap[0]["gpus"] != 4 or cap[0]["nodes"] != 2 or cap[0]["per"] != "gpu" \
+            or not cap[0]["sustained"] < cap[0]["boost"] or not 300 <= cap[0]["power_per_gpu_w"] <= 400 \
+            or not 600 <= cap[0]["power_per_node_w"]["max"] <= 800 or cap[0]["work_per_j_unit"] != "TFLOP/J":
+        fail(f"analysis.capacity: {cap}")
+    md = e2e_common.run([ARGS.gpuscale, "report", "--markdown", "-", path]).stdout
+    if "### Burn-in: capacity" not in md or "| burn.mix |" not in md:
+        fail(f"the Markdown report has no burn-in section:\n{md[-2000:]}")
     reasons = {o["ranks"][0]: o.get("throttle_reasons") for o in sustained(doc)}
     if reasons.get(3) != ["HW_THERMAL"] or reasons.get(2):
         fail(f"throttle reasons of the sustained outliers {reasons}: rank 3's GPU reported HW_THERMAL, rank 2's none")

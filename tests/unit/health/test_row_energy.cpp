@@ -7,6 +7,7 @@
 
 #include "health/observation.h"
 #include "health/row_energy.h"
+#include "core/units.h"
 #include "results/result_file.h"
 #include "test_seed.h"
 
