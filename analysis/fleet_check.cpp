@@ -106,4 +106,22 @@ std::vector<std::string> drain_list(const std::vector<const LoadedResult*>& runs
   return {hosts.begin(), hosts.end()};
 }
 
+std::vector<std::string> health_drain_list(const nlohmann::json& doc, const std::string& path) {
+  if (!doc.is_object() || doc.value("schema", std::string()) != "gpuscale.health" || !doc.contains("nodes") ||
+      !doc["nodes"].is_array())
+    throw Error(fmt::format("{}: not a gpuscale health document (schema gpuscale.health with nodes): no drain list",
+                            term_text(path)));
+  std::set<std::string> hosts;
+  for (std::size_t i = 0; i < doc["nodes"].size(); ++i) {
+    const auto& n = doc["nodes"][i];
+    if (!n.is_object() || !n.contains("drain_command") || !n["drain_command"].is_string()) continue;  // not failing
+    const auto name = n.value("node_name", std::string());
+    if (!is_host_name(name) || name.front() == '-')
+      throw Error(fmt::format("{}: /nodes/{}/node_name is not a host name: '{}'; no drain list", term_text(path), i,
+                              term_text(name.substr(0, 64))));
+    hosts.insert(name);
+  }
+  return {hosts.begin(), hosts.end()};
+}
+
 }  // namespace gpuscale

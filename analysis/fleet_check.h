@@ -38,4 +38,9 @@ JUnitSuite outlier_suite(const OutlierCheck& c);
 // into shell commands and must never carry spaces, quotes, separators or control characters.
 std::vector<std::string> drain_list(const std::vector<const LoadedResult*>& runs);
 
+// The nodes a `gpuscale health` document (schema "gpuscale.health", health/health_job.h) fails: those
+// with a drain command, by their Slurm node name, sorted. Throws gpuscale::Error naming `path` for
+// another document or a name that is not a host name.
+std::vector<std::string> health_drain_list(const nlohmann::json& doc, const std::string& path);
+
 }  // namespace gpuscale

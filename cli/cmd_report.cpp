@@ -1,6 +1,7 @@
 // gpuscale report FILE...: terminal tables, and on request HTML, Markdown, CSV and Prometheus text;
 // --drain-list: only the hosts the fleet analysis names as suspects, one per line, for Slurm scripts.
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "cli/commands.h"
 #include "history/history_report.h"
+#include "results/result_io.h"
 
 namespace gpuscale {
 namespace {
@@ -20,6 +22,7 @@ struct ReportFlags {
   std::string html, markdown, csv, openmetrics;
   double straggler = kDefaultStragglerThreshold;
   bool force = false, drain = false, wide = false, lenient = false;
+  std::vector<std::string> health;  // --health-file: gpuscale health documents whose failing nodes join the drain list
   std::string history, history_since;  // --history URL (docs/history.md)
   double history_threshold = 0.1;
 };
@@ -32,15 +35,22 @@ int print_drain_list(const ReportFlags& f) {
   for (const auto& path : f.files) runs.push_back(load_result(path));
   std::vector<const LoadedResult*> list;
   for (const auto& r : runs) list.push_back(&r);
+  std::set<std::string> hosts;
+  if (!f.files.empty())
+    for (const auto& host : drain_list(list)) hosts.insert(host);
+  for (const auto& path : f.health)
+    for (const auto& host : health_drain_list(read_json_file(path, kMaxResultBytes), path)) hosts.insert(host);
   std::string out;
-  for (const auto& host : drain_list(list)) out += host + "\n";
+  for (const auto& host : hosts) out += host + "\n";
   fmt::print("{}", out);
   std::fflush(stdout);
   return kExitOk;
 }
 
 int run_report(const ReportFlags& f) {
-  if (f.files.empty() && (f.history.empty() || f.drain)) throw Error("report: give result files (or --history URL)");
+  if (!f.health.empty() && !f.drain) throw Error("--health-file goes with --drain-list only");
+  if (f.files.empty() && (f.history.empty() || f.drain) && !(f.drain && !f.health.empty()))
+    throw Error("report: give result files (or --history URL)");
   if (f.drain) return print_drain_list(f);
   if (!(f.straggler > 0 && f.straggler < 1))
     throw Error(fmt::format("invalid --straggler {}: a fraction between 0 and 1 (0.10 = 10% below the median)", f.straggler));
@@ -102,6 +112,9 @@ void add_report_command(CLI::App& app, Action& action) {
   cmd->add_flag("--drain-list", f->drain,
                 "print only the hosts the fleet analysis names as suspects (analysis.outlier_hosts), one per line, nothing "
                 "else (empty: none); a file without outlier analysis, or a name that is not a host name, is refused (exit 2)");
+  cmd->add_option("--health-file", f->health,
+                  "--drain-list: also the nodes this `gpuscale health -o` document fails (repeatable; slurm/acceptance.sbatch)")
+      ->allow_extra_args(false);  // one file each: the result files stay positional
   cmd->add_flag("--force", f->force, "replace output files that already exist");
   cmd->add_flag("--lenient", f->lenient,
                 "read a file that contradicts itself (gpuscale validate names how); every figure it concerns is "

@@ -22,7 +22,7 @@ if(TARGET gpuscale_cuda_backend)
 endif()
 
 install(FILES slurm/gpuscale-job.sh DESTINATION ${GPUSCALE_SHARE_DIR}/slurm)
-install(PROGRAMS slurm/gpuscale.sbatch slurm/health.sbatch slurm/fleet.sbatch slurm/merge.sbatch slurm/scaling-campaign
+install(PROGRAMS slurm/gpuscale.sbatch slurm/health.sbatch slurm/fleet.sbatch slurm/acceptance.sbatch slurm/merge.sbatch slurm/scaling-campaign
                  scripts/slurm-healthcheck
         DESTINATION ${GPUSCALE_SHARE_DIR}/slurm)
 install(DIRECTORY k8s/ DESTINATION ${GPUSCALE_SHARE_DIR}/k8s)

@@ -296,6 +296,38 @@ def health_jobs(cwd):
         print(f"ok: health job {job} {final} exit {code}")
 
 
+def case_acceptance_two():
+    """slurm/acceptance.sbatch on both nodes: health (the fake NVML's pending row remap fails every
+    node's GPU 0), then the fleet run, then a short burn-in, then one drain list holding both nodes,
+    nothing drained; the job FAILED with exit 1 and all three files written."""
+    cwd = case_dir("acceptance_two")
+    shape = ["--nodes=2", "--gpus-per-node=2", "--ntasks-per-node=2"]
+    job = submit(cwd, shape, "acceptance.sbatch",
+                 {"GPUSCALE_ARGS": LIGHT, "GPUSCALE_ACCEPT_FLEET": "stream.triad",
+                  "GPUSCALE_ACCEPT_BURN": "--duration 6s --window 2s --burn gemm",
+                  "GPUSCALE_ACCEPT_HEALTH": "--no-perf", "GPUSCALE_NVML_LIBRARY": ARGS.fake_nvml,
+                  "GPUSCALE_FAKE_NVML_SCENARIO": os.path.join(ARGS.scenarios, "remap_pending.json")})
+    _, final, code = watch(job, limit=300)
+    log = log_of(cwd, f"gpuscale-acceptance-{job}.out")
+    if final != "FAILED" or code != 1:
+        fail(f"acceptance job {job} ended {final} exit {code}, expected FAILED exit 1:\n{log}")
+    for needle in ["health: a GPU failed", "fleet: done", "burn-in: done", "drain: node1 (not drained",
+                   "drain: node2 (not drained", "exit 1: not accepted"]:
+        if needle not in log:
+            fail(f"acceptance job {job}: '{needle}' not in its log:\n{log}")
+    if "draining it" in log:
+        fail(f"acceptance job {job} drained a node without GPUSCALE_ACCEPT_DRAIN=1:\n{log}")
+    results = os.path.join(cwd, "results")
+    burn = load_valid(os.path.join(results, f"acceptance-burn-{job}.json"))
+    if {r["benchmark"] for r in burn["results"]} != {"burn.gemm"} or not burn["analysis"].get("capacity"):
+        fail(f"acceptance job {job}: the burn-in file holds {sorted({r['benchmark'] for r in burn['results']})}")
+    load_valid(os.path.join(results, f"acceptance-fleet-{job}.json"))
+    with open(os.path.join(results, f"acceptance-health-{job}.json")) as f:
+        if json.load(f)["exit_code"] != 2:
+            fail(f"acceptance job {job}: the health file does not fail")
+    print(f"ok: acceptance job {job} FAILED exit 1, both nodes in the drain list, three files")
+
+
 def case_time_limit():
     # --time=3 (minutes) with the script's own --signal=B:USR1@120: Slurm sends the warning 120 to 150 s
     # before the limit (it checks every 30 s), i.e. 30-60 s into the job. The plan's rows take seconds
@@ -497,6 +529,7 @@ def main():
         "two_mpirun": (on_cluster(lambda: job_two_nodes("mpirun")), two),
         "campaign": (on_cluster(case_campaign), two),
         "fleet_two": (on_cluster(case_fleet_two), two),
+        "acceptance_two": (on_cluster(case_acceptance_two), {**two, "TIMEOUT": 360}),
         "campaign_failed": (on_cluster(case_campaign_failed), two),
         "two_down": (case_down, {"TIMEOUT": 120, "FIXTURES_CLEANUP": "slurm_two", **cluster}),
     }
