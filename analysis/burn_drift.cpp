@@ -192,6 +192,8 @@ json burn_corruption(const std::vector<ResultRow>& rows, const json& ranks) {
                   {"device_index", rv.device_index}, {"first_block", rv.metrics.value("sdc_block", -1)},
                   {"elements", rv.metrics.value("sdc_elements", json::array())},
                   {"agreeing", rv.metrics.value("sdc_agreeing", 0)}, {"compared", rv.metrics.value("sdc_compared", 0)}};
+        if (rv.metrics.contains("sdc_element")) e["element"] = rv.metrics["sdc_element"];  // the first that differs
+        if (rv.metrics.contains("sdc_at")) e["at"] = rv.metrics["sdc_at"];                // [row, column] of C
         // Its place on its host: the ranks of the host before it (the CPU backend's device index is 0 on
         // every rank; a test host's ranks act as its local ranks, world/test_hosts.h).
         e["local_rank"] = std::count_if(r->ranks.begin(), r->ranks.end(),
@@ -236,11 +238,13 @@ std::string format_burn_drift(const json& drift) {
   }
   for (const auto& e : drift.value("sdc", json::array()))
     out += fmt::format("  silent data corruption: rank {} ({}, device {}, local rank {}) {} window {}: its output differs "
-                       "from the one {} of {} ranks share, first in elements {}\n",
+                       "from the one {} of {} ranks share, first {}\n",
                        e["rank"].get<int>(), terminal_safe(e["host"].get<std::string>()), e["device_index"].get<int>(),
                        e.value("local_rank", json("-")).dump(),
                        terminal_safe(e["benchmark"].get<std::string>()), e["window"].dump(), e["agreeing"].dump(),
-                       e["compared"].dump(), e["elements"].dump());
+                       e["compared"].dump(),
+                       e.contains("element") ? fmt::format("at element {} (C{})", e["element"].dump(), e.value("at", json()).dump())
+                                             : "in elements " + e["elements"].dump());
   return out + format_burn_capacity(drift.value("capacity", json::array()));
 }
 

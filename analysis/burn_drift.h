@@ -43,7 +43,8 @@ nlohmann::json burn_drift(const std::vector<ResultRow>& rows, const nlohmann::js
 
 // The GPUs whose GEMM output disagreed with their peers' in a window (silent data corruption: the
 // windows' sdc metrics, harness/benchmarks/burn_sdc.h): benchmark, window, rank, host, device_index, local_rank,
-// first_block, elements, agreeing, compared, uuids and pci_bus_ids.
+// first_block, elements (the block's range), element and at (the first element that differs and its
+// [row, column] of C, where the window narrowed it), agreeing, compared, uuids and pci_bus_ids.
 nlohmann::json burn_corruption(const std::vector<ResultRow>& rows, const nlohmann::json& ranks);
 
 // What `gpuscale run` keeps of a burn-in in its analysis section (which fleet_outliers made): "burn",

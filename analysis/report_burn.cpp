@@ -98,11 +98,12 @@ std::string html_table(const char* cls, const std::vector<std::string>& head, co
 }
 
 std::string sdc_line(const json& e) {
-  return fmt::format("rank {} ({}, device {}) {} window {}: its output differs from the one {} of {} ranks share, first "
-                     "in elements {}",
+  return fmt::format("rank {} ({}, device {}) {} window {}: its output differs from the one {} of {} ranks share, first {}",
                      e.value("rank", json(nullptr)).dump(), str(e, "host"), e.value("device_index", json(nullptr)).dump(),
                      str(e, "benchmark"), e.value("window", json(nullptr)).dump(), e.value("agreeing", json(nullptr)).dump(),
-                     e.value("compared", json(nullptr)).dump(), e.value("elements", json(nullptr)).dump());
+                     e.value("compared", json(nullptr)).dump(),
+                     e.contains("element") ? "at element " + e["element"].dump() + " (C" + e.value("at", json()).dump() + ")"
+                                           : "in elements " + e.value("elements", json(nullptr)).dump());
 }
 
 }  // namespace

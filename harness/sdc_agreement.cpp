@@ -52,4 +52,24 @@ std::vector<SdcVerdict> sdc_agreement(const std::vector<std::uint64_t>& configs,
   return out;
 }
 
+int majority_witness(const std::vector<std::uint64_t>& configs, const std::vector<SdcVerdict>& verdicts, std::size_t r) {
+  if (r >= configs.size()) return -1;
+  for (std::size_t w = 0; w < verdicts.size() && w < configs.size(); ++w)
+    if (configs[w] == configs[r] && verdicts[w].status == SdcStatus::agrees) return static_cast<int>(w);
+  return -1;
+}
+
+std::optional<ElementRange> narrow_disagreement(ElementRange range, const std::vector<std::uint64_t>& mine,
+                                                const std::vector<std::uint64_t>& theirs) {
+  const std::uint64_t size = range.last - range.first;
+  if (mine.empty() || mine.size() != theirs.size() || mine.size() > size) return std::nullopt;
+  const int parts = static_cast<int>(mine.size());
+  for (int i = 0; i < parts; ++i)
+    if (mine[static_cast<std::size_t>(i)] != theirs[static_cast<std::size_t>(i)]) {
+      const auto sub = digest_block_range(size, parts, i);
+      return ElementRange{range.first + sub.first, range.first + sub.last};
+    }
+  return std::nullopt;
+}
+
 }  // namespace gpuscale

@@ -6,8 +6,11 @@
 // that differs. A class where no digest has more than half (two ranks that differ, say) names no one:
 // which is wrong cannot be told. Pure: tests/unit/harness/test_sdc_agreement.cpp.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "kernels/output_digest.h"
 
 namespace gpuscale {
 
@@ -29,5 +32,15 @@ struct SdcVerdict {
 // One verdict per rank: configs[r] and digests[r] are rank r's (an empty digest: none).
 std::vector<SdcVerdict> sdc_agreement(const std::vector<std::uint64_t>& configs,
                                       const std::vector<std::vector<std::uint64_t>>& digests);
+
+// Narrowing a disagreement to its first differing element: the rank and a witness of its class's
+// majority (the lowest rank of its config that agrees; -1 when none) hash the same range of their
+// outputs in up to kDigestBlocks parts, round after round, each round keeping the first part where
+// they differ, until one element is left (a handful of rounds: log base 64 of a block's elements).
+int majority_witness(const std::vector<std::uint64_t>& configs, const std::vector<SdcVerdict>& verdicts, std::size_t r);
+// One round: the part of `range` (cut as block_digests cuts it into mine.size() parts) where `mine`
+// first differs from `theirs`; nullopt when they agree or do not cover the range alike.
+std::optional<ElementRange> narrow_disagreement(ElementRange range, const std::vector<std::uint64_t>& mine,
+                                                const std::vector<std::uint64_t>& theirs);
 
 }  // namespace gpuscale

@@ -80,6 +80,13 @@ class GemmProblem {
   // bit for bit (silent data corruption); a planted flip-bit fault really flips a bit of the output
   // first. Empty blocks when the device cannot give one.
   virtual OutputDigest output_digest() { return {}; }
+  // The digests of the elements [range.first, range.last) of that same output (as output_digest saw
+  // it, a planted flip included), in min(kDigestBlocks, its size) parts: how a disagreement is narrowed
+  // to its first element (harness/sdc_agreement.h). Empty when the device cannot give them.
+  virtual std::vector<std::uint64_t> range_digests(std::uint64_t first, std::uint64_t last) {
+    (void)first, (void)last;
+    return {};
+  }
 };
 
 class Device {

@@ -25,6 +25,10 @@ struct GemmShape {
   // fp8 only: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM (the accumulation NVIDIA's fp8 throughput
   // figures quote), which skips the tensor cores' periodic promotion of partial sums to fp32.
   bool fast_accum = false;
+  // The burn-in's agreement check (docs/acceptance.md): the library's first choice of algorithm,
+  // untimed, and no split-K, so that every GPU of one model and library runs the same algorithm and
+  // their outputs can be compared bit for bit. Otherwise the fastest of the candidates is timed and kept.
+  bool fixed_algorithm = false;
 };
 // What a GEMM at one input type is, from its row of the element-type table (core/dtype_table.def,
 // GPUSCALE_DTYPE_GEMM); the tolerance below reads it.

@@ -25,6 +25,13 @@ std::vector<std::uint64_t> block_digests(const void* data, std::uint64_t element
   return out;
 }
 
+std::vector<std::uint64_t> range_digests_of(const void* data, std::uint64_t elements, std::uint64_t element_size,
+                                            std::uint64_t first, std::uint64_t last, int blocks) {
+  last = std::min(last, elements);
+  if (first >= last) return {};
+  return block_digests(static_cast<const unsigned char*>(data) + first * element_size, last - first, element_size, blocks);
+}
+
 std::uint64_t text_digest(std::string_view text) {
   std::uint64_t h = 1469598103934665603ULL;
   for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;

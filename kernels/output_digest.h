@@ -16,6 +16,10 @@ inline constexpr std::uint64_t kDigestMask = (1ULL << 48) - 1;
 // The digest of `elements` elements of `element_size` bytes at `data`: min(blocks, elements) hashes.
 std::vector<std::uint64_t> block_digests(const void* data, std::uint64_t elements, std::uint64_t element_size,
                                          int blocks = kDigestBlocks);
+// block_digests of the elements [first, last) of `data` (clamped to `elements`), in min(blocks, its size)
+// parts: a range narrowed further.
+std::vector<std::uint64_t> range_digests_of(const void* data, std::uint64_t elements, std::uint64_t element_size,
+                                            std::uint64_t first, std::uint64_t last, int blocks = kDigestBlocks);
 // The elements [first, last) block `block` of such a digest covers.
 struct ElementRange {
   std::uint64_t first = 0, last = 0;

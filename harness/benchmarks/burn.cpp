@@ -199,7 +199,8 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
   // slice's figure is this rank's GEMM TFLOP/s alone, so a slow GPU is told from the peers it makes wait.
   RankMeasurement measure_gemm(const BurnPoint& p, RunContext& ctx, bool mix) const {
     RankMeasurement out;
-    const GemmShape shape{p.n, p.n, p.n, false, false};
+    GemmShape shape{p.n, p.n, p.n, false, false};
+    shape.fixed_algorithm = true;  // every GPU of a model runs the same algorithm: outputs comparable bit for bit
     if (auto why = ctx.device.gemm_unsupported(p.dtype)) {
       out.skipped = true;
       out.message = *why;
@@ -258,7 +259,7 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
     }
     out.metrics["implementation"] = problem->details();
     if (!busbw.empty()) out.metrics["all_reduce_busbw"] = median_of(busbw);
-    check_output_agreement(out, *problem, ctx.group);  // silent data corruption: the ranks' outputs agree
+    check_output_agreement(out, *problem, ctx.group, p.n);  // silent data corruption: the ranks' outputs agree
     apply_check(out, problem->verify());
     if (mix) check_collective(out, *runner);
     return out;

@@ -48,6 +48,10 @@ class CpuGemm final : public GemmProblem {
     return {text_digest(details().dump()), c_.size(), block_digests(c_.data(), c_.size(), sizeof(T))};
   }
 
+  std::vector<std::uint64_t> range_digests(std::uint64_t first, std::uint64_t last) override {
+    return range_digests_of(c_.data(), c_.size(), sizeof(T), first, last);
+  }
+
   CheckResult verify() override {
     CheckResult r;
     const std::uint64_t lda = s_.trans_a ? s_.k : s_.m;

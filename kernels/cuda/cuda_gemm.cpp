@@ -109,7 +109,8 @@ class CudaGemm final : public GemmProblem {
   // (ranks whose heuristic or timing chose another algorithm are not compared with this one).
   OutputDigest output_digest() override {
     const auto st = ctx_.stream.get();
-    std::vector<unsigned char> host(c_.bytes());
+    auto& host = digested_;  // kept for range_digests until the next digest
+    host.resize(c_.bytes());
     check(cudaMemcpyAsync(host.data(), c_.get(), host.size(), cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
     const std::uint64_t es = dtype_size(out_type_), n = host.size() / es;
@@ -120,6 +121,11 @@ class CudaGemm final : public GemmProblem {
     return {text_digest(config.dump()), n, block_digests(host.data(), n, es)};
   }
 
+  std::vector<std::uint64_t> range_digests(std::uint64_t first, std::uint64_t last) override {
+    const std::uint64_t es = dtype_size(out_type_);
+    return range_digests_of(digested_.data(), digested_.size() / es, es, first, last);
+  }
+
   nlohmann::json details() const override {
     auto j = algo_config(algo_);
     j["library"] = fmt::format("cuBLASLt {}", cuda_versions().cublaslt);
@@ -127,6 +133,8 @@ class CudaGemm final : public GemmProblem {
     j["reduction_scheme_mask"] = reduction_scheme_names(lt_.reduction_mask());
     j["output_dtype"] = dtype_name(out_type_);
     j["heuristic_rank"] = chosen_.heuristic_rank;
+    j["algorithm_choice"] = s_.fixed_algorithm ? "fixed: the heuristic's first, no split-K (the burn-in's agreement check)"
+                                               : "the fastest of the heuristic's candidates, timed";
     j["candidates"] = candidates_;
     j["workspace_bytes"] = kGemmWorkspaceBytes;
     j["products_per_timing"] = batch_;
@@ -197,6 +205,7 @@ class CudaGemm final : public GemmProblem {
 
   // Times each of the heuristic's top-K algorithms after the warm-up (one product each, then the
   // median of 3 products) and keeps the fastest; an algorithm that fails is recorded and passed over.
+  // A fixed algorithm (GemmShape::fixed_algorithm) is the heuristic's first, timed only to size the batch.
   void choose_algorithm() {
     const auto results = lt_.heuristic(ctx_.lt);
     if (results.empty())
@@ -206,7 +215,8 @@ class CudaGemm final : public GemmProblem {
     warm_up(results.front().algo);
     std::vector<GemmCandidate> timed;
     const auto st = ctx_.stream.get();
-    for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::size_t tried = s_.fixed_algorithm ? 1 : results.size();
+    for (std::size_t i = 0; i < tried; ++i) {
       GemmCandidate c;
       c.heuristic_rank = static_cast<int>(i);
       try {
@@ -257,6 +267,7 @@ class CudaGemm final : public GemmProblem {
   double warmup_seconds_ = 0;
   cudaGraphExec_t graph_ = nullptr;
   std::string graph_error_;
+  std::vector<unsigned char> digested_;  // the output output_digest hashed (host copy)
 };
 
 }  // namespace

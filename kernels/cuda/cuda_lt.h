@@ -26,7 +26,7 @@ LtTypes lt_types(DType t);
 // m x k (k x m when transposed), B is k x n (n x k when transposed), C = D is m x n.
 class LtProblem {
  public:
-  LtProblem(DType type, const GemmShape& s) : types_(lt_types(type)), reduction_mask_(gemm_reduction_scheme_mask(type)) {
+  LtProblem(DType type, const GemmShape& s) : types_(lt_types(type)), reduction_mask_(gemm_reduction_scheme_mask(type, s.fixed_algorithm)) {
     check(cublasLtMatmulDescCreate(&op_, types_.compute, types_.scale), "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute");

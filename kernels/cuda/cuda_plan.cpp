@@ -127,7 +127,8 @@ std::optional<std::size_t> fastest_candidate(const std::vector<GemmCandidate>& c
   return best;
 }
 
-std::uint32_t gemm_reduction_scheme_mask(DType type) {
+std::uint32_t gemm_reduction_scheme_mask(DType type, bool fixed) {
+  if (fixed) return 0;  // CUBLASLT_REDUCTION_SCHEME_NONE only
   const DType out = gemm_output_type(type);
   // C stored in 32 bits or more (fp64, fp32 and tf32, int32) holds a reduction's partial sums as
   // precisely as the compute type does.

@@ -113,8 +113,8 @@ inline constexpr std::uint32_t kReduceAll = kReduceInplace | kReduceComputeType 
 // compute type (fp64, fp32, tf32, int8 with int32 out); else only the compute-type scheme, since
 // INPLACE and OUTPUT_TYPE round each partial sum to C's type (bf16, fp16; fp8 with bf16 out), an
 // error that grows with the split and is not in the check's tolerance. Algorithms without split-K
-// are never filtered.
-std::uint32_t gemm_reduction_scheme_mask(DType type);
+// are never filtered. `fixed` (GemmShape::fixed_algorithm): none, so no split-K algorithm is offered.
+std::uint32_t gemm_reduction_scheme_mask(DType type, bool fixed = false);
 // The mask as text for the row: "compute_type", "inplace|compute_type|output_type".
 std::string reduction_scheme_names(std::uint32_t mask);
 

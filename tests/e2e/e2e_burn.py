@@ -259,9 +259,17 @@ def case_flip_bit():
         bad = [e for e in e2e_common.rank_entries(r) if e["rank"] == 3][0]
         if "silent data corruption" not in bad["error"] or bad["metrics"]["sdc_agreeing"] != 3:
             fail(f"rank 3's window: {bad['error']} {bad['metrics']}")
+        # Narrowed to one element inside the first differing block; its place in C (n x n, column-major).
+        m, n = bad["metrics"], r["params"]["n"]
+        lo, hi = m["sdc_elements"]
+        if not lo <= m["sdc_element"] < hi or m["sdc_at"] != [m["sdc_element"] % n, m["sdc_element"] // n] \
+                or f"first at element {m['sdc_element']} (C[{m['sdc_at'][0]},{m['sdc_at'][1]}]" not in bad["error"]:
+            fail(f"rank 3's first differing element: {m} {bad['error']}")
     named = {(e["rank"], e["host"], e["local_rank"]) for e in doc["analysis"]["sdc"]}
     if named != {(3, "h1", 1)} or len(doc["analysis"]["sdc"]) != 3 or doc["analysis"]["outlier_hosts"] != ["h1"]:
         fail(f"analysis.sdc {doc['analysis']['sdc']}, suspects {doc['analysis']['outlier_hosts']}")
+    if any("element" not in e or "at" not in e for e in doc["analysis"]["sdc"]):
+        fail(f"analysis.sdc without the first differing element: {doc['analysis']['sdc']}")
     if "silent data corruption: rank 3 (h1, device 0, local rank 1)" not in p.stdout + p.stderr:
         fail(f"the summary does not name the corruption:\n{p.stdout[-1500:]}")
     print("ok: rank 3 (h1, GPU 1) named in 3 of 3 windows, no other")

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "harness/sdc_agreement.h"
+#include "kernels/output_digest.h"
+#include "test_seed.h"
 
 namespace gpuscale {
 namespace {
@@ -64,6 +66,45 @@ TEST(SdcAgreement, TwoThatAgreeAreAMajorityOfTwo) {
   const auto v = sdc_agreement({5, 5}, {a, a});
   EXPECT_EQ(v[0].status, SdcStatus::agrees);
   EXPECT_EQ(v[1].agreeing, 2);
+}
+
+// Narrowing: outputs of random sizes, one bit of one element flipped in one rank's copy (first, last or
+// anywhere); the rounds of narrow_disagreement over range_digests_of end at exactly that element, in
+// at most ceil(log64(block)) + 1 rounds. A witness is the lowest agreeing rank of the class.
+TEST(SdcAgreement, NarrowingFindsTheFlippedElement) {
+  std::mt19937_64 gen(test_seed());
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::uint64_t n = 1 + gen() % 300000;
+    std::vector<double> good(n);
+    for (auto& x : good) x = std::uniform_real_distribution<double>(-1, 1)(gen);
+    auto bad = good;
+    const std::uint64_t element = trial % 3 == 0 ? 0 : trial % 3 == 1 ? n - 1 : gen() % n;
+    flip_one_bit(bad.data(), n, sizeof(double), element + n * (gen() % 64));
+    const auto dg = block_digests(good.data(), n, sizeof(double)), db = block_digests(bad.data(), n, sizeof(double));
+    const auto v = sdc_agreement({7, 7, 7}, {dg, db, dg});
+    ASSERT_EQ(v[1].status, SdcStatus::disagrees);
+    EXPECT_EQ(majority_witness({7, 7, 7}, v, 1), 0);
+    auto range = digest_block_range(n, static_cast<int>(db.size()), v[1].first_block);
+    int rounds = 0;
+    while (range.last - range.first > 1) {
+      const auto next = narrow_disagreement(range, range_digests_of(bad.data(), n, 8, range.first, range.last),
+                                            range_digests_of(good.data(), n, 8, range.first, range.last));
+      ASSERT_TRUE(next) << "trial " << trial;
+      range = *next;
+      ASSERT_LE(++rounds, 4) << "trial " << trial;
+    }
+    EXPECT_EQ(range.first, element) << "trial " << trial << " of " << n << " elements";
+  }
+}
+
+TEST(SdcAgreement, NarrowingNeedsTwoDigestsOfTheSameRangeThatDiffer) {
+  std::mt19937_64 gen(11);
+  const auto a = digest(gen);
+  EXPECT_FALSE(narrow_disagreement({0, 4096}, a, a));       // they agree
+  EXPECT_FALSE(narrow_disagreement({0, 4096}, a, {}));      // the witness gave none
+  EXPECT_FALSE(narrow_disagreement({0, 10}, a, digest(gen)));  // more parts than elements
+  const auto v = sdc_agreement({1, 1, 2}, {a, digest(gen), a});
+  EXPECT_EQ(majority_witness({1, 1, 2}, v, 1), -1);  // a class of two that differ: no majority, no witness
 }
 
 }  // namespace

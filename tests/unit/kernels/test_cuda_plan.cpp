@@ -185,6 +185,8 @@ TEST(CudaPlan, SplitKReductionRoundsOnlyInTheComputeTypeForNarrowOutputs) {
   // C as precise as the compute type: every scheme.
   for (DType t : {DType::fp64, DType::fp32, DType::tf32, DType::int8})
     EXPECT_EQ(gemm_reduction_scheme_mask(t), kReduceAll) << dtype_name(t);
+  for (DType t : {DType::fp64, DType::bf16, DType::fp16, DType::fp32})
+    EXPECT_EQ(gemm_reduction_scheme_mask(t, true), 0u) << dtype_name(t) << ": a fixed algorithm has no split-K";
   EXPECT_EQ(reduction_scheme_names(kReduceComputeType), "compute_type");
   EXPECT_EQ(reduction_scheme_names(kReduceAll), "inplace|compute_type|output_type");
   EXPECT_EQ(reduction_scheme_names(0), "none");
