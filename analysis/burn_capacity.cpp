@@ -69,13 +69,13 @@ json burn_capacity(const std::vector<ResultRow>& rows, const json& ranks) {
           if (first) r.start.push_back(*rv.value);
           if (last) r.end.push_back(*rv.value);
         }
-        if (!last || !rv.metrics.contains("energy") || !rv.metrics["energy"].is_object()) continue;
-        const auto& e = rv.metrics["energy"];
-        r.power_scope = e.value("scope", std::string());
-        if (e["avg_power_w"].is_number())
-          r.end_power.push_back(e["avg_power_w"].get<double>());
+        // The window's energy (health/row_energy.h): the scope and why a figure is missing are the row's.
+        if (!last || !row.metrics.contains("energy_scope")) continue;
+        r.power_scope = row.metrics.value("energy_scope", std::string());
+        if (rv.metrics.contains("avg_power_w") && rv.metrics["avg_power_w"].is_number())
+          r.end_power.push_back(rv.metrics["avg_power_w"].get<double>());
         else if (r.power_invalid.empty())
-          r.power_invalid = e.value("invalid", std::string("no power figure"));
+          r.power_invalid = row.metrics.value("energy_invalid", std::string("no power figure"));
       }
     }
     for (const auto& [model, by_rank] : by_model) {
@@ -91,7 +91,7 @@ json burn_capacity(const std::vector<ResultRow>& rows, const json& ranks) {
         const auto p = mean_or_none(r.end_power);
         if (!p || !r.power_invalid.empty()) {
           if (invalid.empty())
-            invalid = fmt::format("rank {} ({}): {}", rank, r.host, r.power_invalid.empty() ? "no power figure" : r.power_invalid);
+            invalid = r.power_invalid.empty() ? fmt::format("rank {} ({}): no power figure", rank, r.host) : r.power_invalid;
           bad_nodes.insert(r.host);
           continue;
         }

@@ -161,8 +161,11 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
     for (const json& h : inputs[i].run->doc.at("hosts")) {
       const bool known = std::any_of(hosts.begin(), hosts.end(), [&](const json& x) { return x.at("name") == h.at("name"); });
       if (!known)
+      {
         hosts.push_back({{"name", h.at("name")}, {"node_index", hosts.size()}, {"cpu_model", h.at("cpu_model")},
                          {"ranks", json::array()}});
+        if (h.contains("virtualization")) hosts.back()["virtualization"] = h["virtualization"];
+      }
     }
 
   // Set-wide facts: complete only when every input was merged and is complete itself.

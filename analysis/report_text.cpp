@@ -1,4 +1,6 @@
 // The report's terminal text and the pieces every format shares (environment summary, FileReport).
+#include <map>
+
 #include <fmt/format.h>
 
 #include "analysis/escape.h"
@@ -50,6 +52,22 @@ std::vector<std::pair<std::string, std::string>> environment_summary(const Loade
   for (const auto& h : d["hosts"])
     hosts += (hosts.empty() ? "" : ", ") + fmt::format("{} ({} rank(s))", str(h, "name"), h["ranks"].size());
   out.emplace_back("hosts", fmt::format("{}: {}", d["hosts"].size(), hosts));
+  // Virtualisation (core/virtualization.h), as the hosts say it: the kinds found and how many hosts each.
+  std::map<std::string, int> kinds;
+  for (const auto& h : d["hosts"]) {
+    if (!h.contains("virtualization") || !h["virtualization"].is_object()) continue;
+    const auto& v = h["virtualization"];
+    const auto vm = v.value("virtual_machine", nlohmann::json(nullptr));
+    const std::string name = str(v, "hypervisor");
+    kinds[vm.is_boolean() && !vm.get<bool>() ? "bare metal"
+          : vm.is_boolean()                  ? (name.empty() || name == "-" ? "virtual machine" : name + " virtual machine")
+                                             : "unknown"]++;
+  }
+  if (!kinds.empty()) {
+    std::string text;
+    for (const auto& [k, n] : kinds) text += (text.empty() ? "" : ", ") + fmt::format("{} ({} host(s))", k, n);
+    out.emplace_back("virtualization", text);
+  }
   out.emplace_back("MPI", fmt::format("{}, world size {}", str(d["mpi"], "library"), str(d["mpi"], "world_size")));
   std::string sw;
   for (const auto& [k, v] : d["software"].items()) sw += (sw.empty() ? "" : "; ") + k + " " + (v.is_string() ? v.get<std::string>() : "-");

@@ -130,11 +130,21 @@ HeadlineTable headline_table(const BenchmarkGroup& g, const DeviceWord& device) 
     for (const ResultRow* r : s.table_rows())
       if (r->status == RowStatus::ok && r->aggregate) shown.push_back(*r->aggregate);
   const int decimals = column_decimals(shown);
-  // The columns: the point, then every row field with a table column (results/row_fields.h). The GPU
-  // count is headed by the device word, a sized series' value is its busbw.
+  // The columns: the point, then every row field with a table column (results/row_fields.h), validity
+  // last; a row metric's column (the energy's) only where a row of the table has a figure for it. The
+  // GPU count is headed by the device word, a sized series' value is its busbw.
+  auto has_figure = [&](const RowField& f) {
+    for (const auto& s : g.series)
+      for (const ResultRow* r : s.table_rows())
+        if (number_field(*r, f)) return true;
+    return false;
+  };
   std::vector<const RowField*> cols;
   for (const auto& f : row_fields())
-    if (!f.column.empty() && (scaling || &f != &fields::scaling_efficiency)) cols.push_back(&f);
+    if (!f.column.empty() && (scaling || &f != &fields::scaling_efficiency) &&
+        (f.place != FieldPlace::row_metric || has_figure(f)))
+      cols.push_back(&f);
+  std::stable_partition(cols.begin(), cols.end(), [](const RowField* f) { return f != &fields::status; });
   auto& t = h.table;
   t.columns = {{"point", false}};
   for (const RowField* f : cols) {

@@ -10,6 +10,7 @@
 
 #include "core/fault.h"
 #include "core/term_text.h"
+#include "core/virtualization.h"
 #include "gpuscale_version.h"
 #include "harness/resume.h"
 #include "results/result_file.h"
@@ -111,6 +112,7 @@ std::string default_result_path(const std::string& cluster, std::chrono::system_
 nlohmann::json rank_identity(int rank, const std::string& host, int local_rank, const DeviceInfo& d) {
   return {{"rank", rank},
           {"host", host},
+          {"virtualization", to_json(classify_virtualization(read_virtualization_evidence()))},  // to hosts[] (hosts_json)
           {"pid", static_cast<long long>(::getpid())},
           {"local_rank", local_rank},
           {"device",
@@ -122,7 +124,7 @@ nlohmann::json rank_identity(int rank, const std::string& host, int local_rank, 
             {"details", d.details}}}};
 }
 
-nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& host_of_rank, const nlohmann::json& ranks) {
+nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& host_of_rank, nlohmann::json& ranks) {
   nlohmann::json hosts = nlohmann::json::array();
   for (int node = 0; node < topo.nodes; ++node) {
     nlohmann::json h = {{"name", ""}, {"node_index", node}, {"cpu_model", ""}, {"ranks", nlohmann::json::array()}};
@@ -132,7 +134,9 @@ nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& 
           h["name"] = host_of_rank[r];
           const auto& dev = ranks[r]["device"];
           h["cpu_model"] = dev["backend"] == "cpu" ? dev["name"] : dev["details"].value("cpu_model", nlohmann::json(""));
+          if (ranks[r].contains("virtualization")) h["virtualization"] = ranks[r]["virtualization"];
         }
+        ranks[r].erase("virtualization");
         h["ranks"].push_back(r);
       }
     hosts.push_back(h);

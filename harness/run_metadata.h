@@ -55,7 +55,9 @@ nlohmann::json rank_identity(int rank, const std::string& host, int local_rank, 
 
 // The result file's `hosts`: one entry per node of `topo`, with its ranks and CPU model (from `ranks`,
 // the document's rank identities; `hosts` is the host of every rank).
-nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& hosts, const nlohmann::json& ranks);
+// A host's virtualisation (core/virtualization.h), read by each rank, is moved from its ranks' entries
+// to the host's: written once per host.
+nlohmann::json hosts_json(const Topology& topo, const std::vector<std::string>& hosts, nlohmann::json& ranks);
 
 // Everything the result document says before its first row.
 struct ResultHeader {

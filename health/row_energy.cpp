@@ -10,6 +10,24 @@
 
 namespace gpuscale::health {
 
+namespace {
+
+// Each rank keeps two numbers of its energy object, and only when known: the scope, the source and why
+// one is unknown are the row's (energy_scope, energy_invalid), so a row of 10,000 ranks does not repeat
+// them 10,000 times.
+void compact_rank_energy(ResultRow& row) {
+  for (auto& r : row.ranks) {
+    if (!r.metrics.contains("energy")) continue;
+    const auto e = std::move(r.metrics["energy"]);
+    r.metrics.erase("energy");
+    if (!e.is_object() || !e["energy_j"].is_number() || !e["avg_power_w"].is_number()) continue;
+    r.metrics["energy_j"] = e["energy_j"];
+    r.metrics["avg_power_w"] = e["avg_power_w"];
+  }
+}
+
+}  // namespace
+
 void add_row_energy(ResultRow& row) {
   std::string scope;
   std::set<std::string> hosts;  // node scope: one reading per host
@@ -36,6 +54,7 @@ void add_row_energy(ResultRow& row) {
     watts += w.get<double>();
   }
   if (scope.empty()) return;
+  compact_rank_energy(row);
   row.metrics["energy_scope"] = scope;
   if (!invalid.empty()) {
     row.metrics["energy_j"] = nullptr;

@@ -107,7 +107,9 @@ double RunTelemetry::seconds() const {
 
 RunTelemetry::Window RunTelemetry::watch() {
   std::optional<RaplReading> r;
-  if (rapl_) {
+  // A node without RAPL has nothing to read: its rows carry no energy, and the run's energy says why
+  // once (run_energy), rather than every row of every rank repeating it.
+  if (rapl_ && !rapl_->zones.empty()) {
     r = read_rapl(*rapl_, seconds());
     if (!rapl_first_) rapl_first_ = r;
   }
@@ -130,6 +132,7 @@ void RunTelemetry::attach(Window& w, nlohmann::json& metrics) {
 
 nlohmann::json RunTelemetry::run_energy() const {
   if (session_ && !session_->totals().empty()) return to_json(gpu_energy(session_->totals().front()));
+  if (rapl_ && rapl_->zones.empty()) return to_json(EnergyWindow{"node", "RAPL", {std::nullopt, rapl_->why_none}, 0});
   if (rapl_ && rapl_first_ && rapl_last_) return to_json(rapl_energy(*rapl_, *rapl_first_, *rapl_last_));
   return nullptr;
 }

@@ -330,16 +330,15 @@ def check_row_energy(r, what):
     ranks = e2e_common.rank_entries(r)
     if m.get("energy_scope") != "gpu":
         fail(f"{what}: energy scope {m.get('energy_scope')}")
-    js = [e["metrics"]["energy"]["energy_j"] for e in ranks]
-    ws = [e["metrics"]["energy"]["avg_power_w"] for e in ranks]
+    js = [e["metrics"].get("energy_j") for e in ranks]
+    ws = [e["metrics"].get("avg_power_w") for e in ranks]
     if None in js:
         return False
-    if abs(m["energy_j"] - sum(js)) > 1e-6 * sum(js) or not 250 * len(ws) <= m["avg_power_w"] <= 500 * len(ws):
+    # The file keeps 6 significant figures of each.
+    if abs(m["energy_j"] - sum(js)) > 1e-4 * sum(js) or not 250 * len(ws) <= m["avg_power_w"] <= 500 * len(ws):
         fail(f"{what}: row energy {m['energy_j']} J / {m['avg_power_w']} W from ranks {js} J / {ws} W")
-    for e in ranks:
-        x = e["metrics"]["energy"]
-        if x["source"] != "NVML total energy" or abs(x["energy_j"] - x["avg_power_w"] * x["seconds"]) > 1e-6 * x["energy_j"]:
-            fail(f"{what}: rank {e['rank']} energy {x}")
+    if any(not 250 <= w <= 500 for w in ws):
+        fail(f"{what}: the ranks' average power {ws}, the fake draws 350 W")
     want = sum(g["value"] for g in e2e_common.group_entries(r)) / m["avg_power_w"] if r["status"] == "ok" else 0
     if r["status"] == "ok" and (abs(m["work_per_j"] - want) > 1e-4 * want or m["work_per_j_unit"] != "GB/J"):
         fail(f"{what}: work per joule {m.get('work_per_j')} {m.get('work_per_j_unit')}, expected {want} GB/J")
@@ -356,12 +355,13 @@ def case_run_energy():
     valid = 0
     for i, r in enumerate(doc["results"]):
         for e in e2e_common.rank_entries(r):
-            x = e["metrics"]["energy"]
-            if x["energy_j"] is None:
-                if "went backwards" not in x.get("invalid", ""):
-                    fail(f"row {i} rank {e['rank']}: unknown energy without the reason: {x}")
+            x = e["metrics"].get("energy_j")
+            if x is None:
+                if "went backwards" not in r["metrics"].get("energy_invalid", "") \
+                        or f"rank {e['rank']} " not in r["metrics"]["energy_invalid"]:
+                    fail(f"row {i} rank {e['rank']}: unknown energy without the reason: {r['metrics']}")
                 backwards.append((i, e["rank"]))
-            elif x["energy_j"] < 0:
+            elif x < 0:
                 fail(f"row {i} rank {e['rank']}: negative energy {x}")
         if check_row_energy(r, f"row {i}"):
             valid += 1

@@ -6,6 +6,8 @@
 
 #include <random>
 
+#include <fmt/format.h>
+
 #include "analysis/burn_capacity.h"
 #include "core/stats.h"
 #include "test_seed.h"
@@ -30,10 +32,16 @@ std::vector<ResultRow> windows(const std::vector<std::vector<double>>& figure, c
       v.rank = static_cast<int>(r);
       v.host = r < 2 ? "h0" : "h1";
       v.value = figure[r][w];
+      // As health/row_energy.h leaves a window: each rank's figures where known, the scope and the
+      // reason for a missing one the row's.
       const double p = power[r][w];
-      v.metrics["energy"] = {{"scope", scope}, {"energy_j", p < 0 ? json(nullptr) : json(p * 10)},
-                             {"avg_power_w", p < 0 ? json(nullptr) : json(p)}, {"seconds", 10}};
-      if (p < 0) v.metrics["energy"]["invalid"] = "NVML's energy counter went backwards";
+      row.metrics["energy_scope"] = scope;
+      if (p >= 0) {
+        v.metrics["energy_j"] = p * 10;
+        v.metrics["avg_power_w"] = p;
+      } else {
+        row.metrics["energy_invalid"] = fmt::format("rank {} ({}): NVML's energy counter went backwards", r, v.host);
+      }
       row.ranks.push_back(v);
     }
     rows.push_back(row);

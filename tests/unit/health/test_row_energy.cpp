@@ -56,6 +56,10 @@ TEST(RowEnergy, GpusSummedNodesOnceWorkPerJouleFromTheGroups) {
   EXPECT_DOUBLE_EQ(gpus.metrics["avg_power_w"].get<double>(), w0 + w1);
   EXPECT_DOUBLE_EQ(gpus.metrics["work_per_j"].get<double>(), (g0 + g1) / (w0 + w1));
   EXPECT_EQ(gpus.metrics["work_per_j_unit"], "TFLOP/J");
+  // Each rank keeps its two figures; the scope and the source are the row's.
+  EXPECT_FALSE(gpus.ranks[0].metrics.contains("energy"));
+  EXPECT_DOUBLE_EQ(gpus.ranks[1].metrics["energy_j"].get<double>(), j1);
+  EXPECT_DOUBLE_EQ(gpus.ranks[1].metrics["avg_power_w"].get<double>(), w1);
 
   // Two ranks on host a read the same node counter: counted once; host b's added.
   auto nodes = row_of({{"a", energy("node", j0, w0)}, {"a", energy("node", j0, w0)}, {"b", energy("node", j1, w1)}}, {g0});
@@ -87,6 +91,8 @@ TEST(RowEnergy, OneUnknownCounterMakesTheRowUnknownWithItsReason) {
   EXPECT_TRUE(row.metrics["energy_j"].is_null());
   EXPECT_TRUE(row.metrics["avg_power_w"].is_null());
   EXPECT_EQ(row.metrics["energy_invalid"], "rank 1 (b): NVML's energy counter went backwards");
+  EXPECT_TRUE(row.ranks[0].metrics.contains("energy_j"));   // known: kept
+  EXPECT_FALSE(row.ranks[1].metrics.contains("energy_j"));  // unknown: the row says why
   EXPECT_FALSE(row.metrics.contains("work_per_j"));
 }
 
