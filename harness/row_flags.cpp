@@ -39,6 +39,7 @@ std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx) {
   const bool cache_held = held && static_cast<double>(*held) < kCacheFootprintFactor * static_cast<double>(ctx.cache_bytes);
   // Only a GB/s figure is made faster by a cache; a TFLOP/s figure above its peak is not explained by it.
   const bool bandwidth = row.unit == "GB/s";
+  if (!ctx.virtual_gpu.empty()) out.push_back({"virtual_gpu", ctx.virtual_gpu});
 
   if (ctx.memory_benchmark && cache_held)
     out.push_back({"cache_resident", fmt::format("{} is under {:g}x the {}: a cache figure, not memory bandwidth",

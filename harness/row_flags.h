@@ -26,10 +26,11 @@ struct FlagContext {
   int ranks_sharing_cache = 1;      // ranks of the row whose footprints one cache holds (CPU: on one node)
   std::uint64_t cache_bytes = 0;    // the last-level cache (CPU LLC, GPU L2); 0 when unknown
   std::string cache_name;           // "L3", "L2"
+  std::string virtual_gpu;          // why the row's GPUs are vGPUs (health/virtual_gpu.h); "" whole GPUs
 };
 
 // The flags of `row` (status ok rows only; a failed or wrong one has no figure to flag), in a fixed
-// order: cache_resident, above_peak, superlinear, quick.
+// order: virtual_gpu, cache_resident, above_peak, superlinear, quick.
 std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx);
 
 }  // namespace gpuscale

@@ -19,6 +19,7 @@
 #include "harness/row_flags.h"
 #include "harness/row_groups.h"
 #include "harness/run_cost.h"
+#include "health/virtual_gpu.h"
 #include "world/activity.h"
 
 namespace gpuscale {
@@ -61,6 +62,13 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
   }
   run.telemetry.attach(window, m.metrics);
   return m;
+}
+
+// How the ranks' GPUs are shared (health/virtual_gpu.h): whole GPUs, or vGPUs and their share.
+health::PeakShare vgpu_share(const std::vector<int>& ranks, const nlohmann::json& identities) {
+  std::vector<health::VirtualGpu> gpus;
+  for (int r : ranks) gpus.push_back(health::virtual_gpu_of(identities[static_cast<std::size_t>(r)]));
+  return health::vgpu_peak_share(gpus);
 }
 
 // A pass the row keeps whatever the other: failed, wrong or skipped.
@@ -122,6 +130,9 @@ FlagContext flag_context(const Benchmark& b, const nlohmann::json& params, const
   ctx.efficiency_is_peak = b.efficiency() == Efficiency::link_peak;
   const auto demand = b.demand(params, DemandContext{run.opts, dev.backend, row.gpu_count});
   if (demand.memory_bytes > 0) ctx.footprint_bytes = demand.memory_bytes;
+  std::vector<int> ranks;
+  for (const auto& rv : row.ranks) ranks.push_back(rv.rank);
+  ctx.virtual_gpu = vgpu_share(ranks, run.ranks).flag;
   const bool cpu = dev.backend == "cpu";
   const auto& d = dev.details;
   const char* key = cpu ? "last_level_cache_bytes" : "l2_cache_bytes";
@@ -202,6 +213,7 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
                           decode_summary(gathered[static_cast<std::size_t>(r)])});
     }
     in.peak = b.expected_peak(params, PeakContext{dev, run.backend.peaks(), run.links}, in.topology);
+    if (b.efficiency() != Efficiency::link_peak) in.peak = health::shared_peak(in.peak, vgpu_share(g.ranks, run.ranks));
     RowGroup group;
     group.hosts = group_hosts(g, run.world.hosts());
     group.ranks = g.ranks;

@@ -36,6 +36,7 @@ nlohmann::json to_json(const GpuIdentity& g) {
           {"default_power_limit_w", json_or_null(g.default_power_limit_w)},
           {"persistence_mode", json_or_null(g.persistence_mode)},
           {"compute_mode", json_or_null(g.compute_mode)},
+          {"virtualization_mode", json_or_null(g.virtualization_mode)},
           {"ecc_enabled", json_or_null(g.ecc_enabled)},
           {"ecc_pending", json_or_null(g.ecc_pending)},
           {"pcie_max_gen", json_or_null(g.pcie_max_gen)},

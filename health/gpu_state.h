@@ -41,6 +41,7 @@ struct GpuIdentity {
   std::optional<double> power_limit_w, default_power_limit_w;
   std::optional<bool> persistence_mode, ecc_enabled, ecc_pending;
   std::optional<std::string> compute_mode;  // "default", "exclusive_process", "prohibited", "exclusive_thread"
+  std::optional<std::string> virtualization_mode;  // "none", "passthrough", "vgpu_guest", ... (health/virtual_gpu.h)
   std::optional<unsigned> pcie_max_gen, pcie_max_width;
   std::optional<bool> mig_enabled, mig_pending;
   std::vector<MigInstance> mig_instances;

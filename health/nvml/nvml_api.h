@@ -56,6 +56,8 @@ using nvmlPageRetirementCause_t = int;
 inline constexpr nvmlPageRetirementCause_t NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0;
 inline constexpr nvmlPageRetirementCause_t NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1;
 
+using nvmlGpuVirtualizationMode_t = int;  // NONE 0, PASSTHROUGH 1, VGPU (a guest) 2, HOST_VGPU 3, HOST_VSGA 4
+
 using nvmlComputeMode_t = int;
 inline constexpr nvmlComputeMode_t NVML_COMPUTEMODE_DEFAULT = 0;
 inline constexpr nvmlComputeMode_t NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1;
@@ -169,6 +171,7 @@ struct nvmlDeviceAttributes_t {
                                       unsigned long long* value))                                             \
   X(nvmlDeviceGetPersistenceMode, (nvmlDevice_t device, nvmlEnableState_t* mode))                             \
   X(nvmlDeviceGetComputeMode, (nvmlDevice_t device, nvmlComputeMode_t* mode))                                 \
+  X(nvmlDeviceGetVirtualizationMode, (nvmlDevice_t device, nvmlGpuVirtualizationMode_t* mode))              \
   X(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t device, unsigned int* infoCount,                    \
                                               nvmlProcessInfo_t* infos))                                      \
   X(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode))        \

@@ -1,5 +1,7 @@
 #include "health/nvml/nvml_gpu.h"
 
+#include "health/virtual_gpu.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -125,6 +127,9 @@ GpuIdentity NvmlGpu::identity() const {
   }
   nvmlComputeMode_t mode = 0;
   if (NVML_CALL(sink, "compute_mode", nvmlDeviceGetComputeMode, handle_, &mode)) g.compute_mode = compute_mode_name(mode);
+  nvmlGpuVirtualizationMode_t virt = 0;
+  if (NVML_CALL(sink, "virtualization_mode", nvmlDeviceGetVirtualizationMode, handle_, &virt))
+    g.virtualization_mode = virtualization_mode_name(virt);
   if (NVML_CALL(sink, "pcie_max_gen", nvmlDeviceGetMaxPcieLinkGeneration, handle_, &v)) g.pcie_max_gen = v;
   if (NVML_CALL(sink, "pcie_max_width", nvmlDeviceGetMaxPcieLinkWidth, handle_, &v)) g.pcie_max_width = v;
   unsigned mig = 0, mig_pending = 0;

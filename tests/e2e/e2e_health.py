@@ -389,6 +389,27 @@ def case_run_energy():
     print(f"ok: {valid} rows with energy, the reset window of rank 1 unknown with its reason; run {e['energy_j']:.0f} J")
 
 
+def case_run_vgpu():
+    # A vGPU guest (the fake NVML says mode 2 and names each GPU by its vGPU type): every rank's
+    # identity says so, and every row is flagged virtual_gpu naming the profiles. (The CPU backend has
+    # no peaks, so the percent of peak that follows the profile's share is in the unit test.)
+    doc, p = run_doc("run-vgpu.json", 2, ["--benchmarks", "stream.triad", "--telemetry-interval", "60s"], fake_env("vgpu"))
+    modes = [r["telemetry"]["gpu"]["virtualization_mode"] for r in doc["ranks"]]
+    if modes != ["vgpu_guest", "vgpu_guest"]:
+        fail(f"virtualization modes {modes}")
+    for r in doc["results"]:  # every row holds both ranks (at 1 GPU, as two groups)
+        flags = {f["kind"]: f["reason"] for f in r.get("flags", [])}
+        if r["status"] != "ok" or "measured on a vGPU (H100XM-1-10C, H100XM-40C)" not in flags.get("virtual_gpu", ""):
+            fail(f"row at {r['gpu_count']}: {r['status']}, flags {flags}")
+    # Without vGPUs (the healthy fake), no row says so.
+    doc, _ = run_doc("run-novgpu.json", 1, ["--benchmarks", "stream.triad", "--telemetry-interval", "60s"], fake_env("healthy"))
+    if any(f["kind"] == "virtual_gpu" for r in doc["results"] for f in r.get("flags", [])):
+        fail("a whole GPU's row flagged virtual_gpu")
+    if doc["ranks"][0]["telemetry"]["gpu"]["virtualization_mode"] != "none":
+        fail(f"the healthy fake's mode: {doc['ranks'][0]['telemetry']['gpu']['virtualization_mode']}")
+    print("ok: vGPU guest named per rank, its rows flagged; whole GPUs not")
+
+
 def case_run_sampling():
     # The sampler runs during each point at the chosen period; a steady GPU passes. It runs on idle CPU
     # time only (SCHED_IDLE), so the benchmark leaves a core free here: one rank, one thread. Another
@@ -494,7 +515,7 @@ def main():
              "health_launch": (case_health_launch, cores), "run_cpu_unavailable": (case_run_cpu_unavailable, cores),
              "run_thermal": (case_run_thermal, cores), "run_sampling": (case_run_sampling, cores),
              "run_consistency": (case_run_consistency, cores),
-             "run_energy": (case_run_energy, cores), "slurm_healthcheck": (case_slurm_healthcheck, {})}
+             "run_energy": (case_run_energy, cores), "run_vgpu": (case_run_vgpu, cores), "slurm_healthcheck": (case_slurm_healthcheck, {})}
     e2e_common.run_case("e2e_health_", {"TIMEOUT": 300, "LABELS": "e2e"}, cases, parse)
 
 

@@ -62,7 +62,7 @@ const char* kDefaultGpu = R"({
   "name": "NVIDIA H100 80GB HBM3", "serial": "1650923000001", "pci_device_id": 590352606,
   "cc": [9, 0], "memory_total": 85520809984, "sm_count": 132,
   "max_sm_clock": 1980, "max_mem_clock": 2619, "power_limit_mw": 700000, "default_power_limit_mw": 700000,
-  "persistence": 1, "compute_mode": 0, "ecc": [1, 1], "pcie_max_gen": 5, "pcie_max_width": 16, "nvlink_links": 18,
+  "persistence": 1, "compute_mode": 0, "virtualization_mode": 0, "ecc": [1, 1], "pcie_max_gen": 5, "pcie_max_width": 16, "nvlink_links": 18,
   "mig": null, "unsupported": [], "no_permission": [], "errors": {}, "phases": [], "xid": [],
   "state": {
     "sm_clock": 1980, "mem_clock": 2619, "temperature": 45, "power_mw": 350000, "util_gpu": 100, "util_mem": 80,
@@ -462,6 +462,12 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnable
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t d, nvmlComputeMode_t* mode) {
   FAKE_GUARD(d, "nvmlDeviceGetComputeMode");
   *mode = g->spec["compute_mode"];
+  return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t d, nvmlGpuVirtualizationMode_t* mode) {
+  FAKE_GUARD(d, "nvmlDeviceGetVirtualizationMode");
+  *mode = g->spec["virtualization_mode"];
   return NVML_SUCCESS;
 }
 
