@@ -1,0 +1,45 @@
+#pragma once
+// The checkpoint storage benchmark's plan (issue 28, item 1; not yet registered as a benchmark): how a
+// checkpoint of `total` bytes is cut into the shards the ranks of one GPU count write and read, in a file
+// per rank or at offsets of one shared file; what O_DIRECT's alignment asks of the sizes; how much room
+// a directory needs; the files' names. Pure: tests/unit/harness/test_checkpoint_plan.cpp.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuscale {
+
+enum class CkptLayout { file_per_rank, shared_file };
+enum class CkptIo { buffered, direct };
+std::string_view ckpt_layout_name(CkptLayout l);  // "file_per_rank", "shared_file"
+std::string_view ckpt_io_name(CkptIo io);         // "buffered", "direct"
+
+// O_DIRECT's alignment of offsets, sizes and buffers: 4 KiB covers the logical block size of every disk
+// and parallel file system in use (512 B or 4 KiB).
+inline constexpr std::uint64_t kCkptAlignment = 4096;
+
+struct CkptShard {
+  std::uint64_t offset = 0;  // in its file (0 for a file per rank)
+  std::uint64_t bytes = 0;
+};
+
+// Rank `index` of `ranks`' shard of a checkpoint of `total` bytes: equal shards of whole alignment
+// units, the last rank taking what the division leaves. ckpt_size_problem must have passed.
+CkptShard ckpt_shard(std::uint64_t total, int ranks, int index, CkptLayout layout);
+
+// Why `total` cannot be cut for up to `max_ranks` ranks (nullopt when it can): zero, or too small to give
+// each rank one alignment unit, or not a whole number of alignment units (O_DIRECT).
+std::optional<std::string> ckpt_size_problem(std::uint64_t total, int max_ranks);
+
+// The room a directory needs: one checkpoint at a time (each point removes its files), plus 5% for the
+// file system's own blocks.
+std::uint64_t ckpt_space_needed(std::uint64_t total);
+// Why `free` bytes of `dir` are not enough (nullopt when they are).
+std::optional<std::string> ckpt_space_problem(const std::string& dir, std::uint64_t free_bytes, std::uint64_t total);
+
+// The file a rank writes: "gpuscale-ckpt-<run>-r<rank>.bin", or the shared "gpuscale-ckpt-<run>.bin".
+// `run_id` is the run's own id (hex): no part of the name comes from the command line or a file.
+std::string ckpt_file_name(std::string_view run_id, CkptLayout layout, int rank);
+
+}  // namespace gpuscale
