@@ -46,7 +46,7 @@ std::optional<std::string> ckpt_space_problem(const std::string& dir, std::uint6
 }
 
 std::string ckpt_file_name(std::string_view run_id, CkptLayout layout, int rank) {
-  if (layout == CkptLayout::shared_file) return fmt::format("gpuscale-ckpt-{}.bin", run_id);
+  if (layout == CkptLayout::shared_file) return fmt::format("gpuscale-ckpt-{}-g{}.bin", run_id, rank);
   return fmt::format("gpuscale-ckpt-{}-r{}.bin", run_id, rank);
 }
 

@@ -38,7 +38,9 @@ std::uint64_t ckpt_space_needed(std::uint64_t total);
 // Why `free` bytes of `dir` are not enough (nullopt when they are).
 std::optional<std::string> ckpt_space_problem(const std::string& dir, std::uint64_t free_bytes, std::uint64_t total);
 
-// The file a rank writes: "gpuscale-ckpt-<run>-r<rank>.bin", or the shared "gpuscale-ckpt-<run>.bin".
+// The file a rank writes: "gpuscale-ckpt-<run>-r<rank>.bin", or its group's shared
+// "gpuscale-ckpt-<run>-g<rank>.bin", `rank` then the group's first world rank (groups of one GPU count
+// measure at once, each with its own file).
 // `run_id` is the run's own id (hex): no part of the name comes from the command line or a file.
 std::string ckpt_file_name(std::string_view run_id, CkptLayout layout, int rank);
 

@@ -57,6 +57,9 @@ struct RunOptions {
   double burn_duration_s = 0;                   // --duration (0: no burn-in)
   std::optional<double> burn_window_s;          // --window (unset: kDefaultBurnWindowS)
   std::vector<BurnKind> burn_kinds;             // --burn (empty: mix)
+  // The checkpoint storage benchmark (harness/checkpoint_plan.h): where it writes, and how much.
+  std::string ckpt_dir;                         // --ckpt-dir ("" : the storage benchmarks cannot run)
+  std::optional<std::uint64_t> ckpt_bytes;      // --ckpt-size: the whole checkpoint, split over each count's ranks
   std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).

@@ -106,6 +106,7 @@ const Registry& registry() {
     register_train_step_benchmark(reg);
     register_fleet_benchmarks(reg);
     register_burn_benchmarks(reg);
+    register_checkpoint_benchmarks(reg);
     return reg;
   }();
   return r;

@@ -44,5 +44,6 @@ void register_training_benchmarks(Registry& r);
 void register_train_step_benchmark(Registry& r);
 void register_fleet_benchmarks(Registry& r);
 void register_burn_benchmarks(Registry& r);  // burn-in windows (harness/burn_plan.h)
+void register_checkpoint_benchmarks(Registry& r);  // checkpoint storage (harness/checkpoint_plan.h)
 
 }  // namespace gpuscale

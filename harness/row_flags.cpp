@@ -40,6 +40,8 @@ std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx) {
   // Only a GB/s figure is made faster by a cache; a TFLOP/s figure above its peak is not explained by it.
   const bool bandwidth = row.unit == "GB/s";
   if (!ctx.virtual_gpu.empty()) out.push_back({"virtual_gpu", ctx.virtual_gpu});
+  if (row.metrics.contains("cache_possible") && row.metrics["cache_possible"].is_string())  // a checkpoint read
+    out.push_back({"cache_possible", row.metrics["cache_possible"].get<std::string>()});
 
   if (ctx.memory_benchmark && cache_held)
     out.push_back({"cache_resident", fmt::format("{} is under {:g}x the {}: a cache figure, not memory bandwidth",

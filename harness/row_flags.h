@@ -30,7 +30,8 @@ struct FlagContext {
 };
 
 // The flags of `row` (status ok rows only; a failed or wrong one has no figure to flag), in a fixed
-// order: virtual_gpu, cache_resident, above_peak, superlinear, quick.
+// order: virtual_gpu, cache_possible (a checkpoint read whose pages stayed cached), cache_resident,
+// above_peak, superlinear, quick.
 std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx);
 
 }  // namespace gpuscale

@@ -13,6 +13,7 @@
 #include "core/term_text.h"
 #include "core/units.h"
 #include "harness/burn_options.h"
+#include "harness/checkpoint_options.h"
 #include "harness/fleet_options.h"
 #include "harness/plan_limits.h"
 #include "harness/tiling.h"
@@ -20,7 +21,6 @@
 namespace gpuscale {
 
 using nlohmann::json;
-
 
 std::string RunOption::flag() const {
   const auto comma = names.rfind(',');
@@ -34,7 +34,6 @@ std::string RunOption::what() const {
 }
 
 namespace {
-
 
 // --- From command-line text (the messages name the option as `what` does). ---
 
@@ -108,8 +107,6 @@ template <auto Field, int Min>
 void adopt_int(RunOptions& o, const json& j) {
   o.*Field = int_or_null(j, Min);
 }
-
-// "MxNxK" or "MxNxK:TN" when the layout was given (without one, each dtype's default layout applies).
 
 // --- The options whose text needs more than one parser call. ---
 
@@ -314,6 +311,7 @@ std::vector<RunOption> make_table() {
        .parse = parse_burn_duration, .check = check_burn_options, .recorded = shapes,
        .record = [](const O& o) { return o.burn_duration_s > 0 ? json(o.burn_duration_s) : json(nullptr); },
        .adopt = [](O& o, const json& j) { o.burn_duration_s = positive_or_null(j).value_or(0); }});
+  add_checkpoint_options(t);  // the checkpoint storage benchmark's --ckpt-dir, --ckpt-size
   // Fleet coverage (docs/fleet.md).
   add({.names = "--tiling", .key = "tiling",
        .help = "at each GPU count k: concurrent (every disjoint group of k ranks at once), sequential (one group "

@@ -17,6 +17,9 @@ inline Methodology kernel_methodology(const RunOptions& o) {
   return {o.warmup.value_or(o.quick ? 1 : 2), o.reps.value_or(o.quick ? 5 : 10)};
 }
 
+// Checkpoints: no warm-up (a checkpoint is written cold), a few whole shards (each is seconds at scale).
+inline Methodology checkpoint_methodology(const RunOptions& o) { return {o.warmup.value_or(0), o.reps.value_or(3)}; }
+
 inline Methodology gemm_methodology(const RunOptions& o) {
   return {o.warmup.value_or(1), o.reps.value_or(o.quick ? 3 : 5)};
 }

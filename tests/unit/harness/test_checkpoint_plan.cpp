@@ -47,7 +47,7 @@ TEST(CheckpointPlan, RefusalsSayWhy) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("/scratch has 1.00 GiB free, a checkpoint of 2.00 GiB needs 2.10 GiB"), std::string::npos) << *why;
   EXPECT_EQ(ckpt_file_name("9f2c", CkptLayout::file_per_rank, 7), "gpuscale-ckpt-9f2c-r7.bin");
-  EXPECT_EQ(ckpt_file_name("9f2c", CkptLayout::shared_file, 7), "gpuscale-ckpt-9f2c.bin");
+  EXPECT_EQ(ckpt_file_name("9f2c", CkptLayout::shared_file, 4), "gpuscale-ckpt-9f2c-g4.bin");
 }
 
 TEST(FsProbe, MountinfoAndTheMountOfAPath) {

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the checkpoint storage benchmarks (`--benchmarks storage`, docs/capacity.md) on
+the CPU backend, writing to a directory under the workdir.
+
+  ckpt: 4 ranks, `--ckpt-size 64M`: write and read rows at 1, 2 and 4 ranks for both layouts (a file per
+    rank, one shared file) and both I/O modes (buffered, O_DIRECT); every row valid (every chunk read back
+    equals what was written), each rank's shard the plan's, the checkpoint's time its slowest rank's, the
+    file system named; nothing left in the directory.
+  bad_input: no --ckpt-dir, a directory that does not exist, a file, a size not a multiple of 4K, a
+    checkpoint larger than the free space: one line, exit 2, nothing written.
+  sigterm: SIGTERM in the middle of a run of larger shards: exit 4, the finished rows kept, and nothing
+    left in the directory.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import e2e_common
+from e2e_common import fail
+
+ARGS = None
+KINDS = {("file_per_rank", "buffered"), ("file_per_rank", "direct"), ("shared_file", "buffered"), ("shared_file", "direct")}
+
+
+def ckpt_dir(name):
+    d = os.path.join(ARGS.workdir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def left_in(d):
+    return sorted(os.listdir(d))
+
+
+def case_ckpt():
+    d = ckpt_dir("ckpt")
+    path = e2e_common.out_path(ARGS.workdir, "ckpt.json")
+    total = 64 << 20
+    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "storage", "--ckpt-dir", d,
+                              "--ckpt-size", "64M", "-o", path], timeout=400)
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
+    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    seen = set()
+    for r in doc["results"]:
+        k = r["gpu_count"]
+        kind = (r["params"]["layout"], r["params"]["io"])
+        seen.add((r["benchmark"], kind, k))
+        m = r["metrics"]
+        if r["status"] != "ok" or r["unit"] != "GB/s" or not r["aggregate"] > 0:
+            fail(f"{r['benchmark']} {kind} at {k}: {r['status']} {r['errors']}")
+        ranks = e2e_common.rank_entries(r)
+        # Each group of k ranks cut the checkpoint into k shards of whole 4K blocks, the last taking the rest.
+        for g in e2e_common.group_entries(r):
+            shards = [e["metrics"]["shard_bytes"] for e in ranks if e["rank"] in g["ranks"]]
+            each = total // 4096 // k * 4096
+            if shards != [each] * (k - 1) + [total - each * (k - 1)]:
+                fail(f"{r['benchmark']} {kind} at {k}: shards {shards}")
+        if any(e["metrics"]["wrong"] != 0 or e["metrics"]["checked"] < 1 for e in ranks):
+            fail(f"{r['benchmark']} {kind} at {k}: the read-back check {[e['metrics'] for e in ranks]}")
+        # The checkpoint's time is its group's slowest rank's median (the row shows its median group's).
+        by_rank = {e["rank"]: e["metrics"]["shard_bytes"] / (e["value"] * 1e9) for e in ranks}
+        slowest = [max(by_rank[x] for x in g["ranks"]) for g in e2e_common.group_entries(r)]
+        if not any(abs(m["checkpoint_s"] - s) <= 1e-3 * s + 1e-6 for s in slowest) \
+                or abs(m["checkpoint_gb_s"] - total / m["checkpoint_s"] / 1e9) > 1e-3 * m["checkpoint_gb_s"]:
+            fail(f"{r['benchmark']} {kind} at {k}: checkpoint_s {m['checkpoint_s']}, the groups' slowest ranks {slowest}")
+        if not m["fs_type"] or m["fs_type"] == "unknown" or not m["mount_point"].startswith("/"):
+            fail(f"the file system is not named: {m}")
+    want = {(b, kind, k) for b in ("checkpoint.write", "checkpoint.read") for kind in KINDS for k in (1, 2, 4)}
+    if seen != want:
+        fail(f"rows missing: {sorted(want - seen)}; extra: {sorted(seen - want)}")
+    if left_in(d):
+        fail(f"left in the checkpoint directory: {left_in(d)}")
+    print(f"ok: {len(doc['results'])} rows, all checked, nothing left in {d}")
+
+
+def case_bad_input():
+    d = ckpt_dir("ckpt_bad")
+    a_file = os.path.join(d, "a-file")
+    with open(a_file, "w") as f:
+        f.write("x")
+    base = ["run", "--backend", "cpu", "--quick", "--benchmarks", "storage", "-o", os.path.join(ARGS.workdir, "bad.json"),
+            "--force"]
+    cases = [([], "give --ckpt-dir DIR"),
+             (["--ckpt-dir", os.path.join(d, "missing")], "No such file or directory"),
+             (["--ckpt-dir", a_file], "is not a directory"),
+             (["--ckpt-dir", d, "--ckpt-size", "4097"], "not a whole number of 4096-byte blocks"),
+             (["--ckpt-dir", d, "--ckpt-size", "1000T"], "free, a checkpoint of")]
+    for extra, needle in cases:
+        p = e2e_common.run([ARGS.gpuscale] + base + extra)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        if p.returncode != 2 or not any(needle in l for l in lines):
+            fail(f"{extra}: exit {p.returncode}, expected 2 and '{needle}':\n{p.stderr[-1500:]}")
+        if left_in(d) != ["a-file"]:
+            fail(f"{extra}: something was written: {left_in(d)}")
+    print(f"ok: {len(cases)} refusals, exit 2, nothing written")
+
+
+def case_sigterm():
+    d = ckpt_dir("ckpt_term")
+    path = e2e_common.out_path(ARGS.workdir, "ckpt_term.json")
+    cmd = [ARGS.mpiexec, "--oversubscribe", "-np", "2", ARGS.gpuscale, "run", "--backend", "cpu", "--benchmarks", "storage",
+           "--ckpt-dir", d, "--ckpt-size", "512M", "--reps", "3", "-o", path]
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    e2e_common.wait_for_rows(p, path, 1)
+    # Mid-point: wait until a shard file exists, then stop the job as scancel would.
+    deadline = time.time() + 120
+    while not left_in(d) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    for pid in [r["pid"] for r in e2e_common.read_progress(path)["ranks"]]:  # each task, as scancel signals them
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    out, err = p.communicate(timeout=300)
+    if p.returncode != 4:
+        fail(f"exit {p.returncode}, expected 4\n{err[-2000:]}")
+    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    e2e_common.check_interrupted(doc, "interrupted by SIGTERM")
+    if left_in(d):
+        fail(f"left in the checkpoint directory after SIGTERM: {left_in(d)}")
+    print(f"ok: stopped after {doc['summary']['rows']} rows, nothing left in {d}")
+
+
+def parse():
+    global ARGS
+    ARGS = e2e_common.parse_args("--mpiexec")
+    return ARGS
+
+
+def main():
+    cores = e2e_common.CORES
+    cases = {"ckpt": (case_ckpt, cores), "bad_input": (case_bad_input, {}), "sigterm": (case_sigterm, cores)}
+    e2e_common.run_case("e2e_storage_", {"TIMEOUT": 400, "LABELS": "e2e;cpu"}, cases, parse)
+
+
+if __name__ == "__main__":
+    main()
