@@ -82,7 +82,6 @@ double read_shard(const std::string& path, CkptIo io, std::uint64_t offset, std:
                   const CkptBuffer* source, std::uint64_t* wrong) {
   const auto t0 = std::chrono::steady_clock::now();
   CkptFile f(path, false, false, io);
-  double seconds = 0;
   for (std::uint64_t done = 0, chunk = 0; done < bytes; ++chunk) {
     const std::uint64_t n = std::min<std::uint64_t>(into.size(), bytes - done);
     for (std::uint64_t at = 0; at < n;) {
@@ -99,8 +98,7 @@ double read_shard(const std::string& path, CkptIo io, std::uint64_t offset, std:
       if (index != chunk || std::memcmp(into.data() + 8, source->data() + 8, n - 8) != 0) ++*wrong;
     }
   }
-  seconds = since(t0);
-  return seconds;
+  return since(t0);
 }
 
 std::string drop_cached(const std::string& path, std::uint64_t offset, std::uint64_t bytes) {

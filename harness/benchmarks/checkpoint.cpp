@@ -125,28 +125,28 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     // An I/O error fails this rank's measurement, but the group's collectives below still run on every
     // member (a rank that left them would hold the others until the watchdog).
     try {
-    if (write_) {
-      out.reps = time_independent(
-          g, FaultSite::memory, m.warmup, m.reps,
-          [&] { return write_shard(path, p.io, !shared, shard.offset, shard.bytes, *source); },
-          [&](double s) { return bytes / s / 1e9; });
-    } else {
-      write_shard(path, CkptIo::buffered, !shared, shard.offset, shard.bytes, *source);
-      g.barrier();
-      out.reps = time_repetitions(
-          FaultSite::memory, m.warmup, m.reps, [&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into); },
-          [&](double s) { return bytes / s / 1e9; },
-          [&] {
-            if (p.io == CkptIo::buffered)
-              if (auto why = drop_cached(path, shard.offset, shard.bytes); !why.empty() && cache.empty()) cache = why;
-            g.barrier();
-          });
-    }
-    // Checked: the shard read back from the storage (its pages dropped first), every chunk compared.
-    g.barrier();  // a shared file: every writer done
-    (void)drop_cached(path, shard.offset, shard.bytes);
-    read_shard(path, CkptIo::buffered, shard.offset, shard.bytes, *into, source.get(), &wrong);
-    chunks = (shard.bytes + into->size() - 1) / into->size();
+      if (write_) {
+        out.reps = time_independent(
+            g, FaultSite::memory, m.warmup, m.reps,
+            [&] { return write_shard(path, p.io, !shared, shard.offset, shard.bytes, *source); },
+            [&](double s) { return bytes / s / 1e9; });
+      } else {
+        write_shard(path, CkptIo::buffered, !shared, shard.offset, shard.bytes, *source);
+        g.barrier();
+        out.reps = time_repetitions(
+            FaultSite::memory, m.warmup, m.reps, [&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into); },
+            [&](double s) { return bytes / s / 1e9; },
+            [&] {
+              if (p.io == CkptIo::buffered)
+                if (auto why = drop_cached(path, shard.offset, shard.bytes); !why.empty() && cache.empty()) cache = why;
+              g.barrier();
+            });
+      }
+      // Checked: the shard read back from the storage (its pages dropped first), every chunk compared.
+      g.barrier();  // a shared file: every writer done
+      (void)drop_cached(path, shard.offset, shard.bytes);
+      read_shard(path, CkptIo::buffered, shard.offset, shard.bytes, *into, source.get(), &wrong);
+      chunks = (shard.bytes + into->size() - 1) / into->size();
     } catch (const Error& e) {
       out.failed = true;
       out.message = e.what();
