@@ -11,12 +11,10 @@ the CPU backend, writing to a directory under the workdir.
   sigterm: SIGTERM in the middle of a run of larger shards: exit 4, the finished rows kept, and nothing
     left in the directory.
 """
-import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import e2e_common
