@@ -282,17 +282,20 @@ tr.bad td{background:#fdd}.charts,.tables{display:flex;flex-wrap:wrap;gap:12px;a
 svg.chart{border:1px solid #ddd}.ct{font-size:13px;font-weight:bold}.tick{font-size:10px;fill:#444}
 .al{font-size:11px;fill:#222}.lg{font-size:10px}.note{font-size:10px;fill:#666}
 .grid{stroke:#eee}.axis{stroke:#888}h3.projection{color:#8a4b00}code{font-size:12px}
-.pass{color:#1a7f37}.warn{color:#9a6700}.fail{color:#cf222e}p.absent{color:#666;margin:.2em 0})";
+.pass{color:#1a7f37}.warn{color:#9a6700}.fail{color:#cf222e}p.absent{color:#666;margin:.2em 0}tr.projected td{font-style:italic;color:#555})";
 
 }  // namespace
 
-std::string report_html(const std::vector<FileReport>& files) {
-  std::string out = fmt::format(
+std::string html_page_head(const std::string& title, const std::string& made_from) {
+  return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n"
-      "<title>gpuscale report</title>\n<style>{}</style></head>\n<body>\n<h1>gpuscale report</h1>\n"
-      "<p>Made by gpuscale {} from {} result file(s).</p>\n",
-      kStyle, GPUSCALE_VERSION, files.size());
+      "<title>{}</title>\n<style>{}</style></head>\n<body>\n<h1>{}</h1>\n<p>Made by gpuscale {} from {}.</p>\n",
+      h(title), kStyle, h(title), GPUSCALE_VERSION, h(made_from));
+}
+
+std::string report_html(const std::vector<FileReport>& files) {
+  std::string out = html_page_head("gpuscale report", fmt::format("{} result file(s)", files.size()));
   for (const auto& f : files) {
     const auto groups = group_rows(f.run.rows);
     out += fmt::format("<section class=\"run\"><h2>{} &mdash; {}</h2>\n", h(f.run.cluster), h(f.run.path));

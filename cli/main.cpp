@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add_reference_command(app, action);
   add_health_command(app, action);
   add_history_command(app, action);
+  add_plan_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

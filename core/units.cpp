@@ -178,4 +178,13 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
   return b > std::numeric_limits<std::uint64_t>::max() - a ? std::numeric_limits<std::uint64_t>::max() : a + b;
 }
 
+std::string human_duration(double s) {
+  auto g = [](double v) { return fmt::format("{:.4g}", v); };
+  if (s < 120) return g(s) + " s";
+  if (s < 7200) return g(s / 60) + " min";
+  if (s < 2 * 86400) return g(s / 3600) + " h";
+  if (s < 2 * 365.25 * 86400) return g(s / 86400) + " days";
+  return g(s / (365.25 * 86400)) + " years";
+}
+
 }  // namespace gpuscale

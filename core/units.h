@@ -23,6 +23,9 @@ double parse_time_span(std::string_view text, std::string_view what);
 // "1.5h", "2m", "90s", "2d": the shortest of these units that gives a whole number (else seconds, rounded
 // to 0.1 s).
 std::string format_time_span(double seconds);
+// A duration a person reads, 4 significant digits in the largest unit that keeps it above 2 (or 120 s):
+// "42.5 s", "95 min", "36 h", "12.3 days", "2.6 years".
+std::string human_duration(double seconds);
 // A rate's unit made per joule ("TFLOP/s" -> "TFLOP/J": work per energy, the rate over the power);
 // nullopt for a unit that is not a rate per second.
 std::optional<std::string> per_joule_unit(const std::string& rate_unit);

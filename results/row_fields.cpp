@@ -140,6 +140,21 @@ constexpr std::array kFields = {
     RowField{.name = "phase_us", .place = P::row_metric, .type = T::object, .unit = "us",
              .meaning = "train-step: each phase's time on the slowest rank (compute, each pattern's communication, "
                         "bubble, wait)"},
+    RowField{.name = "checkpoint_s", .place = P::row_metric, .unit = "s",
+             .meaning = "checkpoint.write, checkpoint.read: the checkpoint's time, its slowest rank's",
+             .non_negative = true, .history = "checkpoint_s"},
+    RowField{.name = "checkpoint_gb_s", .place = P::row_metric, .unit = "GB/s",
+             .meaning = "checkpoint.write, checkpoint.read: the checkpoint's bytes over checkpoint_s (gpuscale plan's "
+                        "storage bandwidth)",
+             .non_negative = true, .csv = "checkpoint_gb_s", .history = "checkpoint_gb_s"},
+    RowField{.name = "fs_type", .place = P::row_metric, .type = T::text,
+             .meaning = "checkpoint: the file system type of --ckpt-dir (mountinfo)"},
+    RowField{.name = "mount_point", .place = P::row_metric, .type = T::text,
+             .meaning = "checkpoint: the mount point --ckpt-dir is on"},
+    RowField{.name = "mount_options", .place = P::row_metric, .type = T::text,
+             .meaning = "checkpoint: that mount's options"},
+    RowField{.name = "cache_possible", .place = P::row_metric, .type = T::text,
+             .meaning = "checkpoint.read: why a timed read may have come from the page cache"},
     RowField{.name = "best_aggregate_gb_s", .place = P::row_metric, .unit = "GB/s",
              .meaning = "stream: sum of the ranks' best repetitions", .non_negative = true},
     RowField{.name = "once_counted_gbps", .place = P::row_metric, .unit = "GB/s",
@@ -222,6 +237,8 @@ const RowField& exposed_comm_us = named("exposed_comm_us", P::row_metric);
 const RowField& compute_time_us = named("compute_time_us", P::row_metric);
 const RowField& gradient_bytes = named("gradient_bytes", P::row_metric);
 const RowField& phase_us = named("phase_us", P::row_metric);
+const RowField& avg_power_w = named("avg_power_w", P::row_metric);
+const RowField& checkpoint_gb_s = named("checkpoint_gb_s", P::row_metric);
 }  // namespace fields
 
 json field_json(const ResultRow& row, const RowField& f) {

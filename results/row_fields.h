@@ -74,6 +74,8 @@ extern const RowField& exposed_comm_us;
 extern const RowField& compute_time_us;
 extern const RowField& gradient_bytes;
 extern const RowField& phase_us;
+extern const RowField& avg_power_w;
+extern const RowField& checkpoint_gb_s;
 }  // namespace fields
 
 // A field's JSON in a row (a row member's, or the row metrics' entry; null when absent). Not for

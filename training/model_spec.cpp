@@ -190,4 +190,23 @@ nlohmann::json model_json(const ModelSpec& m) {
   return j;
 }
 
+ModelSpec model_from_point(const nlohmann::json& params, const std::string& what) {
+  if (!params.is_object() || !params.contains("name") || !params["name"].is_string())
+    throw Error(fmt::format("{}: a train-step point names its model", what));
+  nlohmann::json shapes = params;
+  for (const char* k : {"layout", "name", "shrunk_from", "scaling", "global_dp"}) shapes.erase(k);
+  ModelSpec m = model_from_json(shapes, what);
+  m.name = params["name"].get<std::string>();
+  const auto shrink = params.find("shrunk_from");
+  if (shrink != params.end() && shrink->is_object()) m.shrink = *shrink;
+  return m;
+}
+
+double checkpoint_bytes_per_param(DType dtype) {
+  const double weight = static_cast<double>(dtype_size(dtype));
+  return weight + (weight < 4 ? 4 : 0) + 8;  // the weights, an fp32 master when narrower, Adam's m and v
+}
+
+double checkpoint_bytes(const ModelSpec& m) { return total_params(m) * checkpoint_bytes_per_param(m.dtype); }
+
 }  // namespace gpuscale

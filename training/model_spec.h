@@ -77,5 +77,16 @@ double total_params(const ModelSpec& m);
 double train_flops_per_token(const ModelSpec& m);
 
 nlohmann::json model_json(const ModelSpec& m);  // every field, for the row's parameters
+// The model of a train-step row's parameters (model_json plus layout, scaling, global_dp): its name and
+// shrunk_from kept. Throws gpuscale::Error naming `what` as model_from_json does.
+ModelSpec model_from_point(const nlohmann::json& params, const std::string& what);
+
+// A checkpoint of the training state (gpuscale plan, the storage report): every weight in the
+// training dtype, and, when that dtype is narrower than fp32, the fp32 master copy, plus Adam's two
+// fp32 moments; gradients are not saved. 14 bytes per weight for bf16 and fp16 (2 + 4 + 4 + 4), 12
+// for fp32 (4 + 4 + 4). For comparison, MLPerf Storage's Llama 3 8B checkpoint is 105 GB, about 13 bytes
+// per weight.
+double checkpoint_bytes_per_param(DType dtype);
+double checkpoint_bytes(const ModelSpec& m);  // total_params x checkpoint_bytes_per_param
 
 }  // namespace gpuscale

@@ -92,14 +92,10 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     const auto layout = parse_layout(params.at("layout").get<std::string>(), why);
     if (!layout) throw Error(fmt::format("a train-step plan point: {}", why));
     p.layout = *layout;
-    nlohmann::json shapes = params;
-    for (const char* k : {"layout", "name", "shrunk_from", "scaling", "global_dp"}) shapes.erase(k);
     p.strong = params.value("scaling", std::string("weak")) == "strong";
     p.global_dp = params.value("global_dp", 0);
     if (p.strong && p.global_dp < 1) throw Error("a train-step plan point: strong scaling without global_dp");
-    p.model = model_from_json(shapes, "a train-step plan point");
-    p.model.name = params.at("name").get<std::string>();
-    p.model.shrink = params.value("shrunk_from", nlohmann::json::object());
+    p.model = model_from_point(params, "a train-step plan point");
     return p;
   }
 

@@ -12,7 +12,7 @@ import sys
 FLOORS = [
     ["cli"],
     ["harness"],
-    ["backends", "history"],
+    ["backends", "history", "planning"],
     ["training", "analysis", "health"],
     ["collectives", "peaks"],
     ["kernels", "results", "world"],

@@ -255,6 +255,14 @@ TEST(TimeSpan, ParsesUnitsAndRefusesTheRest) {
   EXPECT_EQ(format_time_span(604800), "7d");
   EXPECT_EQ(format_time_span(0.25), "0.3s");  // rounded to a tenth
   EXPECT_EQ(format_time_span(90), "1.5m");
+  // A duration a person reads: the unit changes at 120 s, 2 h, 2 days and 2 years.
+  EXPECT_EQ(human_duration(42.5), "42.5 s");
+  EXPECT_EQ(human_duration(120), "2 min");
+  EXPECT_EQ(human_duration(7199), "120 min");
+  EXPECT_EQ(human_duration(36 * 3600.0), "36 h");
+  EXPECT_EQ(human_duration(12.3 * 86400), "12.3 days");
+  EXPECT_EQ(human_duration(2.6 * 365.25 * 86400), "2.6 years");
+  EXPECT_EQ(human_duration(0.0001234), "0.0001234 s");
 }
 
 }  // namespace

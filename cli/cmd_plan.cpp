@@ -1,0 +1,117 @@
+// gpuscale plan FILE... --preset NAME --tokens N: a what-if for one training workload from measured
+// result files (analysis/capacity_plan.h, docs/capacity.md): step time and tokens/s at each GPU count,
+// the max useful GPUs, the time to train, energy, checkpoint stalls and the first bottleneck. Terminal
+// text, and on request Markdown, JSON and an HTML page.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "analysis/burn_capacity.h"
+#include "planning/capacity_plan.h"
+#include "analysis/output.h"
+#include "analysis/report.h"
+#include "analysis/text_table.h"
+#include "core/error.h"
+#include "core/term_text.h"
+#include "core/units.h"
+#include "cli/commands.h"
+
+namespace gpuscale {
+namespace {
+
+struct PlanFlags {
+  std::vector<std::string> files;
+  std::string preset, tokens, ckpt_every, deadline, layout, markdown, json, html;
+  int gpus = 0;
+  double efficiency = kUsefulEfficiency;
+  bool force = false;
+};
+
+// A token count: a positive number with an optional decimal suffix K, M, B (or G) or T ("1T" = 1e12,
+// "300B" = 3e11, "2.5e12"). Tokens are counted in thousands, not 1024s.
+double parse_tokens(const std::string& text) {
+  static const std::vector<std::pair<char, double>> suffixes = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'G', 1e9}, {'T', 1e12}};
+  std::string digits = text;
+  double scale = 1;
+  if (!digits.empty())
+    for (const auto& [c, s] : suffixes)
+      if (std::toupper(static_cast<unsigned char>(digits.back())) == c) {
+        digits.pop_back();
+        scale = s;
+        break;
+      }
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(digits, &used);
+    if (used == digits.size() && std::isfinite(v * scale) && v * scale >= 1) return v * scale;
+  } catch (const std::exception&) {
+  }
+  throw Error(fmt::format("invalid --tokens '{}': a positive count with an optional K, M, B or T (1T = 1e12 tokens)",
+                          terminal_quote(text)));
+}
+
+int run_plan(const PlanFlags& f) {
+  if (f.preset.empty()) throw Error("plan: give --preset NAME, the model of the train-step rows to plan (llama3-8b, ...)");
+  if (f.tokens.empty()) throw Error("plan: give --tokens N, the tokens to train (1T, 300B, ...)");
+  if (!(f.efficiency > 0 && f.efficiency < 1))
+    throw Error(fmt::format("invalid --efficiency {}: a fraction between 0 and 1 (0.8 = 80%)", f.efficiency));
+  PlanWorkload w;
+  w.model = f.preset;
+  w.tokens = parse_tokens(f.tokens);
+  if (!f.ckpt_every.empty()) w.ckpt_every_s = parse_time_span(f.ckpt_every, "--ckpt-every");
+  if (!f.deadline.empty()) w.deadline_s = parse_time_span(f.deadline, "--deadline");
+  if (f.gpus < 0) throw Error(fmt::format("invalid --gpus {}: a positive count", f.gpus));
+  if (f.gpus > 0) w.gpus = f.gpus;
+  w.layout = f.layout;
+  w.efficiency_bar = f.efficiency;
+
+  std::vector<OutputRequest> outputs;
+  if (!f.markdown.empty()) outputs.push_back({"--markdown", f.markdown, ""});
+  if (!f.json.empty()) outputs.push_back({"--json", f.json, ""});
+  if (!f.html.empty()) {
+    if (f.html == "-") throw Error("--html needs a file name, not '-'");
+    outputs.push_back({"--html", f.html, ""});
+  }
+  check_outputs(outputs, f.force, f.files);
+  // Everything is read and decided before anything is printed: a refusal is one line, exit 2.
+  std::vector<ResultRow> rows;
+  nlohmann::json capacity = nlohmann::json::array();
+  for (const auto& path : f.files) {
+    auto run = load_result(path);
+    for (auto& c : burn_capacity(run.rows, run.doc.value("ranks", nlohmann::json::array()))) capacity.push_back(std::move(c));
+    for (auto& r : run.rows) rows.push_back(std::move(r));
+  }
+  const auto plan = make_capacity_plan(w, rows, capacity);
+  for (auto& o : outputs) {
+    if (o.flag == "--markdown") o.text = plan_markdown(plan);
+    else if (o.flag == "--json") o.text = plan_json(plan).dump(1) + "\n";
+    else o.text = html_page_head("gpuscale plan", fmt::format("{} result file(s)", f.files.size())) + plan_html(plan) + "</body></html>\n";
+  }
+  if (!any_to_stdout(outputs)) fmt::print("{}", plan_text(plan, terminal_columns()));
+  std::fflush(stdout);
+  write_outputs(outputs, f.force);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("plan", "capacity plan for a training workload from measured result files: tokens/s per "
+                                         "GPU count, max useful GPUs, time to train, energy, checkpoint stalls, bottleneck");
+  auto f = std::make_shared<PlanFlags>();
+  cmd->add_option("files", f->files, "result JSON files: train-step rows of the model, and storage or burn-in rows")->required();
+  cmd->add_option("--preset", f->preset, "the model whose train-step rows to plan (a preset key, or 'file')");
+  cmd->add_option("--tokens", f->tokens, "tokens to train: 1T, 300B, 15e12");
+  cmd->add_option("--ckpt-every", f->ckpt_every, "checkpoint interval (30m, 2h): the stalls from the checkpoint.write rows");
+  cmd->add_option("--gpus", f->gpus, "GPUs available: the planned counts stop there");
+  cmd->add_option("--deadline", f->deadline, "the time to train must fit (14d): the fewest GPUs that meet it");
+  cmd->add_option("--layout", f->layout, "plan only this layout of the rows (dp, tp=2, ...)");
+  cmd->add_option("--efficiency", f->efficiency, "the efficiency bar of the max useful GPUs (default 0.8)");
+  cmd->add_option("--markdown", f->markdown, "write Markdown ('-': standard output)");
+  cmd->add_option("--json", f->json, "write JSON ('-': standard output)");
+  cmd->add_option("--html", f->html, "write a self-contained HTML page");
+  cmd->add_flag("--force", f->force, "replace output files that already exist");
+  cmd->callback([f, &action] { action = [f] { return run_plan(*f); }; });
+}
+
+}  // namespace gpuscale
