@@ -1,7 +1,11 @@
 #include "harness/checkpoint_plan.h"
 
+#include <algorithm>
+#include <array>
+
 #include <fmt/format.h>
 
+#include "core/term_text.h"
 #include "core/units.h"
 
 namespace gpuscale {
@@ -48,6 +52,44 @@ std::optional<std::string> ckpt_space_problem(const std::string& dir, std::uint6
 std::string ckpt_file_name(std::string_view run_id, CkptLayout layout, int rank) {
   if (layout == CkptLayout::shared_file) return fmt::format("gpuscale-ckpt-{}-g{}.bin", run_id, rank);
   return fmt::format("gpuscale-ckpt-{}-r{}.bin", run_id, rank);
+}
+
+bool ckpt_node_local_fs(std::string_view fs_type) {
+  static constexpr std::array<std::string_view, 12> local = {"ext2", "ext3",  "ext4", "xfs",  "btrfs", "f2fs",
+                                                             "zfs",  "tmpfs", "ramfs", "overlay", "vfat", "bcachefs"};
+  return std::find(local.begin(), local.end(), fs_type) != local.end();
+}
+
+double ckpt_fs_key(std::string_view fs_type, std::string_view source) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a over type, a NUL, then source
+  auto add = [&](std::string_view s) {
+    for (const unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  };
+  add(fs_type);
+  add(std::string_view("\0", 1));
+  add(source);
+  return static_cast<double>(h >> 11);  // 53 bits: exact in a double
+}
+
+CkptSharedVerdict ckpt_shared_verdict(const std::vector<CkptPlace>& ranks, std::string_view fs_type) {
+  CkptSharedVerdict v;
+  if (ranks.empty()) return v;
+  const auto& first = ranks.front();
+  for (const auto& r : ranks)
+    if (r.host != first.host && ckpt_node_local_fs(fs_type)) {
+      v.kind = CkptSharedVerdict::Kind::skip;
+      v.why = fmt::format("a shared file cannot span hosts {} and {}: --ckpt-dir is on {}, local to each node",
+                          terminal_safe(first.host), terminal_safe(r.host), terminal_safe(fs_type));
+      return v;
+    }
+  for (const auto& r : ranks)
+    if (r.fs_key != first.fs_key) {
+      v.kind = CkptSharedVerdict::Kind::refuse;
+      v.why = fmt::format("--ckpt-dir: world ranks {} and {} see it on different file systems: a shared file needs one",
+                          first.world_rank, r.world_rank);
+      return v;
+    }
+  return v;
 }
 
 }  // namespace gpuscale

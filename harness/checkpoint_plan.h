@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuscale {
 
@@ -43,5 +44,28 @@ std::optional<std::string> ckpt_space_problem(const std::string& dir, std::uint6
 // measure at once, each with its own file).
 // `run_id` is the run's own id (hex): no part of the name comes from the command line or a file.
 std::string ckpt_file_name(std::string_view run_id, CkptLayout layout, int rank);
+
+// Whether ranks on different hosts may share one file in --ckpt-dir. A file system local to a node (its
+// own disk or memory: ext4, xfs, btrfs, tmpfs, overlay, ...) cannot be: each host would write a file of
+// its own. Any other type (nfs, lustre, gpfs, beegfs, ceph, a FUSE client, or one not known) may be.
+bool ckpt_node_local_fs(std::string_view fs_type);
+// A file system's identity as the ranks exchange it (a double, exact below 2^53): its type and source
+// (mountinfo's mount source) hashed.
+double ckpt_fs_key(std::string_view fs_type, std::string_view source);
+
+// Where one rank of a group sees --ckpt-dir.
+struct CkptPlace {
+  int world_rank = 0;
+  std::string host;
+  double fs_key = 0;
+};
+struct CkptSharedVerdict {
+  enum class Kind { ok, skip, refuse } kind = Kind::ok;
+  std::string why;
+};
+// Whether a group may write one shared file, `fs_type` being its file system as this rank sees it:
+// skipped when that is local to a node and the ranks span hosts (a shared file cannot be measured there:
+// a fact of the storage, not a failure), refused when two ranks see --ckpt-dir on different file systems.
+CkptSharedVerdict ckpt_shared_verdict(const std::vector<CkptPlace>& ranks, std::string_view fs_type);
 
 }  // namespace gpuscale

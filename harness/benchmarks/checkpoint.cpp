@@ -20,6 +20,7 @@
 #include "harness/checkpoint_io.h"
 #include "harness/fs_probe.h"
 #include "harness/registry.h"
+#include "training/model_spec.h"
 
 namespace gpuscale {
 namespace {
@@ -109,6 +110,25 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
       source = std::make_unique<CkptBuffer>(chunk, ctx.seed ^ (0x9e3779b97f4a7c15ULL * (g.world_rank() + 1)));
       into = std::make_unique<CkptBuffer>(chunk, 0);
     });
+    // A shared file needs one file system under every rank of the group, and one host for a node-local one.
+    if (shared && g.size() > 1) {
+      const std::string type = fs.mount ? fs.mount->fs_type : "unknown";
+      const auto all = g.allgather(std::vector<double>{static_cast<double>(g.world_rank()),
+                                                       ckpt_fs_key(type, fs.mount ? fs.mount->source : "")});
+      std::vector<CkptPlace> places;
+      for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
+        const int wr = static_cast<int>(all[i]);
+        places.push_back({wr, ctx.hosts ? (*ctx.hosts)[static_cast<std::size_t>(wr)] : "", all[i + 1]});
+      }
+      const auto verdict = ckpt_shared_verdict(places, type);
+      if (verdict.kind == CkptSharedVerdict::Kind::refuse) throw Error(verdict.why);  // every member alike
+      if (verdict.kind == CkptSharedVerdict::Kind::skip) {
+        RankMeasurement skipped;
+        skipped.skipped = true;
+        skipped.message = verdict.why;
+        return skipped;
+      }
+    }
     struct Removed {  // the point's files go whatever happens; a shared file once its last writer is done
       const std::string& path;
       bool mine;
@@ -126,10 +146,18 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     // member (a rank that left them would hold the others until the watchdog).
     try {
       if (write_) {
-        out.reps = time_independent(
-            g, FaultSite::memory, m.warmup, m.reps,
-            [&] { return write_shard(path, p.io, !shared, shard.offset, shard.bytes, *source); },
-            [&](double s) { return bytes / s / 1e9; });
+        // Each timed write makes a new file, as a training job's checkpoint does: the last one is removed
+        // untimed before it (a shared file by rank 0, between barriers), so no repetition overwrites
+        // blocks the one before allocated, nor frees them in a timed O_TRUNC.
+        out.reps = time_repetitions(
+            FaultSite::memory, m.warmup, m.reps,
+            [&] { return write_shard(path, p.io, false, shard.offset, shard.bytes, *source); },
+            [&](double s) { return bytes / s / 1e9; },
+            [&] {
+              g.barrier();
+              if (!shared || g.rank() == 0) ::unlink(path.c_str());
+              g.barrier();
+            });
       } else {
         write_shard(path, CkptIo::buffered, !shared, shard.offset, shard.bytes, *source);
         g.barrier();
@@ -165,6 +193,12 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     out.metrics["shard_bytes"] = shard.bytes;
     out.row_metrics["checkpoint_s"] = slowest;
     if (slowest > 0) out.row_metrics["checkpoint_gb_s"] = static_cast<double>(p.total) / slowest / 1e9;
+    if (write_ && slowest > 0) {  // each training preset's checkpoint at this bandwidth: derived, and named so
+      nlohmann::json presets = nlohmann::json::object();
+      for (const auto& name : model_preset_names())
+        if (const auto model = model_preset(name)) presets[name] = checkpoint_bytes(*model) / (static_cast<double>(p.total) / slowest);
+      out.row_metrics["preset_checkpoint_s"] = presets;
+    }
     out.row_metrics["fs_type"] = fs.mount ? fs.mount->fs_type : "unknown";
     out.row_metrics["mount_point"] = fs.mount ? fs.mount->mount_point : "unknown";
     out.row_metrics["mount_options"] = fs.mount ? fs.mount->options : "";

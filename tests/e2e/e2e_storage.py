@@ -8,6 +8,10 @@ the CPU backend, writing to a directory under the workdir.
     file system named; nothing left in the directory.
   bad_input: no --ckpt-dir, a directory that does not exist, a file, a size not a multiple of 4K, a
     checkpoint larger than the free space: one line, exit 2, nothing written.
+  hosts: 4 ranks acting as two hosts (GPUSCALE_TEST_HOSTS=a,a,b,b): where the directory's file system is
+    local to a node, the shared-file rows of the 4-rank count (spanning both hosts) are skipped with the
+    reason, and those within one host measured; on any other file system all are measured. Every write row
+    gives each preset's checkpoint time at its bandwidth (bytes by hand: 14 per bf16 weight).
   sigterm: SIGTERM in the middle of a run of larger shards: exit 4, the finished rows kept, and nothing
     left in the directory.
 """
@@ -99,6 +103,55 @@ def case_bad_input():
     print(f"ok: {len(cases)} refusals, exit 2, nothing written")
 
 
+LOCAL_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "tmpfs", "ramfs", "overlay", "vfat", "bcachefs"}
+# Weights of the presets by hand from their published shapes (docs/training.md): layers x (Q and O h^2, K
+# and V h x kv_heads x h/heads, experts x 3 h f, router h x experts) + embedding and output h x vocab.
+PRESETS = {"llama3-8b": (32, 4096, 14336, 32, 8, 128256, 1), "llama3-70b": (80, 8192, 28672, 64, 8, 128256, 1),
+           "mixtral-8x7b": (32, 4096, 14336, 32, 8, 32000, 8)}
+
+
+def preset_bytes(layers, h, f, heads, kv, vocab, experts):
+    router = h * experts if experts > 1 else 0
+    layer = 2 * h * h + 2 * h * kv * (h // heads) + experts * 3 * h * f + router
+    return (layers * layer + 2 * h * vocab) * 14
+
+
+def case_hosts():
+    d = ckpt_dir("ckpt_hosts")
+    path = e2e_common.out_path(ARGS.workdir, "ckpt_hosts.json")
+    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "checkpoint.write", "--ckpt-dir", d,
+                              "--ckpt-size", "16M", "-o", path], env_extra={"GPUSCALE_TEST_HOSTS": "a,a,b,b"},
+                          export=["GPUSCALE_TEST_HOSTS"], timeout=400)
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
+    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    fs = {r["metrics"].get("fs_type") for r in doc["results"] if r["status"] == "ok"}
+    if len(fs) != 1:
+        fail(f"file systems {fs}")
+    local = fs.pop() in LOCAL_FS
+    skipped = 0
+    for r in doc["results"]:
+        spans = r["gpu_count"] == 4
+        if r["params"]["layout"] == "shared_file" and spans and local:
+            skipped += 1
+            reason = " ".join(r["errors"])
+            if r["status"] != "skipped" or "cannot span hosts a and b" not in reason:
+                fail(f"shared file across hosts on a local file system: {r['status']} {r['errors']}")
+            continue
+        if r["status"] != "ok":
+            fail(f"{r['params']} at {r['gpu_count']}: {r['status']} {r['errors']}")
+        got = r["metrics"]["preset_checkpoint_s"]
+        for name, shape in PRESETS.items():
+            want = preset_bytes(*shape) / (r["metrics"]["checkpoint_gb_s"] * 1e9)
+            if abs(got[name] - want) > 1e-6 * want:
+                fail(f"{name}'s checkpoint at {r['metrics']['checkpoint_gb_s']} GB/s: {got[name]} s, by hand {want} s")
+    if local and skipped != 2:
+        fail(f"{skipped} shared-file rows skipped at 4 ranks, expected 2 (buffered and direct)")
+    if left_in(d):
+        fail(f"left in the checkpoint directory: {left_in(d)}")
+    print(f"ok: {'local' if local else 'shared'} file system, {skipped} rows skipped, preset times by hand")
+
+
 def case_sigterm():
     d = ckpt_dir("ckpt_term")
     path = e2e_common.out_path(ARGS.workdir, "ckpt_term.json")
@@ -134,7 +187,8 @@ def parse():
 
 def main():
     cores = e2e_common.CORES
-    cases = {"ckpt": (case_ckpt, cores), "bad_input": (case_bad_input, {}), "sigterm": (case_sigterm, cores)}
+    cases = {"ckpt": (case_ckpt, cores), "bad_input": (case_bad_input, {}), "hosts": (case_hosts, cores),
+             "sigterm": (case_sigterm, cores)}
     e2e_common.run_case("e2e_storage_", {"TIMEOUT": 400, "LABELS": "e2e;cpu"}, cases, parse)
 
 

@@ -4,6 +4,7 @@
 // mount holding a path found (the longest prefix, a later mount over the same point winning).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "harness/checkpoint_plan.h"
@@ -48,6 +49,32 @@ TEST(CheckpointPlan, RefusalsSayWhy) {
   EXPECT_NE(why->find("/scratch has 1.00 GiB free, a checkpoint of 2.00 GiB needs 2.10 GiB"), std::string::npos) << *why;
   EXPECT_EQ(ckpt_file_name("9f2c", CkptLayout::file_per_rank, 7), "gpuscale-ckpt-9f2c-r7.bin");
   EXPECT_EQ(ckpt_file_name("9f2c", CkptLayout::shared_file, 4), "gpuscale-ckpt-9f2c-g4.bin");
+}
+
+// A shared file: skipped on a node-local file system whose ranks span hosts, refused when the ranks see
+// different file systems, measured otherwise (one host; or a parallel file system across hosts).
+TEST(CheckpointPlan, ASharedFileNeedsOneFileSystemAndOneHostWhenLocal) {
+  const double lustre = ckpt_fs_key("lustre", "10.0.0.1@tcp:/scratch"), nvme = ckpt_fs_key("ext4", "/dev/nvme0n1");
+  EXPECT_NE(lustre, nvme);
+  EXPECT_NE(ckpt_fs_key("ext4", "/dev/nvme0n1"), ckpt_fs_key("ext4", "/dev/nvme1n1"));
+  EXPECT_NE(ckpt_fs_key("ab", "c"), ckpt_fs_key("a", "bc"));  // the separator keeps type and source apart
+  EXPECT_EQ(ckpt_fs_key("xfs", "/dev/sda"), std::floor(ckpt_fs_key("xfs", "/dev/sda")));  // exact in a double
+  EXPECT_TRUE(ckpt_node_local_fs("ext4"));
+  EXPECT_TRUE(ckpt_node_local_fs("tmpfs"));
+  EXPECT_FALSE(ckpt_node_local_fs("lustre"));
+  EXPECT_FALSE(ckpt_node_local_fs("nfs4"));
+  EXPECT_FALSE(ckpt_node_local_fs("fuse.weka"));  // not known: may be shared
+
+  using K = CkptSharedVerdict::Kind;
+  EXPECT_EQ(ckpt_shared_verdict({{0, "a", nvme}, {1, "a", nvme}}, "ext4").kind, K::ok);
+  const auto spans = ckpt_shared_verdict({{0, "a", nvme}, {1, "a", nvme}, {2, "b", nvme}}, "ext4");
+  EXPECT_EQ(spans.kind, K::skip);
+  EXPECT_NE(spans.why.find("cannot span hosts a and b: --ckpt-dir is on ext4, local to each node"), std::string::npos)
+      << spans.why;
+  EXPECT_EQ(ckpt_shared_verdict({{0, "a", lustre}, {4, "b", lustre}}, "lustre").kind, K::ok);
+  const auto differ = ckpt_shared_verdict({{0, "a", lustre}, {4, "b", nvme}}, "lustre");
+  EXPECT_EQ(differ.kind, K::refuse);
+  EXPECT_NE(differ.why.find("world ranks 0 and 4 see it on different file systems"), std::string::npos) << differ.why;
 }
 
 TEST(FsProbe, MountinfoAndTheMountOfAPath) {
