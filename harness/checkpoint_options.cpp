@@ -33,6 +33,22 @@ void add_checkpoint_options(std::vector<RunOption>& t) {
                    throw BadRecordedValue{"a checkpoint size, a positive multiple of 4096, or null"};
                  o.ckpt_bytes = j.get<std::uint64_t>();
                }});
+  t.push_back({.names = "--ckpt-rank-size", .key = "ckpt_rank_bytes",
+               .help = "storage: each rank's shard instead of the whole checkpoint: at k ranks the checkpoint is k times "
+                       "it (IOR's fixed block per process; a multiple of 4K; not with --ckpt-size)",
+               .parse = [](O& o, const std::string& s, const std::string& what) {
+                 o.ckpt_rank_bytes = parse_size(s, what);
+                 if (const auto why = ckpt_size_problem(*o.ckpt_rank_bytes, 1))
+                   throw Error(fmt::format("invalid {} '{}': {}", what, s, *why));
+               },
+               .recorded = Recorded::shapes,
+               .record = [](const O& o) { return o.ckpt_rank_bytes ? json(*o.ckpt_rank_bytes) : json(nullptr); },
+               .adopt = [](O& o, const json& j) {
+                 if (j.is_null()) return o.ckpt_rank_bytes.reset();
+                 if (!j.is_number_unsigned() || ckpt_size_problem(j.get<std::uint64_t>(), 1))
+                   throw BadRecordedValue{"a shard size, a positive multiple of 4096, or null"};
+                 o.ckpt_rank_bytes = j.get<std::uint64_t>();
+               }});
 }
 
 }  // namespace gpuscale

@@ -60,6 +60,7 @@ struct RunOptions {
   // The checkpoint storage benchmark (harness/checkpoint_plan.h): where it writes, and how much.
   std::string ckpt_dir;                         // --ckpt-dir ("" : the storage benchmarks cannot run)
   std::optional<std::uint64_t> ckpt_bytes;      // --ckpt-size: the whole checkpoint, split over each count's ranks
+  std::optional<std::uint64_t> ckpt_rank_bytes; // --ckpt-rank-size: each rank's shard (the checkpoint grows with the count)
   std::optional<std::uint64_t> dp_batch;        // dp-step: samples per rank per step
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).

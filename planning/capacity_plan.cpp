@@ -344,7 +344,7 @@ CapacityPlan make_capacity_plan(const PlanWorkload& w, const std::vector<ResultR
         if (!fastest || c.train_s < fastest->train_s) fastest = &c, of = &s;
     throw Error(fmt::format("plan: no planned GPU count trains {} tokens of {} within {}: the fastest, {} GPUs at {}, "
                             "takes {} ({})",
-                            figure_text(w.tokens), terminal_safe(w.model), format_time_span(*w.deadline_s), fastest->gpus,
+                            plan_tokens_text(w.tokens), terminal_safe(w.model), format_time_span(*w.deadline_s), fastest->gpus,
                             terminal_safe(of->scaling.layout), human_duration(fastest->train_s), of->limit_why));
   }
   return plan;

@@ -91,5 +91,6 @@ std::string plan_text(const CapacityPlan& p, std::size_t width);  // within widt
 std::string plan_markdown(const CapacityPlan& p);
 nlohmann::json plan_json(const CapacityPlan& p);
 std::string plan_html(const CapacityPlan& p);
+std::string plan_tokens_text(double tokens);  // "1T", "300B", "12M"
 
 }  // namespace gpuscale

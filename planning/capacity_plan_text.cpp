@@ -16,10 +16,14 @@ namespace {
 
 std::string bytes_text(double b) { return b >= 1e9 ? figure_text(b / 1e9) + " GB" : figure_text(b / 1e6) + " MB"; }
 std::string energy_text(double j) { return j >= 3.6e9 ? figure_text(j / 3.6e9) + " MWh" : figure_text(j / 3.6e6) + " kWh"; }
-std::string tokens_text(double t) {
+}  // namespace
+
+std::string plan_tokens_text(double t) {
   return t >= 1e12 ? figure_text(t / 1e12) + "T" : t >= 1e9 ? figure_text(t / 1e9) + "B" : t >= 1e6 ? figure_text(t / 1e6) + "M"
                                                                                           : figure_text(t);
 }
+
+namespace {
 // The max useful GPUs among the planned counts; a measured fall, or a measured count within the noise,
 // is the scaling rule's own line (analysis/train_scaling.h).
 std::string max_useful_line(const PlanSeries& s, double bar) {
@@ -67,7 +71,7 @@ std::string model_line(const CapacityPlan& p) {
 }
 
 std::string workload_line(const PlanWorkload& w) {
-  std::string out = fmt::format("{} tokens", tokens_text(w.tokens));
+  std::string out = fmt::format("{} tokens", plan_tokens_text(w.tokens));
   if (w.ckpt_every_s) out += ", a checkpoint every " + format_time_span(*w.ckpt_every_s);
   if (w.gpus) out += fmt::format(", {} GPUs available", *w.gpus);
   if (w.deadline_s) out += ", deadline " + format_time_span(*w.deadline_s);
@@ -100,10 +104,12 @@ std::string answer_line(const PlanSeries& s) {
   return {};
 }
 
-std::vector<std::string> ckpt_sources(const PlanSeries& s) {
+// The checkpoint.write rows the stalls came from, once each (every series uses the same).
+std::vector<std::string> ckpt_sources(const CapacityPlan& p) {
   std::vector<std::string> out;
-  for (const auto& c : s.counts)
-    if (!c.ckpt_source.empty() && std::find(out.begin(), out.end(), c.ckpt_source) == out.end()) out.push_back(c.ckpt_source);
+  for (const auto& s : p.series)
+    for (const auto& c : s.counts)
+      if (!c.ckpt_source.empty() && std::find(out.begin(), out.end(), c.ckpt_source) == out.end()) out.push_back(c.ckpt_source);
   return out;
 }
 
@@ -118,6 +124,7 @@ std::string plan_text(const CapacityPlan& p, std::size_t width) {
   out += fit_lines("  workload: " + workload_line(p.workload), width) + "\n";
   out += fit_lines("  checkpoint: " + checkpoint_line(p), width) + "\n";
   out += fit_lines("  power: " + term_text(p.power_source), width) + "\n";
+  for (const auto& src : ckpt_sources(p)) out += fit_lines("  ckpt stall from " + term_text(src), width) + "\n";
   for (const auto& s : p.series) {
     out += fit_lines("\n  " + term_text(series_title(s)) + ": " + fit_line(s.scaling), width) + "\n";
     TextTable t;
@@ -125,7 +132,6 @@ std::string plan_text(const CapacityPlan& p, std::size_t width) {
     for (const auto& c : s.counts) t.rows.push_back(cells(c));
     if (!t.rows.empty()) out += t.render(width, 2);
     for (const auto& k : s.scaling.skipped) out += fit_lines("  not used: " + term_text(k), width) + "\n";
-    for (const auto& src : ckpt_sources(s)) out += fit_lines("  ckpt stall from " + term_text(src), width) + "\n";
     out += fit_lines("  " + term_text(s.limit_why), width) + "\n";
     out += fit_lines("  " + term_text(max_useful_line(s, p.workload.efficiency_bar)), width) + "\n";
     if (!s.first_bottleneck.empty()) out += fit_lines("  first bottleneck: " + term_text(s.first_bottleneck), width) + "\n";
@@ -141,6 +147,7 @@ std::string plan_markdown(const CapacityPlan& p) {
   out += "- workload: " + markdown_escape(workload_line(p.workload)) + "\n";
   out += "- checkpoint: " + markdown_escape(checkpoint_line(p)) + "\n";
   out += "- power: " + markdown_escape(p.power_source) + "\n";
+  for (const auto& src : ckpt_sources(p)) out += "- ckpt stall from " + markdown_escape(src) + "\n";
   for (const auto& s : p.series) {
     out += "\n### " + markdown_escape(series_title(s)) + "\n\n" + markdown_escape(fit_line(s.scaling)) + "\n\n";
     std::string head = "|", rule = "|";
@@ -153,7 +160,6 @@ std::string plan_markdown(const CapacityPlan& p) {
     }
     out += "\n";
     for (const auto& k : s.scaling.skipped) out += "- not used: " + markdown_escape(k) + "\n";
-    for (const auto& src : ckpt_sources(s)) out += "- ckpt stall from " + markdown_escape(src) + "\n";
     for (const auto& line : {s.limit_why, max_useful_line(s, p.workload.efficiency_bar), "first bottleneck: " + s.first_bottleneck, answer_line(s)})
       out += "- " + markdown_escape(line) + "\n";
   }
@@ -164,6 +170,7 @@ std::string plan_html(const CapacityPlan& p) {
   std::string out = "<section class=\"plan\"><h2>Capacity plan</h2>\n<p>" + html_escape(model_line(p)) + "</p>\n<ul>";
   for (const auto& line : {"workload: " + workload_line(p.workload), "checkpoint: " + checkpoint_line(p), "power: " + p.power_source})
     out += "<li>" + html_escape(line) + "</li>";
+  for (const auto& src : ckpt_sources(p)) out += "<li>ckpt stall from " + html_escape(src) + "</li>";
   out += "</ul>\n";
   for (const auto& s : p.series) {
     out += "<h3>" + html_escape(series_title(s)) + "</h3>\n<p>" + html_escape(fit_line(s.scaling)) + "</p>\n<table><tr>";
@@ -176,7 +183,6 @@ std::string plan_html(const CapacityPlan& p) {
     }
     out += "</table>\n<ul>";
     for (const auto& k : s.scaling.skipped) out += "<li>not used: " + html_escape(k) + "</li>";
-    for (const auto& src : ckpt_sources(s)) out += "<li>ckpt stall from " + html_escape(src) + "</li>";
     for (const auto& line : {s.limit_why, max_useful_line(s, p.workload.efficiency_bar), "first bottleneck: " + s.first_bottleneck, answer_line(s)})
       out += "<li>" + html_escape(line) + "</li>";
     out += "</ul>\n";

@@ -147,6 +147,9 @@ constexpr std::array kFields = {
              .meaning = "checkpoint.write, checkpoint.read: the checkpoint's bytes over checkpoint_s (gpuscale plan's "
                         "storage bandwidth)",
              .non_negative = true, .csv = "checkpoint_gb_s", .history = "checkpoint_gb_s"},
+    RowField{.name = "checkpoint_total_bytes", .place = P::row_metric, .unit = "B",
+             .meaning = "checkpoint: the whole checkpoint at this count (--ckpt-size, or --ckpt-rank-size x the count)",
+             .non_negative = true},
     RowField{.name = "preset_checkpoint_s", .place = P::row_metric, .type = T::object, .unit = "s",
              .meaning = "checkpoint.write: each training preset's checkpoint (training/model_spec.h: 14 bytes per bf16 "
                         "weight) over this row's checkpoint_gb_s: derived from the measured bandwidth, not measured at "

@@ -28,7 +28,9 @@ namespace {
 struct CkptPoint {
   CkptLayout layout;
   CkptIo io;
-  std::uint64_t total;
+  std::uint64_t total;      // the whole checkpoint at every count (--ckpt-size), or
+  std::uint64_t rank_bytes; // each rank's shard (--ckpt-rank-size; 0 when total is given)
+  std::uint64_t at(int ranks) const { return rank_bytes ? rank_bytes * static_cast<std::uint64_t>(ranks) : total; }
 };
 
 // A rate storage at least reaches per rank, for the plan's estimate and the watchdog (a point lasts
@@ -48,7 +50,8 @@ BenchmarkInfo ckpt_info(bool write) {
           Efficiency::per_device,
           {{"layout", "file_per_rank or shared_file (each rank at its offset)"},
            {"io", "buffered (the page cache) or direct (O_DIRECT)"},
-           {"checkpoint_bytes", "the whole checkpoint (--ckpt-size), split over the ranks of the count"}},
+           {"checkpoint_bytes", "the whole checkpoint (--ckpt-size), split over the ranks of the count"},
+           {"rank_bytes", "instead of checkpoint_bytes: each rank's shard (--ckpt-rank-size), the checkpoint k times it"}},
           {"cpu", "cuda"},
           false,
           true};
@@ -74,26 +77,35 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     const auto io = params.at("io").get<std::string>();
     if ((layout != "file_per_rank" && layout != "shared_file") || (io != "buffered" && io != "direct"))
       throw Error(fmt::format("checkpoint point: layout {} io {}", layout, io));
+    const bool per_rank = params.contains("rank_bytes");
     return {layout == "shared_file" ? CkptLayout::shared_file : CkptLayout::file_per_rank,
-            io == "direct" ? CkptIo::direct : CkptIo::buffered, params.at("checkpoint_bytes").get<std::uint64_t>()};
+            io == "direct" ? CkptIo::direct : CkptIo::buffered,
+            per_rank ? 0 : params.at("checkpoint_bytes").get<std::uint64_t>(),
+            per_rank ? params.at("rank_bytes").get<std::uint64_t>() : 0};
   }
 
   // Refused before anything runs (rank 0 plans): no directory, one rank 0 cannot use or fill, a size
   // that cannot be cut for the job's ranks.
   std::vector<nlohmann::json> cases(const PlanContext& ctx) const override {
-    const auto bytes = default_bytes(ctx.opts);
+    const auto& o = ctx.opts;
+    if (o.ckpt_bytes && o.ckpt_rank_bytes) throw Error("give --ckpt-size (the whole checkpoint) or --ckpt-rank-size (each rank's shard), not both");
+    const auto rank = o.ckpt_rank_bytes.value_or(0);
+    const auto bytes = rank ? saturating_mul(rank, static_cast<std::uint64_t>(ctx.world_size)) : default_bytes(o);
     if (const auto why = ckpt_size_problem(bytes, ctx.world_size)) throw Error("--ckpt-size: " + *why);
-    (void)usable_dir(ctx.opts.ckpt_dir, bytes);
+    (void)usable_dir(o.ckpt_dir, bytes);  // the largest count's checkpoint
     std::vector<nlohmann::json> out;
     for (auto layout : {CkptLayout::file_per_rank, CkptLayout::shared_file})
-      for (auto io : {CkptIo::buffered, CkptIo::direct})
-        out.push_back({{"layout", ckpt_layout_name(layout)}, {"io", ckpt_io_name(io)}, {"checkpoint_bytes", bytes}});
+      for (auto io : {CkptIo::buffered, CkptIo::direct}) {
+        out.push_back({{"layout", ckpt_layout_name(layout)}, {"io", ckpt_io_name(io)}});
+        out.back()[rank ? "rank_bytes" : "checkpoint_bytes"] = rank ? rank : bytes;
+      }
     return out;
   }
 
   RankMeasurement measure(const CkptPoint& p, RunContext& ctx) const override {
     const Group& g = ctx.group;
-    const auto shard = ckpt_shard(p.total, g.size(), g.rank(), p.layout);
+    const std::uint64_t total = p.at(g.size());
+    const auto shard = ckpt_shard(total, g.size(), g.rank(), p.layout);
     // A shared file is named after the group's first world rank (groups of one count measure at once).
     const auto ranks = g.allgather(static_cast<double>(g.world_rank()));
     const int owner = static_cast<int>(*std::min_element(ranks.begin(), ranks.end()));
@@ -104,7 +116,7 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     std::unique_ptr<CkptBuffer> source, into;
     // Every rank checks its own directory and room before any rank writes.
     agreed_setup(g, key(), [&] {
-      fs = usable_dir(ctx.opts.ckpt_dir, shared ? p.total : shard.bytes);
+      fs = usable_dir(ctx.opts.ckpt_dir, shared ? total : shard.bytes);
       path = fs.path + "/" + ckpt_file_name(tag, p.layout, shared ? owner : g.world_rank());
       const auto chunk = std::min<std::uint64_t>(kCkptChunk, shard.bytes);
       source = std::make_unique<CkptBuffer>(chunk, ctx.seed ^ (0x9e3779b97f4a7c15ULL * (g.world_rank() + 1)));
@@ -192,11 +204,12 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     const double slowest = *std::max_element(times.begin(), times.end());
     out.metrics["shard_bytes"] = shard.bytes;
     out.row_metrics["checkpoint_s"] = slowest;
-    if (slowest > 0) out.row_metrics["checkpoint_gb_s"] = static_cast<double>(p.total) / slowest / 1e9;
+    out.row_metrics["checkpoint_total_bytes"] = total;
+    if (slowest > 0) out.row_metrics["checkpoint_gb_s"] = static_cast<double>(total) / slowest / 1e9;
     if (write_ && slowest > 0) {  // each training preset's checkpoint at this bandwidth: derived, and named so
       nlohmann::json presets = nlohmann::json::object();
       for (const auto& name : model_preset_names())
-        if (const auto model = model_preset(name)) presets[name] = checkpoint_bytes(*model) / (static_cast<double>(p.total) / slowest);
+        if (const auto model = model_preset(name)) presets[name] = checkpoint_bytes(*model) / (static_cast<double>(total) / slowest);
       out.row_metrics["preset_checkpoint_s"] = presets;
     }
     out.row_metrics["fs_type"] = fs.mount ? fs.mount->fs_type : "unknown";
@@ -215,7 +228,7 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
 
   PointDemand demand_of(const CkptPoint& p, const DemandContext& ctx) const override {
     const auto m = checkpoint_methodology(ctx.opts);
-    const auto shard = p.total;  // at one rank, the whole checkpoint
+    const auto shard = p.at(1);  // at one rank, the whole checkpoint
     PointDemand d;
     d.memory_bytes = 2 * std::min<std::uint64_t>(kCkptChunk, shard);
     d.memory_what = "2 chunk buffers";

@@ -8,6 +8,7 @@ the CPU backend, writing to a directory under the workdir.
     file system named; nothing left in the directory.
   bad_input: no --ckpt-dir, a directory that does not exist, a file, a size not a multiple of 4K, a
     checkpoint larger than the free space: one line, exit 2, nothing written.
+  rank_size: `--ckpt-rank-size 8M`: every rank's shard is 8M at every count, the checkpoint k x 8M.
   hosts: 4 ranks acting as two hosts (GPUSCALE_TEST_HOSTS=a,a,b,b): where the directory's file system is
     local to a node, the shared-file rows of the 4-rank count (spanning both hosts) are skipped with the
     reason, and those within one host measured; on any other file system all are measured. Every write row
@@ -92,7 +93,9 @@ def case_bad_input():
              (["--ckpt-dir", os.path.join(d, "missing")], "No such file or directory"),
              (["--ckpt-dir", a_file], "is not a directory"),
              (["--ckpt-dir", d, "--ckpt-size", "4097"], "not a whole number of 4096-byte blocks"),
-             (["--ckpt-dir", d, "--ckpt-size", "1000T"], "free, a checkpoint of")]
+             (["--ckpt-dir", d, "--ckpt-size", "1000T"], "free, a checkpoint of"),
+             (["--ckpt-dir", d, "--ckpt-size", "8M", "--ckpt-rank-size", "4M"], "not both"),
+             (["--ckpt-dir", d, "--ckpt-rank-size", "5000"], "not a whole number of 4096-byte blocks")]
     for extra, needle in cases:
         p = e2e_common.run([ARGS.gpuscale] + base + extra)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
@@ -101,6 +104,31 @@ def case_bad_input():
         if left_in(d) != ["a-file"]:
             fail(f"{extra}: something was written: {left_in(d)}")
     print(f"ok: {len(cases)} refusals, exit 2, nothing written")
+
+
+def case_rank_size():
+    d = ckpt_dir("ckpt_rank")
+    path = e2e_common.out_path(ARGS.workdir, "ckpt_rank.json")
+    each = 8 << 20
+    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "checkpoint.write", "--ckpt-dir", d,
+                              "--ckpt-rank-size", "8M", "-o", path], timeout=400)
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
+    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    counts = set()
+    for r in doc["results"]:
+        k, m = r["gpu_count"], r["metrics"]
+        counts.add(k)
+        if r["status"] != "ok" or r["params"].get("rank_bytes") != each or "checkpoint_bytes" in r["params"]:
+            fail(f"{r['params']} at {k}: {r['status']} {r['errors']}")
+        shards = {e["metrics"]["shard_bytes"] for e in e2e_common.rank_entries(r)}
+        if shards != {each} or m["checkpoint_total_bytes"] != each * k:
+            fail(f"at {k}: shards {shards}, checkpoint {m['checkpoint_total_bytes']}, expected {each} each, {each * k}")
+        if abs(m["checkpoint_gb_s"] - each * k / m["checkpoint_s"] / 1e9) > 1e-3 * m["checkpoint_gb_s"]:
+            fail(f"at {k}: {m['checkpoint_gb_s']} GB/s is not the checkpoint over {m['checkpoint_s']} s")
+    if counts != {1, 2, 4} or left_in(d):
+        fail(f"counts {counts}; left {left_in(d)}")
+    print(f"ok: {len(doc['results'])} rows, 8M a rank at 1, 2 and 4 ranks")
 
 
 LOCAL_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "tmpfs", "ramfs", "overlay", "vfat", "bcachefs"}
@@ -188,6 +216,7 @@ def parse():
 def main():
     cores = e2e_common.CORES
     cases = {"ckpt": (case_ckpt, cores), "bad_input": (case_bad_input, {}), "hosts": (case_hosts, cores),
+             "rank_size": (case_rank_size, cores),
              "sigterm": (case_sigterm, cores)}
     e2e_common.run_case("e2e_storage_", {"TIMEOUT": 400, "LABELS": "e2e;cpu"}, cases, parse)
 

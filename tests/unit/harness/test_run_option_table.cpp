@@ -75,6 +75,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"burn_duration_s", [&] { return n(2, 60) + "m"; }},
       {"ckpt_dir", [&] { return "/scratch/ckpt" + n(1, 9); }},
       {"ckpt_bytes", [&] { return n(1, 64) + "G"; }},
+      {"ckpt_rank_bytes", [&] { return n(1, 64) + "M"; }},
       {"link_peak", [&] { return n(1, 900) + ".5"; }},
       {"net_peak", [&] { return n(1, 400); }},
       {"watchdog_s", [&] { return n(1, 600); }},
@@ -110,7 +111,7 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
       "quick", "benchmarks", "dtypes", "min_bytes", "max_bytes", "step_factor", "step_bytes", "iters", "warmup",
       "reps", "ops", "placements", "skews", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
       "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "models", "layouts", "layers", "scalings", "burn_kinds",
-      "burn_window_s", "burn_duration_s", "ckpt_dir", "ckpt_bytes", "peaks_file", "link_peak", "net_peak", "watchdog_s",
+      "burn_window_s", "burn_duration_s", "ckpt_dir", "ckpt_bytes", "ckpt_rank_bytes", "peaks_file", "link_peak", "net_peak", "watchdog_s",
       "timeout_s", "telemetry", "tiling", "outlier", "pairs_rounds", "fail_on_outliers",
       "rank_stats"};
   std::set<std::string> got;
