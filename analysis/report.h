@@ -45,8 +45,8 @@ std::string report_csv(const std::vector<FileReport>& files);
 // Throws gpuscale::Error when two inputs would give the same series (e.g. two runs of one cluster).
 std::string report_openmetrics(const std::vector<FileReport>& files);
 std::string report_html(const std::vector<FileReport>& files);
-// The opening of a self-contained page in the report's style, to "</h1>" and a "Made by" line (gpuscale
-// plan's page); close it with "</body></html>\n".
+// The opening of a self-contained page in the report's style, to "</h1>" and a "Made by" line; close it
+// with "</body></html>\n".
 std::string html_page_head(const std::string& title, const std::string& made_from);
 
 // The fleet section of each format (analysis/report_fleet_*.cpp); empty when the file has no fleet data.

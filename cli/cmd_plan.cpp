@@ -74,19 +74,29 @@ int run_plan(const PlanFlags& f) {
   }
   check_outputs(outputs, f.force, f.files);
   // Everything is read and decided before anything is printed: a refusal is one line, exit 2.
+  std::vector<LoadedResult> runs;
   std::vector<ResultRow> rows;
   nlohmann::json capacity = nlohmann::json::array();
   for (const auto& path : f.files) {
-    auto run = load_result(path);
+    runs.push_back(load_result(path));
+    const auto& run = runs.back();
     for (auto& c : burn_capacity(run.rows, run.doc.value("ranks", nlohmann::json::array()))) capacity.push_back(std::move(c));
-    for (auto& r : run.rows) rows.push_back(std::move(r));
+    rows.insert(rows.end(), run.rows.begin(), run.rows.end());
   }
   const auto plan = make_capacity_plan(w, rows, capacity);
+  rows.clear();
   for (auto& o : outputs) {
     if (o.flag == "--markdown") o.text = plan_markdown(plan);
     else if (o.flag == "--json") o.text = plan_json(plan).dump(1) + "\n";
-    else o.text = html_page_head("gpuscale plan", fmt::format("{} result file(s)", f.files.size())) + plan_html(plan) + "</body></html>\n";
   }
+  for (auto& o : outputs)
+    if (o.flag == "--html") {  // the report of the inputs with the plan as its first section
+      std::vector<FileReport> reports;
+      for (auto& run : runs) reports.push_back(make_file_report(std::move(run), kDefaultStragglerThreshold));
+      o.text = report_html(reports);
+      const auto at = o.text.find("<section class=\"run\">");
+      o.text.insert(at == std::string::npos ? o.text.rfind("</body>") : at, plan_html(plan));
+    }
   if (!any_to_stdout(outputs)) fmt::print("{}", plan_text(plan, terminal_columns()));
   std::fflush(stdout);
   write_outputs(outputs, f.force);
@@ -109,7 +119,7 @@ void add_plan_command(CLI::App& app, Action& action) {
   cmd->add_option("--efficiency", f->efficiency, "the efficiency bar of the max useful GPUs (default 0.8)");
   cmd->add_option("--markdown", f->markdown, "write Markdown ('-': standard output)");
   cmd->add_option("--json", f->json, "write JSON ('-': standard output)");
-  cmd->add_option("--html", f->html, "write a self-contained HTML page");
+  cmd->add_option("--html", f->html, "write the inputs' HTML report with the plan as its first section");
   cmd->add_flag("--force", f->force, "replace output files that already exist");
   cmd->callback([f, &action] { action = [f] { return run_plan(*f); }; });
 }
