@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -154,42 +155,61 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     RankMeasurement out;
     std::string cache;  // why a timed read may have come from memory ("" when the pages were dropped)
     std::uint64_t wrong = 0, chunks = 0;
-    // An I/O error fails this rank's measurement, but the group's collectives below still run on every
-    // member (a rank that left them would hold the others until the watchdog).
-    try {
-      if (write_) {
-        // Each timed write makes a new file, as a training job's checkpoint does: the last one is removed
-        // untimed before it (a shared file by rank 0, between barriers), so no repetition overwrites
-        // blocks the one before allocated, nor frees them in a timed O_TRUNC.
-        out.reps = time_repetitions(
-            FaultSite::memory, m.warmup, m.reps,
-            [&] { return write_shard(path, p.io, false, shard.offset, shard.bytes, *source); },
-            [&](double s) { return bytes / s / 1e9; },
-            [&] {
-              g.barrier();
-              if (!shared || g.rank() == 0) ::unlink(path.c_str());
-              g.barrier();
-            });
-      } else {
-        write_shard(path, CkptIo::buffered, !shared, shard.offset, shard.bytes, *source);
-        g.barrier();
-        out.reps = time_repetitions(
-            FaultSite::memory, m.warmup, m.reps, [&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into); },
-            [&](double s) { return bytes / s / 1e9; },
-            [&] {
-              if (p.io == CkptIo::buffered)
-                if (auto why = drop_cached(path, shard.offset, shard.bytes); !why.empty() && cache.empty()) cache = why;
-              g.barrier();
-            });
+    // An I/O error fails this rank's measurement, but the rank keeps every collective of the point (the
+    // barriers of each repetition included): its later passes do no I/O and return at once. A rank that
+    // left the loop would hold the others in their next barrier until the watchdog ended the run.
+    std::string failure;  // this rank's first I/O error
+    auto guarded = [&failure](std::function<double()> io) {
+      return [&failure, io = std::move(io)]() -> double {
+        if (!failure.empty()) return 1.0;
+        try {
+          return io();
+        } catch (const Error& e) {
+          failure = e.what();
+          return 1.0;
+        }
+      };
+    };
+    if (write_) {
+      // Each timed write makes a new file, as a training job's checkpoint does: the last one is removed
+      // untimed before it (a shared file by rank 0, between barriers), so no repetition overwrites
+      // blocks the one before allocated, nor frees them in a timed O_TRUNC.
+      out.reps = time_repetitions(
+          FaultSite::memory, m.warmup, m.reps,
+          guarded([&] { return write_shard(path, p.io, false, shard.offset, shard.bytes, *source); }),
+          [&](double s) { return bytes / s / 1e9; },
+          [&] {
+            g.barrier();
+            if (!shared || g.rank() == 0) ::unlink(path.c_str());
+            g.barrier();
+          });
+    } else {
+      (void)guarded([&] { return write_shard(path, CkptIo::buffered, !shared, shard.offset, shard.bytes, *source); })();
+      g.barrier();
+      out.reps = time_repetitions(
+          FaultSite::memory, m.warmup, m.reps,
+          guarded([&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into); }),
+          [&](double s) { return bytes / s / 1e9; },
+          [&] {
+            if (p.io == CkptIo::buffered && failure.empty())
+              if (auto why = drop_cached(path, shard.offset, shard.bytes); !why.empty() && cache.empty()) cache = why;
+            g.barrier();
+          });
+    }
+    // Checked: the shard read back from the storage (its pages dropped first), every chunk compared.
+    g.barrier();  // a shared file: every writer done
+    if (failure.empty()) {
+      try {
+        (void)drop_cached(path, shard.offset, shard.bytes);
+        read_shard(path, CkptIo::buffered, shard.offset, shard.bytes, *into, source.get(), &wrong);
+        chunks = (shard.bytes + into->size() - 1) / into->size();
+      } catch (const Error& e) {
+        failure = e.what();
       }
-      // Checked: the shard read back from the storage (its pages dropped first), every chunk compared.
-      g.barrier();  // a shared file: every writer done
-      (void)drop_cached(path, shard.offset, shard.bytes);
-      read_shard(path, CkptIo::buffered, shard.offset, shard.bytes, *into, source.get(), &wrong);
-      chunks = (shard.bytes + into->size() - 1) / into->size();
-    } catch (const Error& e) {
+    }
+    if (!failure.empty()) {
       out.failed = true;
-      out.message = e.what();
+      out.message = failure;
       out.reps.clear();
     }
     CheckResult check;

@@ -8,6 +8,9 @@ the CPU backend, writing to a directory under the workdir.
     file system named; nothing left in the directory.
   bad_input: no --ckpt-dir, a directory that does not exist, a file, a size not a multiple of 4K, a
     checkpoint larger than the free space: one line, exit 2, nothing written.
+  io_error: rank 2's file cannot be opened (a directory stands where it goes, from the run's --seed): every
+    point rank 2 takes part in fails naming it and the others are measured; the run neither hangs (rank 2
+    keeps every barrier of its point's repetitions) nor leaves a file of its own.
   rank_size: `--ckpt-rank-size 8M`: every rank's shard is 8M at every count, the checkpoint k x 8M.
   hosts: 4 ranks acting as two hosts (GPUSCALE_TEST_HOSTS=a,a,b,b): where the directory's file system is
     local to a node, the shared-file rows of the 4-rank count (spanning both hosts) are skipped with the
@@ -104,6 +107,29 @@ def case_bad_input():
         if left_in(d) != ["a-file"]:
             fail(f"{extra}: something was written: {left_in(d)}")
     print(f"ok: {len(cases)} refusals, exit 2, nothing written")
+
+
+def case_io_error():
+    d = ckpt_dir("ckpt_ioerr")
+    os.makedirs(os.path.join(d, "gpuscale-ckpt-ff-r2.bin"))  # --seed 255: the run's id is ff
+    path = e2e_common.out_path(ARGS.workdir, "ckpt_ioerr.json")
+    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--seed", "255", "--benchmarks", "storage",
+                              "--ckpt-dir", d, "--ckpt-size", "16M", "-o", path], timeout=300)
+    if p.returncode != 1:
+        fail(f"exit {p.returncode}, expected 1 (rows failed)\n{p.stderr[-3000:]}")
+    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    failed = 0
+    for r in doc["results"]:
+        per_rank = r["params"]["layout"] == "file_per_rank"
+        if per_rank:
+            failed += 1
+            if r["status"] != "failed" or not any("rank 2" in e and "Is a directory" in e for e in r["errors"]):
+                fail(f"{r['benchmark']} {r['params']} at {r['gpu_count']}: {r['status']} {r['errors']}")
+        elif r["status"] != "ok":
+            fail(f"{r['benchmark']} {r['params']} at {r['gpu_count']}: {r['status']} {r['errors']}")
+    if failed != 12 or left_in(d) != ["gpuscale-ckpt-ff-r2.bin"]:
+        fail(f"{failed} rows failed (expected 12); left: {left_in(d)}")
+    print("ok: rank 2's points failed naming it, the rest measured, no hang, nothing left")
 
 
 def case_rank_size():
@@ -216,7 +242,7 @@ def parse():
 def main():
     cores = e2e_common.CORES
     cases = {"ckpt": (case_ckpt, cores), "bad_input": (case_bad_input, {}), "hosts": (case_hosts, cores),
-             "rank_size": (case_rank_size, cores),
+             "rank_size": (case_rank_size, cores), "io_error": (case_io_error, cores),
              "sigterm": (case_sigterm, cores)}
     e2e_common.run_case("e2e_storage_", {"TIMEOUT": 400, "LABELS": "e2e;cpu"}, cases, parse)
 
