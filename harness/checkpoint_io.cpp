@@ -59,15 +59,31 @@ CkptFile::~CkptFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void fill_staged_shard(ShardStaging& staging, std::uint64_t bytes, CkptBuffer& source) {
+  for (std::uint64_t done = 0, chunk = 0; done < bytes; ++chunk) {
+    const std::uint64_t n = std::min<std::uint64_t>(source.size(), bytes - done);
+    stamp(source.data(), chunk);
+    std::memcpy(staging.host(), source.data(), n);
+    staging.from_host(done, n);
+    done += n;
+  }
+}
+
 double write_shard(const std::string& path, CkptIo io, bool truncate, std::uint64_t offset, std::uint64_t bytes,
-                   CkptBuffer& source) {
+                   CkptBuffer& source, ShardStaging* staging) {
   const auto t0 = std::chrono::steady_clock::now();
   CkptFile f(path, true, truncate, io);
   for (std::uint64_t done = 0, chunk = 0; done < bytes; ++chunk) {
     const std::uint64_t n = std::min<std::uint64_t>(source.size(), bytes - done);
-    stamp(source.data(), chunk);
+    unsigned char* data = source.data();
+    if (staging) {
+      staging->to_host(done, n);  // the device's chunk, already stamped by fill_staged_shard
+      data = staging->host();
+    } else {
+      stamp(data, chunk);
+    }
     for (std::uint64_t at = 0; at < n;) {
-      const auto w = ::pwrite(f.fd(), source.data() + at, n - at, static_cast<off_t>(offset + done + at));
+      const auto w = ::pwrite(f.fd(), data + at, n - at, static_cast<off_t>(offset + done + at));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) throw Error(failed("cannot write", path));
       at += static_cast<std::uint64_t>(w);
@@ -79,18 +95,20 @@ double write_shard(const std::string& path, CkptIo io, bool truncate, std::uint6
 }
 
 double read_shard(const std::string& path, CkptIo io, std::uint64_t offset, std::uint64_t bytes, CkptBuffer& into,
-                  const CkptBuffer* source, std::uint64_t* wrong) {
+                  const CkptBuffer* source, std::uint64_t* wrong, ShardStaging* staging) {
   const auto t0 = std::chrono::steady_clock::now();
   CkptFile f(path, false, false, io);
+  unsigned char* data = staging ? staging->host() : into.data();
   for (std::uint64_t done = 0, chunk = 0; done < bytes; ++chunk) {
     const std::uint64_t n = std::min<std::uint64_t>(into.size(), bytes - done);
     for (std::uint64_t at = 0; at < n;) {
-      const auto r = ::pread(f.fd(), into.data() + at, n - at, static_cast<off_t>(offset + done + at));
+      const auto r = ::pread(f.fd(), data + at, n - at, static_cast<off_t>(offset + done + at));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) throw Error(failed("cannot read", path));
       if (r == 0) throw Error(fmt::format("{} ended {} bytes into a shard of {}", terminal_quote(path), done + at, bytes));
       at += static_cast<std::uint64_t>(r);
     }
+    if (staging) staging->from_host(done, n);  // into the device's shard
     done += n;
     if (source && wrong) {  // checked after the timing: only the untimed check pass gives a source
       std::uint64_t index = 0;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/checkpoint_plan.h"
+#include "kernels/device.h"
 
 namespace gpuscale {
 
@@ -45,15 +46,19 @@ class CkptFile {
   std::string path_;
 };
 
-// Writes the shard [offset, offset + bytes) from `source` (each chunk stamped with its index) and
-// fsyncs it; returns the seconds from open to the end of fsync. Throws gpuscale::Error on an I/O error.
+// Fills a device shard with what write_shard would write from `source` (each chunk stamped), untimed.
+void fill_staged_shard(ShardStaging& staging, std::uint64_t bytes, CkptBuffer& source);
+// Writes the shard [offset, offset + bytes) from `source` (each chunk stamped with its index), or with
+// `staging` from device memory (each chunk copied to its host buffer first), and fsyncs it; returns the
+// seconds from open to the end of fsync. Throws gpuscale::Error on an I/O error.
 double write_shard(const std::string& path, CkptIo io, bool truncate, std::uint64_t offset, std::uint64_t bytes,
-                   CkptBuffer& source);
-// Reads the shard back into `into` (the same size as the source); returns the seconds from open to the
-// last byte. With `source`, checks every chunk and counts the wrong ones in *wrong. Throws on an I/O
+                   CkptBuffer& source, ShardStaging* staging = nullptr);
+// Reads the shard back into `into` (the same size as the source), or with `staging` through its host
+// buffer into device memory; returns the seconds from open to the last byte. With `source`, checks every
+// chunk and counts the wrong ones in *wrong (the untimed check, always into `into`). Throws on an I/O
 // error or a short file.
 double read_shard(const std::string& path, CkptIo io, std::uint64_t offset, std::uint64_t bytes, CkptBuffer& into,
-                  const CkptBuffer* source = nullptr, std::uint64_t* wrong = nullptr);
+                  const CkptBuffer* source = nullptr, std::uint64_t* wrong = nullptr, ShardStaging* staging = nullptr);
 // Drops the shard's pages from the page cache (posix_fadvise DONTNEED: the pages are clean after fsync,
 // and no privilege is needed). "" when done, else why not (a read may then come from memory).
 std::string drop_cached(const std::string& path, std::uint64_t offset, std::uint64_t bytes);

@@ -89,6 +89,20 @@ class GemmProblem {
   }
 };
 
+// A checkpoint shard held in device memory (harness/benchmarks/checkpoint.cpp): it goes to storage and
+// comes back a chunk at a time through a page-aligned host buffer, each copy synchronous and timed with
+// the I/O, as a training job's checkpoint from GPU memory is. A device whose memory is the host's (the CPU
+// backend) has none: its shard is written from host memory directly.
+class ShardStaging {
+ public:
+  virtual ~ShardStaging() = default;
+  virtual std::string path() const = 0;  // what the row records: "pinned_staging"
+  virtual unsigned char* host() = 0;     // the host buffer (chunk bytes, page-aligned for O_DIRECT)
+  // Bytes [offset, offset + bytes) of the device shard into host(), and host() into them.
+  virtual void to_host(std::uint64_t offset, std::uint64_t bytes) = 0;
+  virtual void from_host(std::uint64_t offset, std::uint64_t bytes) = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -114,6 +128,14 @@ class Device {
   // Copy bandwidth (host <-> device, peer to peer), when the device has copy engines; the engine is
   // owned by the device. nullptr: the copy benchmarks do not run on this device.
   virtual CopyEngine* copies() const { return nullptr; }
+
+  // A shard of `shard_bytes` in device memory with a host buffer of `chunk_bytes`; nullptr where the
+  // device's memory is the host's. Throws gpuscale::Error when the shard does not fit.
+  virtual std::unique_ptr<ShardStaging> make_shard_staging(std::uint64_t shard_bytes, std::uint64_t chunk_bytes) {
+    (void)shard_bytes;
+    (void)chunk_bytes;
+    return nullptr;
+  }
 };
 
 }  // namespace gpuscale

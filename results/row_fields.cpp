@@ -154,6 +154,9 @@ constexpr std::array kFields = {
              .meaning = "checkpoint.write: each training preset's checkpoint (training/model_spec.h: 14 bytes per bf16 "
                         "weight) over this row's checkpoint_gb_s: derived from the measured bandwidth, not measured at "
                         "that size"},
+    RowField{.name = "checkpoint_memory", .place = P::row_metric, .type = T::text,
+             .meaning = "checkpoint: where the shard lives: host (the CPU backend) or pinned_staging (GPU memory, each "
+                        "chunk copied through a pinned host buffer, the copy timed)"},
     RowField{.name = "fs_type", .place = P::row_metric, .type = T::text,
              .meaning = "checkpoint: the file system type of --ckpt-dir (mountinfo)"},
     RowField{.name = "mount_point", .place = P::row_metric, .type = T::text,

@@ -115,6 +115,7 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     FsInfo fs;
     std::string path;
     std::unique_ptr<CkptBuffer> source, into;
+    std::unique_ptr<ShardStaging> staging;  // the shard in device memory (GPUs); null: host memory (CPUs)
     // Every rank checks its own directory and room before any rank writes.
     agreed_setup(g, key(), [&] {
       fs = usable_dir(ctx.opts.ckpt_dir, shared ? total : shard.bytes);
@@ -122,6 +123,8 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
       const auto chunk = std::min<std::uint64_t>(kCkptChunk, shard.bytes);
       source = std::make_unique<CkptBuffer>(chunk, ctx.seed ^ (0x9e3779b97f4a7c15ULL * (g.world_rank() + 1)));
       into = std::make_unique<CkptBuffer>(chunk, 0);
+      staging = ctx.device.make_shard_staging(shard.bytes, chunk);
+      if (staging) fill_staged_shard(*staging, shard.bytes, *source);
     });
     // A shared file needs one file system under every rank of the group, and one host for a node-local one.
     if (shared && g.size() > 1) {
@@ -176,7 +179,7 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
       // blocks the one before allocated, nor frees them in a timed O_TRUNC.
       out.reps = time_repetitions(
           FaultSite::memory, m.warmup, m.reps,
-          guarded([&] { return write_shard(path, p.io, false, shard.offset, shard.bytes, *source); }),
+          guarded([&] { return write_shard(path, p.io, false, shard.offset, shard.bytes, *source, staging.get()); }),
           [&](double s) { return bytes / s / 1e9; },
           [&] {
             g.barrier();
@@ -188,7 +191,7 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
       g.barrier();
       out.reps = time_repetitions(
           FaultSite::memory, m.warmup, m.reps,
-          guarded([&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into); }),
+          guarded([&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into, nullptr, nullptr, staging.get()); }),
           [&](double s) { return bytes / s / 1e9; },
           [&] {
             if (p.io == CkptIo::buffered && failure.empty())
@@ -232,6 +235,7 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
         if (const auto model = model_preset(name)) presets[name] = checkpoint_bytes(*model) / (static_cast<double>(total) / slowest);
       out.row_metrics["preset_checkpoint_s"] = presets;
     }
+    out.row_metrics["checkpoint_memory"] = staging ? staging->path() : "host";
     out.row_metrics["fs_type"] = fs.mount ? fs.mount->fs_type : "unknown";
     out.row_metrics["mount_point"] = fs.mount ? fs.mount->mount_point : "unknown";
     out.row_metrics["mount_options"] = fs.mount ? fs.mount->options : "";

@@ -160,6 +160,9 @@ class CudaDevice final : public Device {
   }
 
   CopyEngine* copies() const override { return copies_.get(); }
+  std::unique_ptr<ShardStaging> make_shard_staging(std::uint64_t shard_bytes, std::uint64_t chunk_bytes) override {
+    return make_cuda_shard_staging(*ctx_, shard_bytes, chunk_bytes);
+  }
 
  private:
   std::unique_ptr<CudaContext> ctx_;

@@ -34,5 +34,6 @@ std::unique_ptr<GemmProblem> make_cuda_gemm(CudaContext& ctx, DType type, const 
 // Why cuBLASLt has no algorithm for the problem (asked of its heuristic, nothing allocated); nullopt if it has.
 std::optional<std::string> cuda_gemm_unsupported(CudaContext& ctx, DType type, const GemmShape& shape);
 std::unique_ptr<CopyEngine> make_cuda_copy_engine(CudaContext& ctx);
+std::unique_ptr<ShardStaging> make_cuda_shard_staging(CudaContext& ctx, std::uint64_t shard_bytes, std::uint64_t chunk_bytes);
 
 }  // namespace gpuscale::cuda

@@ -75,6 +75,8 @@ def case_ckpt():
         if not any(abs(m["checkpoint_s"] - s) <= 1e-3 * s + 1e-6 for s in slowest) \
                 or abs(m["checkpoint_gb_s"] - total / m["checkpoint_s"] / 1e9) > 1e-3 * m["checkpoint_gb_s"]:
             fail(f"{r['benchmark']} {kind} at {k}: checkpoint_s {m['checkpoint_s']}, the groups' slowest ranks {slowest}")
+        if m["checkpoint_memory"] != "host":  # the CPU backend's shard is in host memory
+            fail(f"checkpoint_memory {m['checkpoint_memory']}")
         if not m["fs_type"] or m["fs_type"] == "unknown" or not m["mount_point"].startswith("/"):
             fail(f"the file system is not named: {m}")
     want = {(b, kind, k) for b in ("checkpoint.write", "checkpoint.read") for kind in KINDS for k in (1, 2, 4)}
