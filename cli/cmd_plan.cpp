@@ -15,12 +15,14 @@
 #include "core/term_text.h"
 #include "core/units.h"
 #include "cli/commands.h"
+#include "history/history_store.h"
 
 namespace gpuscale {
 namespace {
 
 struct PlanFlags {
   std::vector<std::string> files;
+  std::string history, cluster;  // --history URL: the latest stored runs instead of (or beside) files
   std::string preset, tokens, ckpt_every, deadline, layout, markdown, json, html;
   int gpus = 0;
   double efficiency = kUsefulEfficiency;
@@ -50,7 +52,45 @@ double parse_tokens(const std::string& text) {
                           terminal_quote(text)));
 }
 
+// A stored row as the plan reads a file's: its value, status, parameters, spread and stored fields.
+ResultRow stored_row(const history::RowPoint& p) {
+  ResultRow r;
+  r.benchmark = p.benchmark;
+  r.scope = p.scope;
+  r.unit = p.unit;
+  r.gpu_count = p.gpu_count;
+  r.params = nlohmann::json::parse(p.params, nullptr, false);
+  if (r.params.is_discarded() || !r.params.is_object()) r.params = nlohmann::json::object();
+  r.status = parse_row_status(p.status).value_or(RowStatus::failed);
+  r.aggregate = p.value;
+  for (const auto& [name, v] : p.fields) r.metrics[name] = v;
+  r.spread = RowSpread{p.noise_down, p.noise_up, static_cast<std::size_t>(p.reps)};
+  return r;
+}
+
+// From a history store: the train-step rows of the model from the latest stored run that has them, and
+// the checkpoint.write rows from the latest that has those (docs/capacity.md, "From a history store").
+std::vector<ResultRow> rows_from_history(const PlanFlags& f) {
+  auto store = history::open_store(f.history, false);
+  std::vector<ResultRow> out;
+  for (const char* benchmark : {"train-step", "checkpoint.write"}) {
+    const auto points = store->row_points({benchmark, "", f.cluster, "", "", ""});  // in run time order
+    std::string latest;
+    for (const auto& p : points) {
+      const auto params = nlohmann::json::parse(p.params, nullptr, false);
+      const bool wanted = std::string(benchmark) != "train-step" ||
+                          (params.is_object() && params.value("name", std::string()) == f.preset);
+      if (wanted) latest = p.run_id;
+    }
+    for (const auto& p : points)
+      if (!latest.empty() && p.run_id == latest) out.push_back(stored_row(p));
+  }
+  return out;
+}
+
 int run_plan(const PlanFlags& f) {
+  if (f.files.empty() && f.history.empty()) throw Error("plan: give result files, --history URL, or both");
+  if (!f.cluster.empty() && f.history.empty()) throw Error("--cluster goes with --history");
   if (f.preset.empty()) throw Error("plan: give --preset NAME, the model of the train-step rows to plan (llama3-8b, ...)");
   if (f.tokens.empty()) throw Error("plan: give --tokens N, the tokens to train (1T, 300B, ...)");
   if (!(f.efficiency > 0 && f.efficiency < 1))
@@ -83,6 +123,8 @@ int run_plan(const PlanFlags& f) {
     for (auto& c : burn_capacity(run.rows, run.doc.value("ranks", nlohmann::json::array()))) capacity.push_back(std::move(c));
     rows.insert(rows.end(), run.rows.begin(), run.rows.end());
   }
+  if (!f.history.empty())
+    for (auto& r : rows_from_history(f)) rows.push_back(std::move(r));
   const auto plan = make_capacity_plan(w, rows, capacity);
   rows.clear();
   for (auto& o : outputs) {
@@ -109,7 +151,10 @@ void add_plan_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("plan", "capacity plan for a training workload from measured result files: tokens/s per "
                                          "GPU count, max useful GPUs, time to train, energy, checkpoint stalls, bottleneck");
   auto f = std::make_shared<PlanFlags>();
-  cmd->add_option("files", f->files, "result JSON files: train-step rows of the model, and storage or burn-in rows")->required();
+  cmd->add_option("files", f->files, "result JSON files: train-step rows of the model, and storage or burn-in rows");
+  cmd->add_option("--history", f->history, "also the latest stored runs of this results history (docs/history.md): its "
+                                           "train-step and checkpoint.write rows");
+  cmd->add_option("--cluster", f->cluster, "--history: only this cluster's runs");
   cmd->add_option("--preset", f->preset, "the model whose train-step rows to plan (a preset key, or 'file')");
   cmd->add_option("--tokens", f->tokens, "tokens to train: 1T, 300B, 15e12");
   cmd->add_option("--ckpt-every", f->ckpt_every, "checkpoint interval (30m, 2h): the stalls from the checkpoint.write rows");

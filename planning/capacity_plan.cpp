@@ -123,6 +123,11 @@ void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, const std:
     return;
   }
   const double bar = 1 - w.efficiency_bar;
+  if ((measured && measured->phases.empty()) || (!measured && grower.empty() && c.efficiency < w.efficiency_bar)) {
+    c.bottleneck = "unknown";
+    c.bottleneck_why = "the rows carry no phase times (a history store keeps none: plan from the result file)";
+    return;
+  }
   if (measured) {
     const TrainPhaseTime* top = nullptr;
     for (const auto& ph : measured->phases)

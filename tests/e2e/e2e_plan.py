@@ -7,7 +7,8 @@
     GPU-us per token = a + b log2(n/n0) fitted by weighted least squares and its refusal rule (3 counts,
     25% RMS), counts to 4x the largest measured, the checkpoint's bytes from the shapes (12 bytes per
     fp32 weight), its stall at the best checkpoint.write row of the largest rank count not above the count,
-    the time to train with its stalls. Text, Markdown and HTML carry the same table.
+    the time to train with its stalls. Text, Markdown and HTML carry the same table; the same file through
+    a history store (`gpuscale history add`, `plan --history`) gives the same figures.
   bad_input: a model the file lacks, a file without train-step rows, a bad --tokens or --ckpt-every, a
     deadline no count meets, a missing file: one line, exit 2, no output file written.
 """
@@ -121,6 +122,22 @@ def case_plan():
         close(c["train_s"], train + math.floor(train / every) * stall, f"time to train at {n}", 1e-6)
         if c["power_w"] is not None:
             fail(f"a power with no energy counter: {c}")
+    # The same plan from a history store holding the file: the same figures (the measured counts'
+    # bottleneck aside, "unknown": the store keeps no phase times).
+    db = os.path.join(ARGS.workdir, "plan_history.db")
+    if os.path.exists(db):
+        os.remove(db)
+    p = e2e_common.gs("history", "add", "--store", f"sqlite://{db}", path)
+    if p.returncode != 0:
+        fail(f"history add: exit {p.returncode}\n{p.stderr}")
+    stored = json.loads(plan("--history", f"sqlite://{db}", "--preset", "llama3-8b", "--tokens", "1T", "--ckpt-every", "30m",
+                             "--json", "-").stdout)
+    for a, b in zip(stored["series"][0]["counts"], counts):
+        for k in ("gpus", "source", "tokens_per_s", "train_s", "ckpt_stall_s"):
+            if a[k] != b[k] and not (isinstance(a[k], float) and abs(a[k] - b[k]) <= 1e-9 * abs(b[k])):
+                fail(f"from the history, {k} at {b['gpus']}: {a[k]}, from the file {b[k]}")
+        if a["source"] == "measured" and a["bottleneck"] != "unknown":
+            fail(f"a measured count's bottleneck without phase times: {a}")
     text = plan(path, "--preset", "llama3-8b", "--tokens", "1T", "--ckpt-every", "30m").stdout
     for needle in ["SHRUNK", "fit error", "not planned beyond", "first bottleneck", "answer:"] + (["PROJECTED"] if model_fit else []):
         if needle not in text:
