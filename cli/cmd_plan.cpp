@@ -3,6 +3,7 @@
 // the max useful GPUs, the time to train, energy, checkpoint stalls and the first bottleneck. Terminal
 // text, and on request Markdown, JSON and an HTML page.
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ struct PlanFlags {
   std::vector<std::string> files;
   std::string history, cluster;  // --history URL: the latest stored runs instead of (or beside) files
   std::string preset, tokens, ckpt_every, deadline, layout, markdown, json, html;
-  int gpus = 0;
+  std::optional<int> gpus;
   double efficiency = kUsefulEfficiency;
   bool force = false;
 };
@@ -100,8 +101,8 @@ int run_plan(const PlanFlags& f) {
   w.tokens = parse_tokens(f.tokens);
   if (!f.ckpt_every.empty()) w.ckpt_every_s = parse_time_span(f.ckpt_every, "--ckpt-every");
   if (!f.deadline.empty()) w.deadline_s = parse_time_span(f.deadline, "--deadline");
-  if (f.gpus < 0) throw Error(fmt::format("invalid --gpus {}: a positive count", f.gpus));
-  if (f.gpus > 0) w.gpus = f.gpus;
+  if (f.gpus && *f.gpus < 1) throw Error(fmt::format("invalid --gpus {}: a positive count", *f.gpus));
+  w.gpus = f.gpus;
   w.layout = f.layout;
   w.efficiency_bar = f.efficiency;
 

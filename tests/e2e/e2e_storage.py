@@ -43,15 +43,19 @@ def left_in(d):
     return sorted(os.listdir(d))
 
 
+def measure(name, extra, expect=0, **kw):
+    """A 4-rank --quick run with `extra` flags, its exit code checked; the result file, validated."""
+    path = e2e_common.out_path(ARGS.workdir, name)
+    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "-o", path] + extra, timeout=400, **kw)
+    if p.returncode != expect:
+        fail(f"exit {p.returncode}, expected {expect}\n{p.stderr[-3000:]}")
+    return e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+
+
 def case_ckpt():
     d = ckpt_dir("ckpt")
-    path = e2e_common.out_path(ARGS.workdir, "ckpt.json")
     total = 64 << 20
-    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "storage", "--ckpt-dir", d,
-                              "--ckpt-size", "64M", "-o", path], timeout=400)
-    if p.returncode != 0:
-        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
-    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    doc = measure("ckpt.json", ["--benchmarks", "storage", "--ckpt-dir", d, "--ckpt-size", "64M"])
     seen = set()
     for r in doc["results"]:
         k = r["gpu_count"]
@@ -114,12 +118,8 @@ def case_bad_input():
 def case_io_error():
     d = ckpt_dir("ckpt_ioerr")
     os.makedirs(os.path.join(d, "gpuscale-ckpt-ff-r2.bin"))  # --seed 255: the run's id is ff
-    path = e2e_common.out_path(ARGS.workdir, "ckpt_ioerr.json")
-    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--seed", "255", "--benchmarks", "storage",
-                              "--ckpt-dir", d, "--ckpt-size", "16M", "-o", path], timeout=300)
-    if p.returncode != 1:
-        fail(f"exit {p.returncode}, expected 1 (rows failed)\n{p.stderr[-3000:]}")
-    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    doc = measure("ckpt_ioerr.json", ["--seed", "255", "--benchmarks", "storage", "--ckpt-dir", d, "--ckpt-size", "16M"],
+                  expect=1)  # rows failed
     failed = 0
     for r in doc["results"]:
         per_rank = r["params"]["layout"] == "file_per_rank"
@@ -136,13 +136,8 @@ def case_io_error():
 
 def case_rank_size():
     d = ckpt_dir("ckpt_rank")
-    path = e2e_common.out_path(ARGS.workdir, "ckpt_rank.json")
     each = 8 << 20
-    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "checkpoint.write", "--ckpt-dir", d,
-                              "--ckpt-rank-size", "8M", "-o", path], timeout=400)
-    if p.returncode != 0:
-        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
-    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    doc = measure("ckpt_rank.json", ["--benchmarks", "checkpoint.write", "--ckpt-dir", d, "--ckpt-rank-size", "8M"])
     counts = set()
     for r in doc["results"]:
         k, m = r["gpu_count"], r["metrics"]
@@ -174,13 +169,8 @@ def preset_bytes(layers, h, f, heads, kv, vocab, experts):
 
 def case_hosts():
     d = ckpt_dir("ckpt_hosts")
-    path = e2e_common.out_path(ARGS.workdir, "ckpt_hosts.json")
-    p = e2e_common.mpirun(4, ["run", "--backend", "cpu", "--quick", "--benchmarks", "checkpoint.write", "--ckpt-dir", d,
-                              "--ckpt-size", "16M", "-o", path], env_extra={"GPUSCALE_TEST_HOSTS": "a,a,b,b"},
-                          export=["GPUSCALE_TEST_HOSTS"], timeout=400)
-    if p.returncode != 0:
-        fail(f"exit {p.returncode}\n{p.stderr[-3000:]}")
-    doc = e2e_common.load_valid(path, ARGS.schema, ARGS.gpuscale)
+    doc = measure("ckpt_hosts.json", ["--benchmarks", "checkpoint.write", "--ckpt-dir", d, "--ckpt-size", "16M"],
+                  env_extra={"GPUSCALE_TEST_HOSTS": "a,a,b,b"}, export=["GPUSCALE_TEST_HOSTS"])
     fs = {r["metrics"].get("fs_type") for r in doc["results"] if r["status"] == "ok"}
     if len(fs) != 1:
         fail(f"file systems {fs}")
