@@ -146,7 +146,7 @@ constexpr std::array kFields = {
     RowField{.name = "checkpoint_gb_s", .place = P::row_metric, .unit = "GB/s",
              .meaning = "checkpoint.write, checkpoint.read: the checkpoint's bytes over checkpoint_s (gpuscale plan's "
                         "storage bandwidth)",
-             .non_negative = true, .csv = "checkpoint_gb_s", .history = "checkpoint_gb_s"},
+             .non_negative = true, .history = "checkpoint_gb_s"},
     RowField{.name = "checkpoint_total_bytes", .place = P::row_metric, .unit = "B",
              .meaning = "checkpoint: the whole checkpoint at this count (--ckpt-size, or --ckpt-rank-size x the count)",
              .non_negative = true},
