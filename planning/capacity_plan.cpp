@@ -115,7 +115,9 @@ std::string growing_phase(const TrainScaling& s) {
   return best;
 }
 
-void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, const std::string& grower, const PlanWorkload& w) {
+// `phases`: whether the series' rows carry phase times (a history store keeps none).
+void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, bool phases, const std::string& grower,
+                     const PlanWorkload& w) {
   if (c.ckpt_stall_fraction && *c.ckpt_stall_fraction > kCheckpointStallBudget) {
     c.bottleneck = "storage";
     c.bottleneck_why = fmt::format("a checkpoint stalls {:.1f}% of its interval (budget {:.0f}%)", *c.ckpt_stall_fraction * 100,
@@ -123,7 +125,7 @@ void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, const std:
     return;
   }
   const double bar = 1 - w.efficiency_bar;
-  if ((measured && measured->phases.empty()) || (!measured && grower.empty() && c.efficiency < w.efficiency_bar)) {
+  if (!phases && (measured || c.efficiency < w.efficiency_bar)) {
     c.bottleneck = "unknown";
     c.bottleneck_why = "the rows carry no phase times (a history store keeps none: plan from the result file)";
     return;
@@ -144,8 +146,11 @@ void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, const std:
   }
   c.bottleneck = "compute";
   c.bottleneck_why = measured ? fmt::format("no phase but compute takes {:.0f}% of the measured step", bar * 100)
-                              : fmt::format("projected efficiency {:.0f}% holds the {:.0f}% bar", c.efficiency * 100,
-                                            w.efficiency_bar * 100);
+                     : c.efficiency < w.efficiency_bar
+                         ? fmt::format("projected efficiency {:.0f}%, and no phase but compute grew per token over the "
+                                       "measured counts", c.efficiency * 100)
+                         : fmt::format("projected efficiency {:.0f}% holds the {:.0f}% bar", c.efficiency * 100,
+                                       w.efficiency_bar * 100);
 }
 
 struct PlanInputs {
@@ -167,6 +172,7 @@ void plan_counts(PlanSeries& ps, const std::vector<const ResultRow*>& rows, cons
   const double tokens_per_step_per_gpu = last.step_us * last.tokens_per_s / 1e6 / last.gpu_count;
   const double strong_tokens_per_step = last.step_us * last.tokens_per_s / 1e6;
   const std::string grower = growing_phase(s);
+  const bool phases = !s.points.front().phases.empty();
   const int limit = w.gpus.value_or(std::numeric_limits<int>::max());
 
   auto finish = [&](PlanCount& c, const TrainScalingPoint* measured) {
@@ -183,7 +189,7 @@ void plan_counts(PlanSeries& ps, const std::vector<const ResultRow*>& rows, cons
       c.power_w = in.power->at(c.gpus, c.nodes);
       c.energy_j = *c.power_w * c.train_s;
     }
-    name_bottleneck(c, measured, grower, w);
+    name_bottleneck(c, measured, phases, grower, w);
   };
 
   for (const auto& p : s.points) {

@@ -16,14 +16,7 @@ namespace {
 
 std::string bytes_text(double b) { return b >= 1e9 ? figure_text(b / 1e9) + " GB" : figure_text(b / 1e6) + " MB"; }
 std::string energy_text(double j) { return j >= 3.6e9 ? figure_text(j / 3.6e9) + " MWh" : figure_text(j / 3.6e6) + " kWh"; }
-}  // namespace
 
-std::string plan_tokens_text(double t) {
-  return t >= 1e12 ? figure_text(t / 1e12) + "T" : t >= 1e9 ? figure_text(t / 1e9) + "B" : t >= 1e6 ? figure_text(t / 1e6) + "M"
-                                                                                          : figure_text(t);
-}
-
-namespace {
 // The max useful GPUs among the planned counts; a measured fall, or a measured count within the noise,
 // is the scaling rule's own line (analysis/train_scaling.h).
 std::string max_useful_line(const PlanSeries& s, double bar) {
@@ -118,6 +111,11 @@ std::string series_title(const PlanSeries& s) {
 }
 
 }  // namespace
+
+std::string plan_tokens_text(double t) {
+  return t >= 1e12 ? figure_text(t / 1e12) + "T" : t >= 1e9 ? figure_text(t / 1e9) + "B" : t >= 1e6 ? figure_text(t / 1e6) + "M"
+                                                                                          : figure_text(t);
+}
 
 std::string plan_text(const CapacityPlan& p, std::size_t width) {
   std::string out = fit_lines("PLAN (gpuscale plan; docs/capacity.md): " + model_line(p), width) + "\n";
