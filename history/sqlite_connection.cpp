@@ -1,6 +1,9 @@
 // SQLite behind SqlConnection (sql_connection.h): one file, WAL mode, writers queued by the busy timeout.
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -51,7 +54,7 @@ class SqliteConnection final : public SqlConnection {
     // WAL: readers do not block the writer; foreign keys: deleting a run deletes its rows (retention).
     // A file that is not a database fails here, where no destructor runs: close it before throwing.
     try {
-      exec("PRAGMA journal_mode=WAL");
+      enter_wal();
       exec("PRAGMA foreign_keys=ON");
     } catch (...) {
       sqlite3_close(db_);
@@ -102,6 +105,20 @@ class SqliteConnection final : public SqlConnection {
 
  private:
   std::vector<SqlRow> exec(const char* sql) { return exec(std::string(sql), {}); }
+
+  // Two processes that open a new file at once both read it in rollback mode and both ask to
+  // switch it to WAL: SQLite sees a deadlock and answers SQLITE_BUSY at once, without the busy
+  // handler. The switch is retried here, within the same bound as the busy timeout.
+  void enter_wal() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    auto pause = std::chrono::milliseconds(5);
+    for (;;) {
+      const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+      if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) return check(rc);
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(200));
+    }
+  }
   void check(int rc) {
     if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE) return;
     const int code = exit_code_of(rc);
