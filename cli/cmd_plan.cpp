@@ -17,6 +17,7 @@
 #include "core/units.h"
 #include "cli/commands.h"
 #include "history/history_store.h"
+#include "results/row_fields.h"
 
 namespace gpuscale {
 namespace {
@@ -64,7 +65,7 @@ ResultRow stored_row(const history::RowPoint& p) {
   if (r.params.is_discarded() || !r.params.is_object()) r.params = nlohmann::json::object();
   r.status = parse_row_status(p.status).value_or(RowStatus::failed);
   r.aggregate = p.value;
-  for (const auto& [name, v] : p.fields) r.metrics[name] = v;
+  for (const auto& [name, v] : p.fields) put_history_figure(r, name, v);
   r.spread = RowSpread{p.noise_down, p.noise_up, static_cast<std::size_t>(p.reps)};
   return r;
 }

@@ -144,10 +144,11 @@ nlohmann::json export_json(const std::vector<RunSummary>& runs, const std::vecto
 }
 
 std::string export_csv(const std::vector<RowPoint>& rows) {
-  // A column per stored row field (results/row_fields.h), after the row's own.
+  // A column per stored scalar row field (results/row_fields.h), after the row's own; an object's
+  // members (phase_us.compute, ...) vary by row and are in the JSON export only.
   std::vector<std::string> stored;
   for (const auto& f : row_fields())
-    if (!f.history.empty() && &f != &fields::aggregate) stored.emplace_back(f.history);
+    if (!f.history.empty() && &f != &fields::aggregate && f.type != FieldType::object) stored.emplace_back(f.history);
   std::string out = "run,created_utc,cluster,benchmark,params,gpu_count,unit,value,noise_down,noise_up,reps,status";
   for (const auto& name : stored) out += "," + name;
   out += "\n";

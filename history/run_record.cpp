@@ -87,9 +87,7 @@ RunRecord make_run_record(const LoadedResult& loaded, const std::string& id) {
     rr.noise_up = band.up;
     rr.reps = static_cast<int>(band.reps);
     rr.status = std::string(row_status_name(row.status));
-    for (const auto& f : row_fields())
-      if (!f.history.empty() && &f != &fields::aggregate)  // the figure has its own column (value)
-        if (const auto v = number_field(row, f)) rr.fields[std::string(f.history)] = *v;
+    rr.fields = history_figures(row);  // the figure itself has its own column (value)
     r.rows.push_back(std::move(rr));
     for (const RankValue& v : row.ranks) {
       RankRecord k{static_cast<int>(i), v.rank, v.device_index, kept(v.host),

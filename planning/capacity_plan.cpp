@@ -115,7 +115,7 @@ std::string growing_phase(const TrainScaling& s) {
   return best;
 }
 
-// `phases`: whether the series' rows carry phase times (a history store keeps none).
+// `phases`: whether the series' rows carry phase times (rows stored in a history before it kept them carry none).
 void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, bool phases, const std::string& grower,
                      const PlanWorkload& w) {
   if (c.ckpt_stall_fraction && *c.ckpt_stall_fraction > kCheckpointStallBudget) {
@@ -127,7 +127,7 @@ void name_bottleneck(PlanCount& c, const TrainScalingPoint* measured, bool phase
   const double bar = 1 - w.efficiency_bar;
   if (!phases && (measured || c.efficiency < w.efficiency_bar)) {
     c.bottleneck = "unknown";
-    c.bottleneck_why = "the rows carry no phase times (a history store keeps none: plan from the result file)";
+    c.bottleneck_why = "the rows carry no phase times (stored by a gpuscale older than 2026-12: plan from the result file)";
     return;
   }
   if (measured) {

@@ -25,7 +25,7 @@
 //   and one node's collectives: "intra-node link"; collectives across nodes: "network"; "pipeline
 //   bubble"; "wait": a slower peer); else "compute". Beyond the measured counts, the phase that grew
 //   most per token over the measured counts, placed on the network once the count spans nodes.
-//   "unknown" where the rows carry no phase times (from a history store).
+//   "unknown" where the rows carry no phase times (stored in a history before it kept them).
 #include <optional>
 #include <string>
 #include <vector>

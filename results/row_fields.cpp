@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -55,7 +57,7 @@ constexpr std::array kFields = {
     RowField{.name = "gpu_count", .type = T::integer, .meaning = "ranks (GPUs) of each group that measured the point",
              .required = true, .column = "GPUs", .shown = Shown::count, .csv = "gpu_count", .get = GS_INT(gpu_count)},
     RowField{.name = "nodes", .type = T::integer, .meaning = "nodes the gpu_count ranks span", .required = true,
-             .csv = "nodes", .get = GS_INT(nodes)},
+             .csv = "nodes", .history = "nodes", .get = GS_INT(nodes)},
     RowField{.name = "topology", .type = T::text, .meaning = "single, intra-node or inter-node", .required = true,
              .csv = "topology", .get = GS_TEXT(topology)},
     RowField{.name = "unit", .type = T::text, .meaning = "unit of the row's figures (GB/s, TFLOP/s, samples/s)",
@@ -139,7 +141,8 @@ constexpr std::array kFields = {
              .meaning = "dp-step: gradient bytes all-reduced per step", .non_negative = true},
     RowField{.name = "phase_us", .place = P::row_metric, .type = T::object, .unit = "us",
              .meaning = "train-step: each phase's time on the slowest rank (compute, each pattern's communication, "
-                        "bubble, wait)"},
+                        "bubble, wait)",
+             .history = "phase_us"},
     RowField{.name = "checkpoint_s", .place = P::row_metric, .unit = "s",
              .meaning = "checkpoint.write, checkpoint.read: the checkpoint's time, its slowest rank's",
              .non_negative = true, .history = "checkpoint_s"},
@@ -292,6 +295,44 @@ void read_row_fields(const json& j, ResultRow& row) {
     } else if (const auto it = j.find(key); it != j.end()) {
       f.set(row, *it);
     }
+  }
+}
+
+std::map<std::string, double> history_figures(const ResultRow& row) {
+  std::map<std::string, double> out;
+  for (const auto& f : kFields) {
+    if (f.history.empty() || &f == &fields::aggregate || f.place == P::rank_metric) continue;
+    const json v = field_json(row, f);
+    const std::string name(f.history);
+    if (v.is_number()) out[name] = v.get<double>();
+    if (!v.is_object()) continue;
+    for (const auto& [member, figure] : v.items())
+      if (figure.is_number()) out[name + "." + member] = figure.get<double>();
+  }
+  return out;
+}
+
+void put_history_figure(ResultRow& row, const std::string& stored, double value) {
+  const auto dot = stored.find('.');
+  const std::string name = stored.substr(0, dot);
+  for (const auto& f : kFields) {
+    if (f.history != name || &f == &fields::aggregate || f.place == P::rank_metric) continue;
+    const json v = f.type == T::integer && std::isfinite(value) && std::abs(value) < 9e15
+                       ? json(static_cast<std::int64_t>(std::llround(value)))
+                       : json(value);
+    if (dot != std::string::npos) {  // an object's member ("phase_us.compute")
+      if (f.type != T::object || f.place != P::row_metric) return;
+      if (!row.metrics.is_object()) row.metrics = json::object();
+      json& object = row.metrics[std::string(f.name)];
+      if (!object.is_object()) object = json::object();
+      object[stored.substr(dot + 1)] = v;
+    } else if (f.place == P::row_metric) {
+      if (!row.metrics.is_object()) row.metrics = json::object();
+      row.metrics[std::string(f.name)] = v;
+    } else if (f.set) {
+      f.set(row, v);
+    }
+    return;
   }
 }
 

@@ -5,6 +5,7 @@
 // store all read this table, so a new field is one entry in row_fields.cpp plus the code that measures
 // it (docs/architecture.md, "Where a change goes"). Analysis reads metrics through these typed entries
 // (`number_field(row, fields::time_us)`), never through a key spelled again.
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -85,6 +86,13 @@ nlohmann::json field_json(const ResultRow& row, const RowField& f);
 std::optional<double> number_field(const ResultRow& row, const RowField& f);
 // The same from one metrics object (a rank's, or the row's).
 std::optional<double> number_in(const nlohmann::json& metrics, const RowField& f);
+
+// The figures the history stores of a row (every field with a history name but the aggregate, which has
+// its own column, and rank metrics, stored per rank): a number under its history name, and an object of
+// numbers (phase_us) as one figure per member, "phase_us.compute". put_history_figure puts one back where
+// the row keeps it; a name no field has (a newer store's) is left out.
+std::map<std::string, double> history_figures(const ResultRow& row);
+void put_history_figure(ResultRow& row, const std::string& stored, double value);
 
 // The version-2 row's scalar members, written from and read into the row by the table (the row writer
 // adds the structure: ranks, groups, spread, flags, ...). read_row_fields throws nlohmann::json::exception

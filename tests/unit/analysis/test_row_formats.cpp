@@ -169,6 +169,39 @@ TEST_P(RowFormats, HistoryStoresEveryHistoryField) {
   }
 }
 
+// What the history stores of a row comes back where the row keeps it (gpuscale plan --history reads
+// rows so): every scalar history field, the node count, and an object field member by member.
+TEST_P(RowFormats, HistoryFiguresComeBackWhereTheRowKeepsThem) {
+  std::mt19937 rng(GetParam() + 1);
+  std::uniform_real_distribution<double> us(1.0, 1e5);
+  ResultRow source = row;
+  source.nodes = 1 + static_cast<int>(rng() % 64);
+  json phases = json::object();
+  for (const char* name : {"compute", "dp_comm", "tp_comm", "bubble", "wait"}) phases[name] = us(rng);
+  source.metrics[std::string(fields::phase_us.name)] = phases;
+  auto stored = history_figures(source);
+  EXPECT_EQ(stored.count("phase_us"), 0u) << "an object is stored member by member";
+  EXPECT_EQ(stored.at("nodes"), source.nodes);
+  stored["newer_field"] = 1;  // a field a newer gpuscale stored: left out
+
+  ResultRow back;
+  for (const auto& [name, v] : stored) put_history_figure(back, name, v);
+  EXPECT_EQ(back.nodes, source.nodes);
+  EXPECT_FALSE(back.metrics.contains("newer_field"));
+  const json got = field_json(back, fields::phase_us);
+  ASSERT_TRUE(got.is_object());
+  EXPECT_EQ(got.size(), phases.size());
+  for (const auto& [name, v] : phases.items()) EXPECT_DOUBLE_EQ(got.value(name, -1.0), v.get<double>()) << name;
+  for (const auto& f : row_fields()) {
+    if (f.history.empty() || &f == &fields::aggregate || f.type == FieldType::object) continue;
+    const auto want = number_field(source, f);
+    if (!want) continue;
+    const auto have = number_field(back, f);
+    ASSERT_TRUE(have) << f.name;
+    EXPECT_NEAR(*have, *want, 1e-9 * std::max(1.0, std::abs(*want))) << f.name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, RowFormats, ::testing::Values(1u, 7u, 2026u));
 
 // The table itself: one entry per (name, place), every scalar row member both written and read, and
