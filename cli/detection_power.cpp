@@ -36,10 +36,15 @@ int main(int argc, char** argv) {
   app.add_option("--rep-noise", c.noise.rep_noise, "relative standard deviation of one repetition (default 0.01)");
   app.add_option("--spread", c.noise.spread, "relative standard deviation of a GPU's, NIC's or link's own speed (default 0.02)");
   app.add_option("--run-noise", c.noise.run_noise, "relative standard deviation of a GPU's speed from run to run (default 0.01)");
+  app.add_option("--storage-noise", c.noise.storage_rep_noise,
+                 "slow-storage: relative standard deviation of one rank's timed checkpoint write (default 0.05)");
+  app.add_option("--storage-spread", c.noise.storage_spread,
+                 "slow-storage: relative standard deviation of a node's storage speed (default 0.05)");
   app.add_option("--flaky-p", c.noise.flaky_p, "flaky: the chance that each repetition is slow (default 0.3)");
   app.add_option("--runs", c.noise.runs, "runs in the history's series (default 10)");
   app.add_option("--step-run", c.noise.step_run, "throttle-after: the first slow run, 1-based (default 6)");
-  app.add_option("--faults", faults, "fault kinds, comma-separated (default all: slow-gpu,slow-mem,slow-nic,slow-link,flaky,throttle-after)")
+  app.add_option("--faults", faults, "fault kinds, comma-separated (default all: slow-gpu,slow-mem,slow-nic,slow-link,flaky,throttle-after,"
+                 "slow-storage)")
       ->delimiter(',');
   app.add_option("--sizes", c.sizes, "fault sizes, comma-separated fractions (default 0.05,0.1,0.2,0.5)")->delimiter(',');
   app.add_flag("--json", json, "the table as JSON");
@@ -49,7 +54,8 @@ int main(int argc, char** argv) {
       c.faults.clear();
       for (const auto& f : faults) {
         const auto kind = fault_named(f);
-        if (!kind) throw Error(fmt::format("--faults: unknown fault kind '{}' (slow-gpu, slow-mem, slow-nic, slow-link, flaky, throttle-after)", f));
+        if (!kind) throw Error(fmt::format("--faults: unknown fault kind '{}' (slow-gpu, slow-mem, slow-nic, slow-link, flaky, throttle-after, "
+                                            "slow-storage)", f));
         c.faults.push_back(*kind);
       }
     }

@@ -19,6 +19,9 @@ namespace {
 // STREAM triad of an H100/H200-class GPU, a 400 Gb/s NIC's sendrecv (docs/fleet.md's cost estimate),
 // an NVLink pair's sendrecv.
 constexpr double kGemmTflops = 700, kStreamGbs = 3000, kRailGbs = 45, kLinkGbs = 350;
+// A rank's checkpoint write: a node's local NVMe writes about 34 GB/s (an ND H100 v5 node by fio, issue
+// 28), shared by its 8 ranks.
+constexpr double kCkptRankGbs = 34.0 / 8;
 
 struct Point {
   const char* benchmark;
@@ -60,6 +63,24 @@ ResultRow one_gpu_row(const FleetShape& shape, const Point& p, int gpu, std::vec
   return build_row(in);
 }
 
+// Node `node`'s checkpoint.write row at its own count: each of its ranks with its repetitions.
+ResultRow node_row(const FleetShape& shape, int node, const std::vector<std::vector<double>>& reps) {
+  RowInputs in;
+  in.benchmark = "checkpoint.write";
+  in.scope = Scope::independent;
+  in.unit = "GB/s";
+  in.params = nlohmann::json{{"layout", "file_per_rank"}, {"io", "buffered"}};
+  in.gpu_count = shape.gpus_per_node;
+  in.nodes = 1;
+  in.topology = group_topology(shape.gpus_per_node, 1);
+  for (int local = 0; local < shape.gpus_per_node; ++local) {
+    RankMeasurement m;
+    m.reps = reps[static_cast<std::size_t>(local)];
+    in.ranks.push_back({node * shape.gpus_per_node + local, host_name(node), local, summarize(m, true)});
+  }
+  return build_row(in);
+}
+
 // A pair's cells, as the run keeps them (harness/benchmarks/fleet_pairs.cpp): the median of its
 // repetitions, and how far below and above the median the slowest and fastest were.
 void put_pair(PairCells& cells, std::size_t m, std::size_t i, std::size_t j, const std::vector<double>& reps) {
@@ -98,6 +119,7 @@ std::string_view fault_name(FaultKind kind) {
     case FaultKind::slow_link: return "slow-link";
     case FaultKind::flaky: return "flaky";
     case FaultKind::throttle_after: return "throttle-after";
+    case FaultKind::slow_storage: return "slow-storage";
   }
   return "?";
 }
@@ -114,6 +136,7 @@ NoiseModel default_noise() {
   n.gemm_reps = gemm_methodology(run).reps;
   n.stream_reps = kernel_methodology(run).reps;
   n.pair_reps = collective_methodology(run).reps;
+  n.ckpt_reps = checkpoint_methodology(run).reps;
   return n;
 }
 
@@ -151,6 +174,7 @@ Places draw_places(const FleetShape& shape, std::uint64_t trial_seed) {
   p.link_a = pick(shape.gpus_per_node);
   p.link_b = (p.link_a + 1 + pick(shape.gpus_per_node - 1)) % shape.gpus_per_node;  // another GPU of the node
   if (p.link_a > p.link_b) std::swap(p.link_a, p.link_b);
+  p.storage_node = pick(shape.nodes());  // drawn last: the other places are those of earlier tables
   return p;
 }
 
@@ -176,6 +200,34 @@ void replace_group(GroupRows& rows, const FleetShape& shape, std::string_view be
   // is left as it was, which the outlier rule does not read.
   const auto row = one_gpu_row(shape, point_of(benchmark), gpu, std::move(reps));
   auto& g = rows.rows.front().groups[static_cast<std::size_t>(gpu)];
+  g.status = row.status;
+  g.value = row.status == RowStatus::ok ? row.aggregate : std::nullopt;
+  std::tie(g.spread_down, g.spread_up) = group_spread(row);
+}
+
+GroupRows node_rows(const FleetShape& shape, const NoiseModel& noise, std::uint64_t trial_seed) {
+  auto gen = stream(trial_seed, "storage");
+  GroupRows out;
+  std::vector<GroupRow> groups;
+  for (int n = 0; n < shape.nodes(); ++n) {
+    const double node_speed = own_speed(gen, noise.storage_spread);
+    std::vector<std::vector<double>> reps;
+    RowGroup group;
+    group.hosts = {host_name(n)};
+    for (int local = 0; local < shape.gpus_per_node; ++local) {
+      reps.push_back(repetitions(gen, kCkptRankGbs * node_speed, noise.storage_rep_noise, noise.ckpt_reps));
+      out.reps.push_back(reps.back());
+      group.ranks.push_back(n * shape.gpus_per_node + local);
+    }
+    groups.push_back({std::move(group), node_row(shape, n, reps)});
+  }
+  out.rows.push_back(combine_group_rows(std::move(groups), {}));
+  return out;
+}
+
+void replace_node(GroupRows& rows, const FleetShape& shape, int node, const std::vector<std::vector<double>>& reps) {
+  const auto row = node_row(shape, node, reps);  // as replace_group
+  auto& g = rows.rows.front().groups[static_cast<std::size_t>(node)];
   g.status = row.status;
   g.value = row.status == RowStatus::ok ? row.aggregate : std::nullopt;
   std::tie(g.spread_down, g.spread_up) = group_spread(row);

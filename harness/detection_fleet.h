@@ -19,9 +19,12 @@
 namespace gpuscale::detection {
 
 // The fault kinds, as GPUSCALE_TEST_FAULT names them (core/fault.h).
-enum class FaultKind { slow_gpu, slow_mem, slow_nic, slow_link, flaky, throttle_after };
-inline constexpr std::array<FaultKind, 6> kFaultKinds{FaultKind::slow_gpu, FaultKind::slow_mem, FaultKind::slow_nic,
-                                                      FaultKind::slow_link, FaultKind::flaky, FaultKind::throttle_after};
+// slow-storage: a node's checkpoint writes are slow (its NVMe, or its client of a shared file system);
+// the run plants it as slow-host, whose sleep lands in the timed write.
+enum class FaultKind { slow_gpu, slow_mem, slow_nic, slow_link, flaky, throttle_after, slow_storage };
+inline constexpr std::array<FaultKind, 7> kFaultKinds{FaultKind::slow_gpu, FaultKind::slow_mem,       FaultKind::slow_nic,
+                                                      FaultKind::slow_link, FaultKind::flaky,
+                                                      FaultKind::throttle_after, FaultKind::slow_storage};
 std::string_view fault_name(FaultKind kind);                // "slow-gpu", ...
 std::optional<FaultKind> fault_named(std::string_view name);
 
@@ -38,8 +41,12 @@ struct NoiseModel {
   double spread = 0.02;     // of one GPU's (one NIC's, one link's) own speed around the fleet's: GPU to GPU
   double run_noise = 0.01;  // of one GPU's speed from one run to the next (the history's series)
   double flaky_p = 0.3;     // flaky: the chance that each repetition is slow
+  // Checkpoint writes (slow-storage): of one rank's timed write, and of one node's storage speed around
+  // the fleet's. Stated choices, five and two and a half times the GPU's (docs/fleet.md).
+  double storage_rep_noise = 0.05;
+  double storage_spread = 0.05;
   // Repetitions per measurement: the run's defaults (harness/benchmarks/defaults.h).
-  int gemm_reps = 5, stream_reps = 10, pair_reps = 5;
+  int gemm_reps = 5, stream_reps = 10, pair_reps = 5, ckpt_reps = 3;
   int runs = 10, step_run = 6;  // the history's series: runs, and the first slow run of throttle-after (1-based)
 };
 NoiseModel default_noise();  // the figures above, the repetitions from the run's own methodology
@@ -64,7 +71,7 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b);  // splitmix64 of a and b: 
 // Where a trial's faults sit (drawn from its "where" stream, one place per kind, the same at every size).
 struct Places {
   int gemm_gpu = 0, stream_gpu = 0, flaky_gpu = 0, throttle_gpu = 0;  // global GPU index (= rank)
-  int nic_node = 0, nic_rail = 0;
+  int nic_node = 0, nic_rail = 0, storage_node = 0;
   int link_node = 0, link_a = 0, link_b = 1;
 };
 Places draw_places(const FleetShape& shape, std::uint64_t trial_seed);
@@ -81,6 +88,13 @@ void replace_group(GroupRows& rows, const FleetShape& shape, std::string_view be
 // A fault's repetitions: each slow (x (1 - size)), or for flaky each with probability flaky_p.
 std::vector<double> faulty_reps(const std::vector<double>& reps, const Fault& fault, const NoiseModel& noise,
                                 std::uint64_t trial_seed);
+
+// The checkpoint.write row at one node's count (gpus_per_node ranks), each node its own group, every
+// rank of a node writing its shard at once (concurrent tiling): each rank's repetitions, by rank, and
+// the combined row, built by the run's row builder and group rows as group_rows' are.
+GroupRows node_rows(const FleetShape& shape, const NoiseModel& noise, std::uint64_t trial_seed);
+// The row with node `node`'s ranks' repetitions replaced by `reps` (by the node's local rank).
+void replace_node(GroupRows& rows, const FleetShape& shape, int node, const std::vector<std::vector<double>>& reps);
 
 // Rail r's node-pair matrix: node i's NIC of rail r (its GPU of local rank r) against node j's, every
 // pair a sendrecv bounded by the slower NIC: base x min(nic_i, nic_j), repetitions around it. Measured

@@ -46,7 +46,7 @@ std::uint64_t gpu_bytes(const FleetShape& shape, const NoiseModel& noise) {
   const std::uint64_t per_point = sizeof(history::RankPoint) + sizeof(history::SeriesPoint) + 256;
   const std::uint64_t per_row = sizeof(GroupRow) + 2 * sizeof(RankValue) + sizeof(RowGroup) + 512;
   return static_cast<std::uint64_t>(shape.gpus) *
-         (static_cast<std::uint64_t>(std::max(noise.runs, 0)) * per_point + 2 * per_row);
+         (static_cast<std::uint64_t>(std::max(noise.runs, 0)) * per_point + 3 * per_row);  // gemm, stream, storage
 }
 
 void check_config(const PowerConfig& c) {
@@ -73,7 +73,8 @@ void check_config(const PowerConfig& c) {
   if (!fraction(c.regression.threshold))
     throw Error(fmt::format("--threshold {}: a fraction in (0, 1)", c.regression.threshold));
   if (c.regression.baseline_runs < 1) throw Error("--baseline-runs: at least 1");
-  for (const auto& [name, v] : {std::pair{"--rep-noise", n.rep_noise}, {"--spread", n.spread}, {"--run-noise", n.run_noise}})
+  for (const auto& [name, v] : {std::pair{"--rep-noise", n.rep_noise}, {"--spread", n.spread}, {"--run-noise", n.run_noise},
+                                {"--storage-noise", n.storage_rep_noise}, {"--storage-spread", n.storage_spread}})
     if (!(v >= 0 && v <= 0.5)) throw Error(fmt::format("{} {}: a relative standard deviation in [0, 0.5]", name, v));
   if (!(n.flaky_p > 0 && n.flaky_p <= 1)) throw Error(fmt::format("--flaky-p {}: a probability in (0, 1]", n.flaky_p));
   if (n.runs < 2 || n.runs > 1000) throw Error(fmt::format("--runs {}: between 2 and 1000", n.runs));
@@ -108,9 +109,11 @@ Trial::Trial(const PowerConfig& config, std::uint64_t trial_seed)
     : config_(config), seed_(trial_seed), places_(draw_places(config.shape, trial_seed)),
       gemm_(group_rows(config.shape, config.noise, trial_seed, "gemm")),
       stream_(group_rows(config.shape, config.noise, trial_seed, "stream")),
+      storage_(node_rows(config.shape, config.noise, trial_seed)),
       series_(gpu_series(config.shape, config.noise, trial_seed)) {
   clean_.push_back({"gemm", fleet_named(gemm_)});
   clean_.push_back({"stream", fleet_named(stream_)});
+  clean_.push_back({"storage", fleet_named(storage_)});
   CleanJudgement rails{"rails", {}}, pairs{"gpu pairs", {}};
   for (int r = 0; r < config.shape.gpus_per_node; ++r) {
     rails_.push_back(rail_named(r, std::nullopt, 0));
@@ -134,6 +137,8 @@ std::vector<std::string> Trial::fleet_named(const GroupRows& rows) const {
     const auto& ranks = o["ranks"];
     if (hosts.size() == 1 && ranks.size() == 1)
       out.push_back(gpu_id(hosts[0].get<std::string>(), ranks[0].get<int>() % config_.shape.gpus_per_node));
+    else if (hosts.size() == 1 && static_cast<int>(ranks.size()) == config_.shape.gpus_per_node)
+      out.push_back(hosts[0].get<std::string>());  // a node's group (storage): the node
     else
       out.push_back(fmt::format("{} {} {}", o["kind"].get<std::string>(), hosts.dump(), ranks.dump()));
   }
@@ -203,6 +208,17 @@ Judgement Trial::planted(const Fault& fault, Judge judge) {
         j.named.insert(j.named.end(), named.begin(), named.end());
       }
       return j;
+    case FaultKind::slow_storage: {
+      const int node = places_.storage_node;
+      const auto first = storage_.reps.begin() + node * per;
+      const std::vector<std::vector<double>> clean(first, first + per);
+      std::vector<std::vector<double>> slow;
+      for (const auto& reps : clean) slow.push_back(faulty_reps(reps, fault, config_.noise, seed_));
+      replace_node(storage_, shape, node, slow);
+      j = {host_name(node), fleet_named(storage_), std::nullopt};
+      replace_node(storage_, shape, node, clean);
+      return j;
+    }
     case FaultKind::throttle_after: {
       j.planted = gpu_name(places_.throttle_gpu);
       const auto it = std::find_if(series_.begin(), series_.end(), [&](const auto& s) { return s.key.gpu == j.planted; });

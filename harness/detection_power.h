@@ -30,7 +30,7 @@ struct PowerConfig {
 
 // What a trial holds at once, each refused beyond kMemoryLimit: the largest matrix (a rail matrix, one
 // node pair a cell: its value and two spreads, as doubles, and the PairMatrix copy the rule reads), and
-// the per-GPU state (the two 1-GPU rows, every GPU's every run as rank points and series points).
+// the per-GPU state (the two 1-GPU rows and its share of the storage row, every GPU's every run as rank points and series points).
 inline constexpr std::uint64_t kMemoryLimit = std::uint64_t{1} << 30;  // 1 GiB
 inline constexpr int kMaxTrials = 1000000;
 std::uint64_t largest_matrix_bytes(const FleetShape& shape);
@@ -55,7 +55,7 @@ struct Judgement {
 };
 
 struct CleanJudgement {
-  std::string measurement;  // "gemm", "stream", "rails", "gpu pairs", "history", "history --since"
+  std::string measurement;  // "gemm", "stream", "storage", "rails", "gpu pairs", "history", "history --since"
   std::vector<std::string> named;
 };
 
@@ -77,7 +77,7 @@ class Trial {
   const PowerConfig& config_;
   std::uint64_t seed_;
   Places places_;
-  GroupRows gemm_, stream_;
+  GroupRows gemm_, stream_, storage_;
   std::vector<std::vector<std::string>> rails_, pairs_;  // each rail's and each node's clean judgement
   std::vector<history::Series> series_;
   std::vector<CleanJudgement> clean_;
@@ -100,7 +100,7 @@ void tally(CleanRow& row, const std::vector<std::string>& named);
 struct PowerTable {
   PowerConfig config;
   std::vector<PowerRow> rows;    // by fault, size, judge
-  std::vector<CleanRow> clean;   // by measurement, then "fleet (all)": gemm, stream, rails and gpu pairs together
+  std::vector<CleanRow> clean;   // by measurement, then "fleet (all)": gemm, stream, storage, rails and gpu pairs together
 };
 PowerTable measure_power(const PowerConfig& config);
 

@@ -36,11 +36,13 @@ std::string table_text(const PowerTable& t) {
       "  replay trial I: the same command with --trial I (trial I's seed mixes seed {} and I)\n"
       "  noise (relative standard deviations): repetition {}, GPU to GPU {}, run to run {}; repetitions: GEMM {}, "
       "STREAM {}, pairs {}; flaky: each repetition slow with probability {:.2f}\n"
+      "  storage (checkpoint.write, a node's ranks at once): repetition {}, node to node {}, {} repetitions\n"
       "  fault of size x: the faulty thing takes 1/(1-x) as long (its throughput is (1-x) of healthy)\n"
       "  rules: fleet --outlier {}; history --threshold {}, {} baseline runs, {} runs with the fault from run {} "
       "(history: the latest run judged; history --since: the window from run {})\n\n",
       c.shape.gpus, c.shape.nodes(), c.shape.gpus_per_node, c.trials, c.seed, c.seed, pct(n.rep_noise), pct(n.spread),
-      pct(n.run_noise), n.gemm_reps, n.stream_reps, n.pair_reps, n.flaky_p, c.outlier.fraction, c.regression.threshold,
+      pct(n.run_noise), n.gemm_reps, n.stream_reps, n.pair_reps, n.flaky_p, pct(n.storage_rep_noise),
+      pct(n.storage_spread), n.ckpt_reps, c.outlier.fraction, c.regression.threshold,
       c.regression.baseline_runs, n.runs, n.step_run, n.step_run);
   out += fmt::format("{:<15} {:>5}  {:<16} {:>13} {:>7}  {:<14} {:>7} {:>8}  {}\n", "fault", "size", "rule", "named",
                      "rate", "95% interval", "wrong", "per run", "");
@@ -83,7 +85,9 @@ nlohmann::json table_json(const PowerTable& t) {
           {"trials", c.trials},
           {"seed", c.seed},
           {"noise", {{"rep_noise", n.rep_noise}, {"spread", n.spread}, {"run_noise", n.run_noise}, {"flaky_p", n.flaky_p},
+                     {"storage_rep_noise", n.storage_rep_noise}, {"storage_spread", n.storage_spread},
                      {"gemm_reps", n.gemm_reps}, {"stream_reps", n.stream_reps}, {"pair_reps", n.pair_reps},
+                     {"ckpt_reps", n.ckpt_reps},
                      {"runs", n.runs}, {"step_run", n.step_run}}},
           {"rules", {{"outlier", c.outlier.fraction}, {"mad_k", c.outlier.mad_k}, {"threshold", c.regression.threshold},
                      {"baseline_runs", c.regression.baseline_runs}}},

@@ -18,6 +18,11 @@ PowerConfig small(std::uint64_t seed) {
   c.shape = {64, 8};
   c.seed = seed;
   c.trials = 20;
+  // 8 nodes: at the default storage spread (5%) the storage row's MAD band, not the 10% floor, decides,
+  // and the rule names a clean node in about 0.6% of trials and misses a 50% slow one in about 1%
+  // (gpuscale-detection-power --gpus 64 --trials 3000 --faults slow-storage --sizes 0.5 --seed 5: 18 and
+  // 29 of 3000). Those are rates to measure, not to assert: here the nodes spread as the GPUs do.
+  c.noise.storage_spread = c.noise.spread;
   return c;
 }
 
@@ -44,7 +49,7 @@ TEST(DetectionPower, ACleanSmallFleetNamesNothing) {
   const auto c = small(test_seed());
   for (int i = 0; i < c.trials; ++i) {
     Trial t(c, trial_seed(c.seed, static_cast<std::uint64_t>(i)));
-    ASSERT_EQ(t.clean().size(), 6u);
+    ASSERT_EQ(t.clean().size(), 7u);
     for (const auto& m : t.clean()) EXPECT_TRUE(m.named.empty()) << "trial " << i << ": " << m.measurement << " named " << m.named[0];
   }
 }
@@ -85,15 +90,16 @@ TEST(DetectionPower, TheTableHasARowPerFaultSizeAndRuleAndACleanRowPerMeasuremen
   auto c = small(test_seed());
   c.trials = 3;
   const auto t = measure_power(c);
-  ASSERT_EQ(t.rows.size(), 5u * 4 + 4 * 2);  // throttle-after under both windows of the history rule
+  ASSERT_EQ(t.rows.size(), 6u * 4 + 4 * 2);  // throttle-after under both windows of the history rule
   for (const auto& r : t.rows) EXPECT_EQ(r.trials, 3);
   EXPECT_EQ(t.rows.front().fault, FaultKind::slow_gpu);
-  EXPECT_EQ(t.rows.back().judge, Judge::history_since);
-  ASSERT_EQ(t.clean.size(), 7u);
+  EXPECT_EQ(t.rows[6 * 4 + 3].judge, Judge::history_since);  // the last throttle-after row
+  EXPECT_EQ(t.rows.back().fault, FaultKind::slow_storage);
+  ASSERT_EQ(t.clean.size(), 8u);
   EXPECT_EQ(t.clean.back().measurement, "fleet (all)");
   for (const auto& r : t.clean) EXPECT_EQ(r.runs, 3);
   const auto j = table_json(t);
-  EXPECT_EQ(j["rows"].size(), 28u);
+  EXPECT_EQ(j["rows"].size(), 32u);
   EXPECT_EQ(j["seed"], c.seed);
   EXPECT_EQ(j["rows"][3]["size"], 0.5);
   EXPECT_EQ(j["rows"][3]["rate"], 1.0);  // slow-gpu at 50%
@@ -160,6 +166,9 @@ TEST(DetectionPower, BadConfigurationsAreOneLineEach) {
   bad = c;
   bad.noise.spread = -0.1;
   refused(bad, "--spread");
+  bad = c;
+  bad.noise.storage_rep_noise = 0.7;
+  refused(bad, "--storage-noise");
   EXPECT_LE(largest_matrix_bytes({4729 * 8, 8}), kMemoryLimit);
   EXPECT_GT(largest_matrix_bytes({4730 * 8, 8}), kMemoryLimit);
 }
