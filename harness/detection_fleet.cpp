@@ -195,14 +195,18 @@ GroupRows group_rows(const FleetShape& shape, const NoiseModel& noise, std::uint
   return out;
 }
 
-void replace_group(GroupRows& rows, const FleetShape& shape, std::string_view benchmark, int gpu, std::vector<double> reps) {
-  // As combine_group_rows fills each group from its own row; the row's median group (its aggregate)
-  // is left as it was, which the outlier rule does not read.
-  const auto row = one_gpu_row(shape, point_of(benchmark), gpu, std::move(reps));
-  auto& g = rows.rows.front().groups[static_cast<std::size_t>(gpu)];
+// Group `index` of the combined row refilled from its own rebuilt row, as combine_group_rows fills each
+// group; the combined row's median group (its aggregate) is left as it was, which the outlier rule
+// does not read.
+void refill_group(GroupRows& rows, std::size_t index, const ResultRow& row) {
+  auto& g = rows.rows.front().groups[index];
   g.status = row.status;
   g.value = row.status == RowStatus::ok ? row.aggregate : std::nullopt;
   std::tie(g.spread_down, g.spread_up) = group_spread(row);
+}
+
+void replace_group(GroupRows& rows, const FleetShape& shape, std::string_view benchmark, int gpu, std::vector<double> reps) {
+  refill_group(rows, static_cast<std::size_t>(gpu), one_gpu_row(shape, point_of(benchmark), gpu, std::move(reps)));
 }
 
 GroupRows node_rows(const FleetShape& shape, const NoiseModel& noise, std::uint64_t trial_seed) {
@@ -226,11 +230,7 @@ GroupRows node_rows(const FleetShape& shape, const NoiseModel& noise, std::uint6
 }
 
 void replace_node(GroupRows& rows, const FleetShape& shape, int node, const std::vector<std::vector<double>>& reps) {
-  const auto row = node_row(shape, node, reps);  // as replace_group
-  auto& g = rows.rows.front().groups[static_cast<std::size_t>(node)];
-  g.status = row.status;
-  g.value = row.status == RowStatus::ok ? row.aggregate : std::nullopt;
-  std::tie(g.spread_down, g.spread_up) = group_spread(row);
+  refill_group(rows, static_cast<std::size_t>(node), node_row(shape, node, reps));
 }
 
 std::vector<double> faulty_reps(const std::vector<double>& reps, const Fault& fault, const NoiseModel& noise,

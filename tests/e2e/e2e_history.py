@@ -274,16 +274,20 @@ def case_browser():
 
 # --- concurrency and killed writers ------------------------------------------------------------
 
+def start_writer(url, paths):
+    """`history add` of `paths` to `url`, started and not waited for; store-slow: it holds every
+    transaction 100 ms, so writers started together certainly overlap."""
+    return subprocess.Popen([ARGS.gpuscale, "history", "add", "--store", url] + paths, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_with({"GPUSCALE_TEST_FAULT": "store-slow"}))
+
+
 def writers(url, n):
     paths = [r["path"] for r in manifest()["runs"]]
     procs = []
     for i in range(n):
         order = paths[:]
         random.shuffle(order)
-        # store-slow: each writer holds every transaction 100 ms, so the writers certainly overlap.
-        procs.append(subprocess.Popen([ARGS.gpuscale, "history", "add", "--store", url] + order,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                      env=env_with({"GPUSCALE_TEST_FAULT": "store-slow"})))
+        procs.append(start_writer(url, order))
     stored = 0
     for p in procs:
         out, err = p.communicate(timeout=300)
@@ -302,12 +306,9 @@ def writers(url, n):
 
 def fresh_pair(url):
     """Two writers start at once on a new SQLite file: both switch it to WAL, which once met SQLITE_BUSY
-    at once, without the busy timeout (CI, stop 41: one writer in two on that machine). Returns the
-    failures, or an empty string."""
+    at once, without the busy timeout (CI, stop 41). Returns the failures, or an empty string."""
     paths = [r["path"] for r in manifest()["runs"]][:2]
-    procs = [subprocess.Popen([ARGS.gpuscale, "history", "add", "--store", url] + order, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env_with({"GPUSCALE_TEST_FAULT": "store-slow"}))
-             for order in (paths, paths[::-1])]
+    procs = [start_writer(url, order) for order in (paths, paths[::-1])]
     bad = []
     for p in procs:
         _, err = p.communicate(timeout=300)
