@@ -1,6 +1,6 @@
 #pragma once
 // A burn-in's drift and its `sustained` outliers (docs/acceptance.md), from the rows of its windows
-// (harness/benchmarks/burn.cpp: one row per window, each rank's figure in it). Pure: rows and rank
+// (harness/benchmarks/burn/burn.cpp: one row per window, each rank's figure in it). Pure: rows and rank
 // identities in, the result file's analysis.burn and the sustained outliers out.
 //
 // For each burn kind with per-GPU figures (burn.gemm, burn.stream, burn.mix), over its n windows in
@@ -42,7 +42,7 @@ std::size_t burn_quarter(std::size_t windows);
 nlohmann::json burn_drift(const std::vector<ResultRow>& rows, const nlohmann::json& ranks, double fraction);
 
 // The GPUs whose GEMM output disagreed with their peers' in a window (silent data corruption: the
-// windows' sdc metrics, harness/benchmarks/burn_sdc.h): benchmark, window, rank, host, device_index, local_rank,
+// windows' sdc metrics, harness/benchmarks/burn/burn_sdc.h): benchmark, window, rank, host, device_index, local_rank,
 // first_block, elements (the block's range), element and at (the first element that differs and its
 // [row, column] of C, where the window narrowed it), agreeing, compared, uuids and pci_bus_ids.
 nlohmann::json burn_corruption(const std::vector<ResultRow>& rows, const nlohmann::json& ranks);

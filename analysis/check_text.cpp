@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/reference.h"
 #include "analysis/row_text.h"
-#include "analysis/text_width.h"
+#include "text/text_width.h"
 
 namespace gpuscale {
 namespace {

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 
 #include "analysis/compare.h"
-#include "analysis/escape.h"
-#include "analysis/number_text.h"
+#include "text/escape.h"
+#include "text/number_text.h"
 #include "analysis/row_text.h"
-#include "analysis/text_width.h"
+#include "text/text_width.h"
 
 namespace gpuscale {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
-#include "analysis/number_text.h"
-#include "analysis/text_width.h"
+#include "text/escape.h"
+#include "text/number_text.h"
+#include "text/text_width.h"
 #include "core/error.h"
 #include "core/host_name.h"
 

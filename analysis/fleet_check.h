@@ -29,7 +29,7 @@ struct OutlierCheck {
 
 // Throws gpuscale::Error when the file has no analysis.outliers.
 OutlierCheck check_outliers(const LoadedResult& run, const FleetView& view);
-// The terminal text: no line longer than width (at least kMinWidth of analysis/text_width.h).
+// The terminal text: no line longer than width (at least kMinWidth of text/text_width.h).
 std::string format_outlier_check(const OutlierCheck& c, std::size_t width = 80);
 JUnitSuite outlier_suite(const OutlierCheck& c);
 

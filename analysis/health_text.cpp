@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/row_text.h"
 
 namespace gpuscale {

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/row_text.h"
 
 namespace gpuscale {

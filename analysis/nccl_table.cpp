@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/row_text.h"
 #include "results/row_fields.h"
 #include "collectives/collective_table.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/text_table.h"
+#include "text/text_table.h"
 #include "results/result_file.h"
 
 namespace gpuscale {

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/row_text.h"
 #include "core/error.h"
 #include "core/shown_text.h"

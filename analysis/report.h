@@ -11,7 +11,7 @@
 #include "analysis/projection.h"
 #include "analysis/result_set.h"
 #include "analysis/stragglers.h"
-#include "analysis/text_table.h"
+#include "text/text_table.h"
 #include "analysis/train_scaling.h"
 #include "analysis/verdict.h"
 

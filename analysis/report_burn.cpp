@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/report.h"
 
 namespace gpuscale {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/nccl_table.h"
 #include "analysis/noise.h"
 #include "analysis/report.h"

@@ -14,11 +14,11 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/fleet_check.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
-#include "analysis/svg_chart.h"
+#include "text/svg_chart.h"
 #include "analysis/svg_heatmap.h"
 
 namespace gpuscale {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/noise.h"
 #include "analysis/fleet_check.h"
 #include "analysis/report.h"

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
-#include "analysis/svg_chart.h"
+#include "text/svg_chart.h"
 #include "collectives/collective_table.h"
 #include "core/stats.h"
 #include "core/units.h"

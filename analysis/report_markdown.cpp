@@ -2,7 +2,7 @@
 // fleet, the projection and the environment. Every string from the result file goes through markdown_escape.
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/report.h"
 #include "analysis/nccl_table.h"
 #include "analysis/row_text.h"

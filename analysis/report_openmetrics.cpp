@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/report.h"
 #include "analysis/row_text.h"
 #include "core/error.h"

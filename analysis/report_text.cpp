@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/burn_drift.h"
 #include "analysis/report.h"
 #include "analysis/health_text.h"
 #include "analysis/row_text.h"
-#include "analysis/text_table.h"
+#include "text/text_table.h"
 
 namespace gpuscale {
 namespace {

@@ -3,10 +3,10 @@
 // layout's smallest count, and the max-useful-GPUs line (analysis/train_scaling.h).
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
-#include "analysis/number_text.h"
+#include "text/escape.h"
+#include "text/number_text.h"
 #include "analysis/report.h"
-#include "analysis/svg_chart.h"
+#include "text/svg_chart.h"
 
 namespace gpuscale {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/nccl_table.h"
-#include "analysis/number_text.h"
+#include "text/number_text.h"
 #include "core/units.h"
 #include "results/row_fields.h"
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/burn_drift.h"
 #include "analysis/fleet_outliers.h"
 #include "analysis/health_text.h"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "analysis/result_set.h"
 #include "analysis/row_text.h"
 #include "core/stats.h"

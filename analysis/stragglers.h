@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/text_table.h"
+#include "text/text_table.h"
 #include "results/result_file.h"
 
 namespace gpuscale {

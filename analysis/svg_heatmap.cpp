@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
-#include "analysis/svg_chart.h"
+#include "text/escape.h"
+#include "text/svg_chart.h"
 
 namespace gpuscale {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
-#include "analysis/number_text.h"
+#include "text/escape.h"
+#include "text/number_text.h"
 #include "analysis/projection.h"
 #include "analysis/row_text.h"
 #include "results/row_fields.h"

@@ -1,6 +1,6 @@
 #pragma once
 // What a backend takes from the command line: the few settings that change how it opens its device,
-// its collectives and its peaks. The run loop's options (harness/options.h) hold one of these, so a
+// its collectives and its peaks. The run loop's options (harness/options/options.h) hold one of these, so a
 // backend never sees the plan, the output or the reliability settings.
 #include <optional>
 #include <string>

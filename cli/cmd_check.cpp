@@ -10,7 +10,7 @@
 #include "analysis/fleet_check.h"
 #include "analysis/output.h"
 #include "analysis/reference.h"
-#include "analysis/text_width.h"
+#include "text/text_width.h"
 #include "core/error.h"
 #include "core/shown_text.h"
 #include "core/term_text.h"

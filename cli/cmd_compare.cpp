@@ -7,7 +7,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/output.h"
-#include "analysis/text_width.h"
+#include "text/text_width.h"
 #include "core/error.h"
 #include "cli/commands.h"
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/term_text.h"

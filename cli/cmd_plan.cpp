@@ -11,7 +11,7 @@
 #include "planning/capacity_plan.h"
 #include "analysis/output.h"
 #include "analysis/report.h"
-#include "analysis/text_table.h"
+#include "text/text_table.h"
 #include "core/error.h"
 #include "core/term_text.h"
 #include "core/units.h"

@@ -8,7 +8,7 @@
 #include "analysis/fleet_check.h"
 #include "analysis/output.h"
 #include "analysis/report.h"
-#include "analysis/text_table.h"
+#include "text/text_table.h"
 #include "core/error.h"
 #include "cli/commands.h"
 #include "history/history_report.h"

@@ -11,24 +11,24 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.h"
 #include "core/error.h"
-#include "core/term_text.h"
 #include "core/fault.h"
+#include "core/term_text.h"
+#include "harness/guard/stop_signal.h"
+#include "harness/options/run_option_table.h"
+#include "harness/registry.h"
+#include "harness/run/resume.h"
+#include "harness/run/runner.h"
+#include "history/store_url.h"
+#include "peaks/gpu_peaks.h"
 #include "world/agree.h"
 #include "world/test_hosts.h"
-#include "cli/commands.h"
-#include "history/store_url.h"
-#include "harness/registry.h"
-#include "harness/resume.h"
-#include "harness/run_option_table.h"
-#include "harness/runner.h"
-#include "harness/guard/stop_signal.h"
-#include "peaks/gpu_peaks.h"
 
 namespace gpuscale {
 namespace {
 
-// The command line's texts, one per entry of the run option table (harness/run_option_table.h).
+// The command line's texts, one per entry of the run option table (harness/options/run_option_table.h).
 struct RunFlags {
   struct Value {
     std::string text;
@@ -130,7 +130,7 @@ void refuse_foreign_flags(CLI::App* cmd) {
     if (cmd->count(f.name) > 0) throw Error(fmt::format("{} is {}; gpuscale run --help lists its options", f.name, f.why));
 }
 
-// The table's rule for an empty value (harness/run_option_table.h), as CLI11 runs it on each value.
+// The table's rule for an empty value (harness/options/run_option_table.h), as CLI11 runs it on each value.
 const CLI::Validator& not_empty() {
   static const CLI::Validator v([](std::string& s) { return empty_value_problem(s); }, "");
   return v;
@@ -144,7 +144,7 @@ void add_options(CLI::App* cmd, RunFlags& flags, Section section) {
     if (e.section != section || e.shared) continue;  // shared: health::add_telemetry_flags adds it
     auto& v = flags.values[i];
     v.text = e.initial;
-    // The groups come from the registry, which the table does not link (harness/run_option_table.cpp).
+    // The groups come from the registry, which the table does not link (harness/options/run_option_table.cpp).
     const auto help = e.key == "benchmarks" ? fmt::format("{} ({})", e.help, registry().groups_text()) : e.help;
     if (e.is_switch)
       cmd->add_flag(e.names, v.on, help);

@@ -1,6 +1,6 @@
 #pragma once
 // How much of a string from a file any output shows, and JSON text made inert on a terminal: the rules
-// every output shares (analysis/escape.h applies clip_text in each format's escaper; core/term_text.h
+// every output shares (text/escape.h applies clip_text in each format's escaper; core/term_text.h
 // makes the characters safe).
 #include <cstddef>
 #include <string>

@@ -2,7 +2,7 @@
 // Text from an untrusted file (a result file's strings, a parse error quoting it, a file name) made
 // safe to print on a terminal: C0 controls, DEL and C1 controls (escape sequences included) and bytes
 // that are not valid UTF-8 become '?', so a file can neither drive the terminal nor garble the line.
-// analysis/escape.h's term_text is this function; every message that quotes a file uses it.
+// text/escape.h's term_text is this function; every message that quotes a file uses it.
 #include <string>
 #include <string_view>
 

@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/communicator.h"
-#include "harness/options.h"
+#include "harness/options/options.h"
+#include "kernels/device.h"
 #include "peaks/peaks.h"
 #include "world/world.h"
-#include "kernels/device.h"
 
 namespace gpuscale {
 
@@ -76,14 +76,14 @@ struct RankMeasurement {
 
 // What one point asks of each rank, known before anything is measured: its memory, checked against
 // what the device (the host, for the CPU backend) has free before the run starts
-// (harness/memory_plan.h), and its work, which the watchdog's default budget scales with
+// (harness/plan/memory_plan.h), and its work, which the watchdog's default budget scales with
 // (harness/guard/watchdog.h). Estimates err on the large side; all sizes are 64-bit.
 struct DemandContext {
   const RunOptions& opts;
   std::string backend;  // "cpu", "cuda"
   int ranks = 1;        // the largest group the point runs on (the world size)
   int nodes = 0;        // the job's nodes (the fleet benchmarks' pairs), 0 when not known: at most `ranks`
-  double comm_init_s = 0;  // the slowest communicator creation measured so far (harness/comm_timing.h), 0: none
+  double comm_init_s = 0;  // the slowest communicator creation measured so far (harness/benchmarks/comm_timing.h), 0: none
 };
 
 struct PointDemand {
@@ -97,7 +97,7 @@ struct PointDemand {
   // Seconds the point spends besides its bytes and flops: the fleet benchmarks make a communicator
   // for every round of pairs (the watchdog budget grows with them).
   double setup_s = 0;
-  // Seconds the point lasts on any device (a burn-in window, harness/burn_plan.h): the plan's estimate
+  // Seconds the point lasts on any device (a burn-in window, harness/benchmarks/burn/burn_plan.h): the plan's estimate
   // and the watchdog's budget take them as they are, not scaled by a device's rates.
   double fixed_s = 0;
 };

@@ -43,7 +43,7 @@ void register_collective_benchmarks(Registry& r);
 void register_training_benchmarks(Registry& r);
 void register_train_step_benchmark(Registry& r);
 void register_fleet_benchmarks(Registry& r);
-void register_burn_benchmarks(Registry& r);  // burn-in windows (harness/burn_plan.h)
-void register_checkpoint_benchmarks(Registry& r);  // checkpoint storage (harness/checkpoint_plan.h)
+void register_burn_benchmarks(Registry& r);  // burn-in windows (harness/benchmarks/burn/burn_plan.h)
+void register_checkpoint_benchmarks(Registry& r);  // checkpoint storage (harness/benchmarks/checkpoint/checkpoint_plan.h)
 
 }  // namespace gpuscale

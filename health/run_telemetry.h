@@ -1,5 +1,5 @@
 #pragma once
-// The runner's hook (harness/runner.cpp): each rank watches its own GPU with NVML while it measures.
+// The runner's hook (harness/run/runner.cpp): each rank watches its own GPU with NVML while it measures.
 //   open():     find this rank's GPU (by UUID / PCI bus id from DeviceInfo.details) and load the rules
 //   identity(): ranks[].telemetry in the result file (static identity, or "unavailable" and why)
 //   watch() / attach(): a window around one point; its summary and energy go into the rank's row metrics
@@ -14,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "world/world.h"
 #include "health/rapl.h"
 #include "health/row_energy.h"
 #include "health/telemetry.h"
@@ -23,6 +22,7 @@
 #include "health/verdict.h"
 #include "kernels/device.h"
 #include "results/result_file.h"
+#include "world/world.h"
 
 namespace gpuscale::health {
 

@@ -1,4 +1,4 @@
-// The history section of the HTML report (history_report.h), drawn with analysis/svg_chart.h.
+// The history section of the HTML report (history_report.h), drawn with text/svg_chart.h.
 #include "history/history_report.h"
 
 #include <ctime>
@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/escape.h"
-#include "analysis/svg_chart.h"
+#include "text/escape.h"
+#include "text/svg_chart.h"
 #include "core/error.h"
 #include "core/utc_time.h"
 #include "history/history_text.h"

@@ -82,14 +82,14 @@ class GemmProblem {
   virtual OutputDigest output_digest() { return {}; }
   // The digests of the elements [range.first, range.last) of that same output (as output_digest saw
   // it, a planted flip included), in min(kDigestBlocks, its size) parts: how a disagreement is narrowed
-  // to its first element (harness/sdc_agreement.h). Empty when the device cannot give them.
+  // to its first element (harness/benchmarks/burn/sdc_agreement.h). Empty when the device cannot give them.
   virtual std::vector<std::uint64_t> range_digests(std::uint64_t first, std::uint64_t last) {
     (void)first, (void)last;
     return {};
   }
 };
 
-// A checkpoint shard held in device memory (harness/benchmarks/checkpoint.cpp): it goes to storage and
+// A checkpoint shard held in device memory (harness/benchmarks/checkpoint/checkpoint.cpp): it goes to storage and
 // comes back a chunk at a time through a page-aligned host buffer, each copy synchronous and timed with
 // the I/O, as a training job's checkpoint from GPU memory is. A device whose memory is the host's (the CPU
 // backend) has none: its shard is written from host memory directly.

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "analysis/number_text.h"
+#include "text/number_text.h"
 #include "core/error.h"
 #include "core/term_text.h"
 #include "core/units.h"

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "planning/capacity_plan.h"
-#include "analysis/escape.h"
-#include "analysis/number_text.h"
-#include "analysis/text_table.h"
+#include "text/escape.h"
+#include "text/number_text.h"
+#include "text/text_table.h"
 #include "core/units.h"
 
 namespace gpuscale {

@@ -58,7 +58,7 @@ struct RowSpread {
 std::optional<RowSpread> spread_of_ranks(const std::vector<RankValue>& ranks);
 
 // Why a row's figure is not what it seems to be (docs/results.md, "Flags"), set when the row is built
-// (harness/row_flags.h): "above_peak" (above its expected peak), "superlinear" (scaling efficiency
+// (harness/rows/row_flags.h): "above_peak" (above its expected peak), "superlinear" (scaling efficiency
 // above 100% beyond the noise), "cache_resident" (a memory benchmark whose footprint a cache holds),
 // "quick" (a --quick point, sized to be fast, not to be representative). Readers that do not know a
 // kind ignore it.

@@ -25,7 +25,7 @@ std::string journal_header_line(const std::string& run_id, int attempt) {
 namespace {
 
 // A row line must at least be an object naming its benchmark, params and GPU count: what the resume
-// keys it on. The row's full checks come when it is converted (harness/resume.cpp).
+// keys it on. The row's full checks come when it is converted (harness/run/resume.cpp).
 bool looks_like_row(const nlohmann::json& j) {
   return j.is_object() && j.contains("benchmark") && j["benchmark"].is_string() && j.contains("params") &&
          j["params"].is_object() && j.contains("gpu_count") && j["gpu_count"].is_number_integer() &&

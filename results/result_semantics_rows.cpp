@@ -39,7 +39,7 @@ void check_metrics(const json& metrics, FieldPlace place, const Where& where, co
 // A measured figure (a rank's value, the row's aggregate): absent (null) or a non-negative finite number.
 bool bad_figure(const std::optional<double>& v) { return v && !(*v >= 0 && std::isfinite(*v)); }
 
-// The status a tiled row has from its groups (harness/row_groups.cpp): the worst group's, where skipped
+// The status a tiled row has from its groups (harness/rows/row_groups.cpp): the worst group's, where skipped
 // is the mildest and counts only when every group skipped.
 RowStatus status_of_groups(const std::vector<RowGroup>& groups) {
   auto severity = [](RowStatus s) { return s == RowStatus::ok ? 0 : s == RowStatus::skipped ? 1 : s == RowStatus::invalid ? 2 : 3; };

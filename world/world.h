@@ -1,7 +1,7 @@
 #pragma once
 // The MPI seam of the harness: the world of ranks, where each one runs, and the few control-plane
 // operations the runner needs (a turn barrier, gather to rank 0, broadcast, sub-groups per GPU count).
-// Everything above this file decides with plain data (harness/plan.h), so it is unit-tested without MPI.
+// Everything above this file decides with plain data (harness/plan/plan.h), so it is unit-tested without MPI.
 #include <mpi.h>
 
 #include <string>
@@ -71,7 +71,7 @@ class World {
 class Group {
  public:
   Group(const World& world, bool member, int key);
-  // One of several disjoint groups of the world (a tiled GPU count, harness/tiling.h): the ranks that
+  // One of several disjoint groups of the world (a tiled GPU count, harness/plan/tiling.h): the ranks that
   // give the same colour form one group, ordered by key; a negative colour joins none. Every world rank
   // calls it.
   Group(const World& world, int colour, int key);

@@ -4,7 +4,7 @@
 // of a buffer 4x the last-level cache (the copy an MPI shared-memory transport makes at best, from
 // memory, not cache), once per run, when a collective row first needs it; labelled as measured. A
 // collective whose messages stay in cache can beat it: its row is flagged above its peak
-// (harness/row_flags.h). The inter-node reference is the fastest network port's line rate
+// (harness/rows/row_flags.h). The inter-node reference is the fastest network port's line rate
 // (/sys/class/net/*/speed, /sys/class/infiniband/*/ports/*/rate) of the slowest node. --link-peak
 // and --net-peak override them.
 #include <optional>

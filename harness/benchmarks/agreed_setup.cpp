@@ -22,7 +22,7 @@ void agreed_setup(const Group& group, const std::string& benchmark, const std::f
       throw Error("injected setup failure (GPUSCALE_TEST_FAULT)", kExitInvalidResult);
     setup();
   } catch (const CommunicatorAborted&) {
-    throw;  // the group cannot agree on anything any more (harness/runner.cpp ends the run)
+    throw;  // the group cannot agree on anything any more (harness/run/runner.cpp ends the run)
   } catch (const std::exception& e) {
     why = e.what();
     if (why.empty()) why = "unknown error";

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/options.h"
+#include "harness/options/options.h"
 #include "kernels/device.h"
 #include "peaks/peaks.h"
 

@@ -8,16 +8,16 @@
 
 #include "collectives/alltoallv_plan.h"
 #include "collectives/collective_check.h"
-#include "core/fault.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
-#include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/agreed_setup.h"
+#include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/work_place.h"
-#include "harness/plan.h"
+#include "harness/plan/plan.h"
 #include "harness/registry.h"
 
 namespace gpuscale {

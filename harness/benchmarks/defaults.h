@@ -3,7 +3,7 @@
 // can state it. Every rank runs identical counts: nothing adapts per rank.
 #include <string>
 
-#include "harness/options.h"
+#include "harness/options/options.h"
 #include "training/dp_step.h"
 
 namespace gpuscale {

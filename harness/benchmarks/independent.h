@@ -24,7 +24,7 @@ std::vector<double> time_repetitions(FaultSite site, int warmup, int reps, const
 void apply_check(RankMeasurement& m, const CheckResult& check);
 
 // The demand of a kernel point over `count` buffers of `bytes` each (STREAM's arrays, a copy's source
-// and destination), every one touched on each pass: warm-up, timed and checked (harness/memory_plan.h).
+// and destination), every one touched on each pass: warm-up, timed and checked (harness/plan/memory_plan.h).
 // `plural` names them in the message: "3 arrays of 4.00 GiB (...)".
 PointDemand buffers_demand(int count, const char* plural, std::uint64_t bytes, const RunOptions& opts);
 

@@ -63,8 +63,4 @@ class RunGuard {
   std::optional<StalledPoint> point_;
 };
 
-// A communicator whose operations mark this rank as "in collective" (world/activity.h), so a stall
-// report tells the ranks blocked in a collective from the one stalled in its own work.
-std::unique_ptr<Communicator> watch_communicator(std::unique_ptr<Communicator> inner);
-
 }  // namespace gpuscale

@@ -10,15 +10,32 @@ import sys
 # The floor map, top floor first: a room may include its own headers and those of rooms on lower floors
 # only, never a room beside it or above it. docs/architecture.md's picture is this table.
 FLOORS = [
-    ["cli"],
+    ["cli", "tools"],
     ["harness"],
     ["backends", "history", "planning"],
     ["training", "analysis", "health"],
     ["collectives", "peaks"],
     ["kernels", "results", "world"],
+    ["text"],
     ["core"],
 ]
 FLOOR = {room: n for n, rooms in enumerate(FLOORS) for room in rooms}  # 0 = the top floor
+
+# Inside harness/, the same rule one level down: its sub-rooms stand on floors of their own, top first,
+# and "" is its top level, the room's shared vocabulary (benchmark.h, registry) that every sub-room may
+# include. A family's folder under benchmarks/ (benchmarks/fleet/, burn/, checkpoint/) is part of
+# benchmarks/: it may include benchmarks/'s shared helpers and the floors below, never another family's
+# folder. docs/architecture.md's "Inside harness/" draws this table.
+HARNESS_FLOORS = [
+    ["run"],
+    ["guard"],
+    ["benchmarks"],
+    ["rows"],
+    ["plan"],
+    [""],
+    ["options"],
+]
+HARNESS_FLOOR = {room: n for n, rooms in enumerate(HARNESS_FLOORS) for room in rooms}
 
 # Upward includes accepted for now, each with why: {(file, included room): reason}. Empty: none today.
 ALLOWED = {}
@@ -29,14 +46,40 @@ MAX_LINES = 400
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(([A-Za-z0-9_.-]+)/[^"]*)"')  # (the path, its room)
 
 
+def harness_place(path):
+    """(sub-room, family) of a path inside harness/: ("run", None), ("benchmarks", "burn"), ("", None)."""
+    parts = path.split("/")[1:-1]  # the folders between harness/ and the file
+    sub = parts[0] if parts else ""
+    family = parts[1] if sub == "benchmarks" and len(parts) > 1 else None
+    return sub, family
+
+
+def harness_problem(rel, path):
+    """Why harness file `rel` may not include harness header `path`, or None (HARNESS_FLOORS)."""
+    (sub, family), (target, target_family) = harness_place(rel), harness_place(path)
+    for s, what in ((sub, rel), (target, path)):
+        if s not in HARNESS_FLOOR:
+            return f"{what} is in harness/{s}/, which is not on the harness floor map"
+    if sub == target:
+        if target_family and target_family != family:
+            return f"includes \"{path}\" (another family's folder: shared code lives in benchmarks/ itself)"
+        return None
+    if HARNESS_FLOOR[target] <= HARNESS_FLOOR[sub]:
+        where = "beside" if HARNESS_FLOOR[target] == HARNESS_FLOOR[sub] else "above"
+        return f"includes \"{path}\" (harness/{target}/ is {where} harness/{sub}/ on the harness floor map)"
+    return None
+
+
 def include_problem(root, rel, room, line):
     """Why `line` of `rel` (a file of `room` in the tree at `root`) may not include what it includes, or None."""
     m = INCLUDE.match(line)
     if not m:
         return None
     path, target = m.group(1), m.group(2)
-    if target == room or (rel, target) in ALLOWED:
+    if (rel, target) in ALLOWED:
         return None
+    if target == room:
+        return harness_problem(rel, path) if room == "harness" else None
     if target not in FLOOR:
         # A folder of the tree that is not a room (tests/, scripts/...) is no library to include.
         return f"includes {target}/, which is not on the floor map" if os.path.isdir(os.path.join(root, target)) else None

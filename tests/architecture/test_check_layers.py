@@ -29,7 +29,7 @@ CLEAN = {
     "core/units.h": "#pragma once\n",
     "kernels/device.h": '#pragma once\n#include "core/units.h"\n',
     "health/probe.cpp": '#include "health/probe.h"\n#include "kernels/device.h"\n#include <vector>\n',
-    "cli/main.cpp": '#include "harness/runner.h"\n#include "health/probe.h"\n',
+    "cli/main.cpp": '#include "harness/run/runner.h"\n#include "health/probe.h"\n',
     "tests/unit/test_any.cpp": '#include "cli/main.h"\n',  # tests/ may include any room
 }
 

@@ -777,7 +777,7 @@ def case_hostile():
             fail(f"a Markdown table line was broken: {line!r}")
     rows = list(csv.DictReader(open(outs["csv"], newline="")))
     # Quotes and commas survive quoting; a control character but tab (the name's line feed) is '?', so
-    # each record stays one line (analysis/escape.cpp, csv_field).
+    # each record stays one line (text/escape.cpp, csv_field).
     shown = re.sub(r"[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]", "?", doc["cluster"]["name"])
     if len(rows) != len(doc["results"]) or rows[0]["cluster"] != shown:
         fail(f"CSV fields did not survive quoting: {rows[0]['cluster']!r}, expected {shown!r}")

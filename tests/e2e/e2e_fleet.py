@@ -62,7 +62,7 @@ PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,
 # tiling: on a cluster every GPU works on its own device, so a slow one's extra time costs the others
 # nothing; here 16 ranks share 2 cores, and in concurrent groups the healthy ones finish first and
 # leave the slow one alone with both cores, which hides most of a slept fault. Taking turns, every
-# group measures under the same conditions, twice (harness/row_measure.cpp, better_pass), while the
+# group measures under the same conditions, twice (harness/run/row_measure.cpp, better_pass), while the
 # others wait asleep (World::turn_barrier), not spinning on the cores the turn needs.
 DEFAULT_RULE = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,fleet", "--threads", "1",
                 "--tiling", "sequential"]
@@ -248,7 +248,7 @@ def case_slow_host():
     for o in a["outliers"]:
         if "n3" not in o["hosts"]:
             fail(f"an outlier without n3: {o}")
-    # A suspect in the first pass of node pairs is confirmed by a second (harness/benchmarks/fleet_pairs.cpp),
+    # A suspect in the first pass of node pairs is confirmed by a second (harness/benchmarks/fleet/fleet_pairs.cpp),
     # and the pairs still suspect by a third of their own: the all_reduce's, always. The sendrecv's rails run at once under concurrent tiling, and on 16 ranks
     # sharing 2 cores their healthy cells spread 1.3-7.9 GB/s, a matrix in which the rule can name
     # nothing (its floor is 0): there one pass and no record is right (2 of 4 launches here); a record

@@ -1,11 +1,11 @@
 // Fuzz target: the plan points of a resumed file (plan.point_list, or a bare array of points) checked by
-// the rules the command line applies (harness/plan_point_check.h, without the registry), at world sizes
+// the rules the command line applies (harness/plan/plan_point_check.h, without the registry), at world sizes
 // 1, 2 and 4; the check names a problem or accepts, and never throws, crashes or wraps an integer.
 #include "fuzz_input.h"
 
 #include <stdexcept>
 
-#include "harness/plan_point_params.h"
+#include "harness/plan/plan_point_params.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace gpuscale;

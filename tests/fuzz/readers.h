@@ -15,7 +15,7 @@
 #include "analysis/merge.h"
 #include "analysis/reference.h"
 #include "analysis/report.h"
-#include "harness/resume.h"
+#include "harness/run/resume.h"
 #include "results/result_file.h"
 #include "results/result_io.h"
 #include "results/result_stream.h"

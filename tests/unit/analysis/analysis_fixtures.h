@@ -54,7 +54,7 @@ inline nlohmann::json row_json(const std::string& bench, const std::string& scop
   return result_row(bench, scope, std::move(params), k, std::move(values), unit, spread);
 }
 
-// The row as the writer makes one of `status` (harness/row_builder.cpp): invalid or failed, its last
+// The row as the writer makes one of `status` (harness/rows/row_builder.cpp): invalid or failed, its last
 // rank's check failed with `why` and no figure; skipped, no rank value and `why` as its reason.
 inline nlohmann::json with_status(nlohmann::json row, const std::string& status, const std::string& why = "planted by the test") {
   row["status"] = status;

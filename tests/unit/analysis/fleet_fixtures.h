@@ -118,7 +118,7 @@ inline nlohmann::json fleet_doc(const FleetSpec& s, std::mt19937_64& gen, std::v
       values.push_back(v);
       samples.push_back({{host_of(first)}, ranks, v, 0.01, 0.01});
     }
-    // The row lists every group's ranks (harness/row_groups.cpp).
+    // The row lists every group's ranks (harness/rows/row_groups.cpp).
     auto row = result_row("stream.triad", "independent", stream_params, k, std::vector<double>(static_cast<std::size_t>(n), level));
     fix_hosts(row);
     row.groups = groups;  // the writer adds group_summary from them

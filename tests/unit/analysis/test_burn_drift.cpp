@@ -1,7 +1,7 @@
 // analysis/burn_drift: a burn-in's drift per rank and for the fleet, and the `sustained` outliers: a GPU
 // that fell below its own start or below the fleet in its last windows, beyond its repetitions' noise.
 // The rule's false- and true-positive rates are measured on seeded synthetic burn-ins (each window 20
-// slices of noisy figures, as harness/benchmarks/burn.cpp measures them), not asserted from one case.
+// slices of noisy figures, as harness/benchmarks/burn/burn.cpp measures them), not asserted from one case.
 #include <gtest/gtest.h>
 
 #include <random>

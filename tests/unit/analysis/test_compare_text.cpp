@@ -7,7 +7,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/reference.h"
-#include "analysis/text_width.h"
+#include "text/text_width.h"
 #include "analysis_fixtures.h"
 
 namespace gpuscale {

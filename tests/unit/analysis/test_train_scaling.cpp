@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "analysis/svg_chart.h"
+#include "text/svg_chart.h"
 #include "analysis/train_scaling.h"
 
 namespace gpuscale {

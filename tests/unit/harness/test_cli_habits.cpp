@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <random>
 
-#include "test_seed.h"
 #include "core/error.h"
 #include "harness/benchmarks/collective_plan.h"
-#include "harness/progress.h"
-#include "harness/run_option_table.h"
+#include "harness/options/run_option_table.h"
+#include "harness/run/progress.h"
+#include "test_seed.h"
 #include "usage_error.h"
 
 namespace gpuscale {

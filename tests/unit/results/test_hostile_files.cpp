@@ -13,7 +13,7 @@
 #include <random>
 
 #include "tests/fuzz/readers.h"
-#include "analysis/escape.h"
+#include "text/escape.h"
 #include "core/error.h"
 #include "result_doc.h"
 #include "results/result_stream.h"

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "test_seed.h"
-#include "harness/row_builder.h"
-#include "result_doc.h"
 #include "core/error.h"
+#include "harness/rows/row_builder.h"
+#include "result_doc.h"
 #include "results/result_io.h"
+#include "test_seed.h"
 
 namespace gpuscale {
 namespace {

@@ -5,10 +5,10 @@
 #include <random>
 #include <string>
 
-#include "test_seed.h"
-#include "harness/row_builder.h"
+#include "harness/rows/row_builder.h"
 #include "result_doc.h"
 #include "results/result_io.h"
+#include "test_seed.h"
 
 namespace gpuscale {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // A minimal complete result document (the current version), with every field
-// harness/runner.cpp's header() writes, for the result-file tests to start from and break one field at
+// harness/run/runner.cpp's header() writes, for the result-file tests to start from and break one field at
 // a time. Version-1 documents: tests/unit/results/result_v1_doc.h (the upgrader's tests only).
 #include <algorithm>
 #include <map>

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/comm_timing.h"
-#include "harness/registry.h"
+#include "harness/benchmarks/comm_timing.h"
 #include "harness/guard/watchdog.h"
+#include "harness/registry.h"
 
 namespace gpuscale {
 namespace {
@@ -46,7 +46,7 @@ TEST(WatchdogBudget, FleetPointsGrowWithTheirRounds) {
   const auto one = registry().find("sendrecv")->demand(p, DemandContext{o, "cuda", 4096});
   const auto all = pairs->demand(p, DemandContext{o, "cuda", 4096});
   // Four passes' worth of 4095 rounds: a suspect is confirmed by a second pass, and the pairs still
-  // suspect by a pass of their own of at most twice the rounds (harness/pair_confirm.h).
+  // suspect by a pass of their own of at most twice the rounds (harness/benchmarks/fleet/pair_confirm.h).
   const double passes = 4;
   EXPECT_DOUBLE_EQ(all.bytes, one.bytes * 4095 * passes);
   EXPECT_GE(watchdog_budget(all, "cuda", std::nullopt), 2 * 4095 * passes);  // at least the communicators' setup

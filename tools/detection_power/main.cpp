@@ -1,0 +1,84 @@
+// gpuscale-detection-power (scripts/detection-power; docs/fleet.md, "Detection power"): how often the
+// run's outlier and history rules name a fault planted in a synthetic fleet, and how often they name
+// what is not there, over seeded trials. Flags in, one library call (tools/detection_power/detection_power.h), the
+// table out; --trial I tells one trial in full.
+#include <chrono>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/term_text.h"
+#include "tools/detection_power/detection_power.h"
+
+int main(int argc, char** argv) {
+  using namespace gpuscale;
+  using namespace gpuscale::detection;
+  PowerConfig c;
+  std::vector<std::string> faults;
+  std::optional<std::uint64_t> trial;
+  bool json = false;
+  CLI::App app{"gpuscale-detection-power: the true- and false-positive rates of the run's outlier and history rules "
+               "on synthetic fleets with planted faults (docs/fleet.md, \"Detection power\")"};
+  app.add_option("--gpus", c.shape.gpus, "GPUs of the fleet: 64, 512, 4096 or any multiple of --gpus-per-node (default 512)");
+  app.add_option("--gpus-per-node", c.shape.gpus_per_node, "GPUs (and rails) per node (default 8)");
+  app.add_option("--trials", c.trials, "seeded trials per fault and size (default 200)");
+  app.add_option("--seed", c.seed, "the run's seed: trial I uses a seed mixed from it and I (default 1)");
+  app.add_option("--trial", trial, "replay trial I alone: where each fault sat and what every rule named");
+  app.add_option("--outlier", c.outlier.fraction, "the fleet rule's fraction below the median (the run's default 0.1)");
+  app.add_option("--mad-k", c.outlier.mad_k,
+                 "the fleet rule's MAD band in robust deviations (default 3.5; the run has no such flag: for "
+                 "measuring what a rule change would do)");
+  app.add_option("--threshold", c.regression.threshold, "the history rule's threshold (the run's default 0.1)");
+  app.add_option("--baseline-runs", c.regression.baseline_runs,
+                 fmt::format("the history rule's baseline: at most the last K runs before a step (the run's default {})",
+                             history::RegressionRules{}.baseline_runs));
+  app.add_option("--rep-noise", c.noise.rep_noise, "relative standard deviation of one repetition (default 0.01)");
+  app.add_option("--spread", c.noise.spread, "relative standard deviation of a GPU's, NIC's or link's own speed (default 0.02)");
+  app.add_option("--run-noise", c.noise.run_noise, "relative standard deviation of a GPU's speed from run to run (default 0.01)");
+  app.add_option("--storage-noise", c.noise.storage_rep_noise,
+                 "slow-storage: relative standard deviation of one rank's timed checkpoint write (default 0.05)");
+  app.add_option("--storage-spread", c.noise.storage_spread,
+                 "slow-storage: relative standard deviation of a node's storage speed (default 0.05)");
+  app.add_option("--flaky-p", c.noise.flaky_p, "flaky: the chance that each repetition is slow (default 0.3)");
+  app.add_option("--runs", c.noise.runs, "runs in the history's series (default 10)");
+  app.add_option("--step-run", c.noise.step_run, "throttle-after: the first slow run, 1-based (default 6)");
+  app.add_option("--faults", faults, "fault kinds, comma-separated (default all: slow-gpu,slow-mem,slow-nic,slow-link,flaky,throttle-after,"
+                 "slow-storage)")
+      ->delimiter(',');
+  app.add_option("--sizes", c.sizes, "fault sizes, comma-separated fractions (default 0.05,0.1,0.2,0.5)")->delimiter(',');
+  app.add_flag("--json", json, "the table as JSON");
+  try {
+    app.parse(argc, argv);
+    if (!faults.empty()) {
+      c.faults.clear();
+      for (const auto& f : faults) {
+        const auto kind = fault_named(f);
+        if (!kind) throw Error(fmt::format("--faults: unknown fault kind '{}' (slow-gpu, slow-mem, slow-nic, slow-link, flaky, throttle-after, "
+                                            "slow-storage)", f));
+        c.faults.push_back(*kind);
+      }
+    }
+    if (trial) {
+      fmt::print("{}", trial_text(c, *trial));
+      return kExitOk;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto table = measure_power(c);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (json)
+      fmt::print("{}\n", table_json(table).dump(2));
+    else
+      fmt::print("{}", table_text(table));
+    fmt::print(stderr, "gpuscale-detection-power: {} trials in {:.1f} s\n", c.trials, took.count());
+    return kExitOk;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "gpuscale-detection-power: {} (see --help)\n", message_line(e.what()));
+    return kExitUsage;
+  } catch (const Error& e) {
+    fmt::print(stderr, "gpuscale-detection-power: {}\n", message_line(e.what()));
+    return e.exit_code();
+  }
+}
