@@ -14,7 +14,7 @@
 // Hoaglin) AND outside the typical repetition noise, on all of its repetitions. Noise alone does not
 // make an outlier: never while every value stays within `fraction` of the median, and in seeded trials
 // of 8..64 samples with 5% spread between samples and 30% between repetitions, never in 20000
-// (tests/unit/test_outliers.cpp). A spread of 10% between samples (for a fraction of 10%) is
+// (tests/unit/analysis/test_outliers.cpp). A spread of 10% between samples (for a fraction of 10%) is
 // another matter: a small population can then name one by chance (about 1 trial in 10000).
 // Populations smaller than min_population name nothing (with two samples the median is their mean,
 // and which one is sick cannot be told).
@@ -24,9 +24,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/outlier_defaults.h"
+
 namespace gpuscale {
 
-inline constexpr double kDefaultOutlierFraction = 0.10;
 inline constexpr double kMadScale = 1.4826;  // MAD x 1.4826 estimates the standard deviation of normal noise
 inline constexpr double kDefaultMadK = 3.5;  // the band is 3.5 such deviations below the median
 

@@ -131,10 +131,4 @@ void add_health_command(CLI::App& app, Action& action) {
   cmd->callback([&action, flags] { action = [flags] { return run_health(*flags); }; });
 }
 
-int usage_exit_code(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (argv[i][0] != '-') return std::strcmp(argv[i], "health") == 0 ? int{health::kHealthCannotCheck} : int{kExitUsage};
-  return kExitUsage;
-}
-
 }  // namespace gpuscale

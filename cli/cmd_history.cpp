@@ -170,29 +170,6 @@ CLI::App* sub(CLI::App* history, const char* name, const char* help, Action& act
 
 }  // namespace
 
-std::string run_store_url(const std::string& flag) {
-  std::string url = flag;
-  if (const char* env = std::getenv("GPUSCALE_STORE"); url.empty() && env) url = env;
-  if (!url.empty()) parse_store_url(url);
-  return url;
-}
-
-int store_finished_run(const std::string& url, const std::string& path, int code) {
-  if (code != kExitOk && code != kExitInvalidResult) return code;  // a partial file: --resume completes it first
-  try {
-    const auto record = read_run_record(path);
-    const bool added = open_store(url, true)->add_run(record);
-    fmt::print(stderr, "gpuscale: {}\n",
-               message_line(fmt::format("{} {} as run {}", added ? "stored in" : "already in", parse_store_url(url).masked,
-                                        record.id.substr(0, 12))));
-    return code;
-  } catch (const Error& e) {
-    fmt::print(stderr, "gpuscale: warning: {}\n",
-               message_line(fmt::format("the run finished but was not stored: {} (the result file {} is kept)", e.what(), path)));
-    return code == kExitOk ? kExitStoreFailed : code;
-  }
-}
-
 void add_history_command(CLI::App& app, Action& action) {
   auto flags = std::make_shared<HistoryFlags>();
   auto* h = app.add_subcommand("history", "keep result files in a database; trends and regressions over time");

@@ -1,5 +1,6 @@
 // gpuscale: one executable, subcommands. Errors reach the user as one line and a non-zero exit code.
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -11,8 +12,9 @@
 #include "core/error.h"
 #include "core/launcher.h"
 #include "core/term_text.h"
-#include "gpuscale_version.h"
 #include "cli/commands.h"
+#include "gpuscale_version.h"
+#include "health/health_check.h"
 
 namespace {
 
@@ -23,6 +25,15 @@ std::string extras_message(const CLI::App& app, const CLI::ExtrasError& e) {
   std::string out = extra.size() > 1 ? "The following arguments were not expected:" : "The following argument was not expected:";
   for (const auto& a : extra) out += " " + a;
   return out;
+}
+
+// The exit code for a command line that does not parse: kExitUsage, except for `gpuscale health`,
+// whose 1 and 2 are verdicts (its bad input exits 5, health::kHealthCannotCheck; docs/health.md).
+int usage_exit_code(int argc, char** argv) {
+  using namespace gpuscale;
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-') return std::strcmp(argv[i], "health") == 0 ? int{health::kHealthCannotCheck} : int{kExitUsage};
+  return kExitUsage;
 }
 
 }  // namespace

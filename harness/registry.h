@@ -1,6 +1,8 @@
 #pragma once
-// Every benchmark gpuscale knows, in the order a run measures them. Each family registers itself
-// from its own file (harness/benchmarks/*.cpp); adding a benchmark is one add() there.
+// Every benchmark gpuscale knows, in the order a run measures them. Each family registers its
+// benchmarks from its own file through its register_* function (harness/benchmarks/<family>.cpp or
+// <family>/<family>.cpp), which registry() calls once in this order; a new family is its file and one
+// register_* line in registry.cpp.
 #include <memory>
 #include <string>
 #include <vector>

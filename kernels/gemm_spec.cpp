@@ -7,6 +7,11 @@
 
 namespace gpuscale {
 
+std::span<const std::string_view> gemm_layouts() {
+  static constexpr std::string_view kLayouts[] = {"NN", "NT", "TN", "TT"};
+  return kLayouts;
+}
+
 std::string gemm_layout(const GemmShape& s) {
   return fmt::format("{}{}", s.trans_a ? 'T' : 'N', s.trans_b ? 'T' : 'N');
 }

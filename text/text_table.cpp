@@ -112,16 +112,6 @@ void wrap_line(const std::string& line, std::size_t width, std::string& out, std
 
 }  // namespace
 
-std::size_t columns_from(const char* env) {
-  if (env == nullptr || *env == '\0') return kDefaultColumns;
-  unsigned long long v = 0;
-  const char* end = env + std::strlen(env);
-  const auto [p, ec] = std::from_chars(env, end, v);
-  if (ec != std::errc() || p != end) return kDefaultColumns;
-  return static_cast<std::size_t>(std::clamp<unsigned long long>(v, kMinColumns, kMaxColumns));
-}
-
-std::size_t terminal_columns() { return columns_from(std::getenv("COLUMNS")); }
 
 std::string DeviceWord::count(long long n) const { return fmt::format("{} {}", n, n == 1 ? one : many); }
 

@@ -7,16 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "text/text_width.h"  // kDefaultColumns, terminal_columns: COLUMNS read once
+
 namespace gpuscale {
 
-inline constexpr std::size_t kDefaultColumns = 80;
-inline constexpr std::size_t kMinColumns = 40;     // narrower COLUMNS values are taken as this
-inline constexpr std::size_t kMaxColumns = 1000;
-
-// The width COLUMNS asks for: its number clamped to [kMinColumns, kMaxColumns]; kDefaultColumns when
-// unset, empty or not a whole number.
-std::size_t columns_from(const char* columns_env);
-std::size_t terminal_columns();  // columns_from(getenv("COLUMNS"))
 
 // How the device of a rank is called in text: "GPU" for GPU backends, "rank" for the CPU backend
 // (its ranks are processes, not devices). `backend` is the file's "backend" field.

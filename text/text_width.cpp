@@ -2,19 +2,24 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace gpuscale {
 
-std::size_t width_from_columns(const char* columns) {
-  if (!columns) return kDefaultWidth;
-  long long v = 0;
-  const char* end = columns + std::strlen(columns);
-  const auto [p, ec] = std::from_chars(columns, end, v);
-  if (ec != std::errc() || p != end || v <= 0) return kDefaultWidth;
-  return static_cast<std::size_t>(std::clamp<long long>(v, kMinWidth, 1000));
+std::size_t columns_from(const char* env) {
+  if (env == nullptr || *env == '\0') return kDefaultColumns;
+  unsigned long long v = 0;
+  const char* end = env + std::strlen(env);
+  const auto [p, ec] = std::from_chars(env, end, v);
+  if (ec != std::errc() || p != end) return kDefaultColumns;
+  return static_cast<std::size_t>(std::clamp<unsigned long long>(v, kMinColumns, kMaxColumns));
 }
+
+std::size_t terminal_columns() { return columns_from(std::getenv("COLUMNS")); }
+
+std::size_t width_from_columns(const char* columns) { return std::max(columns_from(columns), kMinWidth); }
 
 std::size_t display_width(std::string_view s) {
   return static_cast<std::size_t>(

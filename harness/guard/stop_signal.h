@@ -3,8 +3,9 @@
 // forwarded by the job scripts), SIGTERM (scancel, the time limit itself) and SIGINT (Ctrl-C). The first
 // signal only records a stop request; the runner checks it after each whole point (every GPU count of
 // it), all ranks agree to stop after the same point, the partial result file is written (summary.complete false, summary.interrupted
-// saying why) and gpuscale exits with kExitInterrupted. A second signal exits at once: the file on
-// disk then holds every benchmark point finished before it (it is rewritten after each one).
+// saying why) and gpuscale exits with kExitInterrupted. A second signal exits at once: every point
+// finished before it is then in the result journal (appended as each point ends), which `gpuscale seal
+// FILE` or `--resume FILE` reads.
 #include <string>
 
 namespace gpuscale {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/outliers.h"
+#include "analysis/outlier_defaults.h"
 #include "backends/backend_options.h"
 #include "collectives/collective_table.h"
 #include "core/dtype.h"

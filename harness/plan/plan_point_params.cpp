@@ -42,8 +42,6 @@ std::optional<std::string> one_of_strings(const json& v, std::span<const std::st
 
 // The parameters every family may hold, each with the CLI's rule for it.
 std::optional<std::string> parameter_problem(const std::string& key, const json& v, int world) {
-  static constexpr std::string_view kLayouts[] = {"NN", "NT", "TN", "TT"};
-  static constexpr std::string_view kTransports[] = {"nccl", "mpi"};
   if (key == "dtype") {
     if (!v.is_string() || !parse_dtype(v.get<std::string>())) return fmt::format("unknown dtype {}", terminal_quote(v.dump()));
   } else if (key == "op") {
@@ -61,9 +59,9 @@ std::optional<std::string> parameter_problem(const std::string& key, const json&
   } else if (key == "peer_offset") {
     return small_int(v, 1, 4096);  // a peer copy's offset among a node's GPUs
   } else if (key == "layout") {
-    return one_of_strings(v, kLayouts);
+    return one_of_strings(v, gemm_layouts());
   } else if (key == "transport") {
-    return one_of_strings(v, kTransports);
+    return one_of_strings(v, transport_values());
   } else if (key == "fast_accum") {
     if (!v.is_boolean()) return std::string("expected true or false");
   }

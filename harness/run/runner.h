@@ -1,8 +1,9 @@
 #pragma once
-// The harness's main loop: for every benchmark point and every GPU count k in {1, 2, 4, ..., N}, the
-// first k ranks (packed node by node) measure together; rank 0 gathers their measurements into result
-// rows, rewrites the result file after every point (so a failure later loses nothing), and prints
-// progress and the summary.
+// The harness's main loop: for every benchmark point and every GPU count k in {1, 2, 4, ..., N} (plus N),
+// the ranks are tiled into disjoint groups of k (harness/plan/tiling.h) that measure, each a row's group;
+// rank 0 gathers their measurements into result rows, appends each point's rows to the result journal
+// as the point ends (so a failure later loses nothing), writes the file whole at the start and the end,
+// and prints progress and the summary.
 #include "harness/options/options.h"
 #include "world/world.h"
 

@@ -4,7 +4,7 @@
 // heats shows as a time series, and a killed burn-in keeps every finished window (each window is one
 // point of the plan, journalled when it ends). The windows take the kinds in turn, so every kind's
 // series spans the whole burn-in. Pure: the option table and the burn benchmark
-// (harness/benchmarks/burn/burn.cpp) ask it; tests/unit/harness/test_burn_plan.cpp.
+// (harness/benchmarks/burn/burn.cpp) ask it; tests/unit/harness/benchmarks/burn/test_burn_plan.cpp.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -4,7 +4,7 @@
 // must give the same output digest bit for bit. Within each such class, the digest more than half of
 // its ranks share is the majority; a rank whose digest differs from it is named, with the first block
 // that differs. A class where no digest has more than half (two ranks that differ, say) names no one:
-// which is wrong cannot be told. Pure: tests/unit/harness/test_sdc_agreement.cpp.
+// which is wrong cannot be told. Pure: tests/unit/harness/benchmarks/burn/test_sdc_agreement.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
 #pragma once
-// The checkpoint storage benchmark's plan (issue 28, item 1; not yet registered as a benchmark): how a
+// The checkpoint storage benchmark's plan (checkpoint.write and checkpoint.read, checkpoint.cpp): how a
 // checkpoint of `total` bytes is cut into the shards the ranks of one GPU count write and read, in a file
 // per rank or at offsets of one shared file; what O_DIRECT's alignment asks of the sizes; how much room
-// a directory needs; the files' names. Pure: tests/unit/harness/test_checkpoint_plan.cpp.
+// a directory needs; the files' names. Pure: tests/unit/harness/benchmarks/checkpoint/test_checkpoint_plan.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>

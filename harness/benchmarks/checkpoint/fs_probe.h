@@ -2,7 +2,7 @@
 // What file system a directory is on (the checkpoint benchmark records it beside its rows and refuses a
 // directory without room before writing): its mount point, type and options from /proc/self/mountinfo,
 // and its free and total bytes from statvfs. parse_mountinfo and mount_of are pure
-// (tests/unit/harness/test_fs_probe.cpp); probe_fs is the thin reader.
+// (tests/unit/harness/benchmarks/checkpoint/test_checkpoint_plan.cpp); probe_fs is the thin reader.
 #include <cstdint>
 #include <optional>
 #include <string>
