@@ -79,7 +79,7 @@ void plant_faults(const std::vector<TimingFault>& faults, const std::string& hos
 std::optional<std::uint64_t> flip_bit_due() {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (const auto& f : g_planted.faults)
-    if (f.kind == TimingFaultKind::flip_bit && unit(g_planted.flips) < f.probability) return g_planted.flips();
+    if (f.kind == FaultKind::flip_bit && unit(g_planted.flips) < f.probability) return g_planted.flips();
   return std::nullopt;
 }
 
@@ -89,7 +89,7 @@ FaultScope::FaultScope(const WorkPlace& place) {
   std::vector<double> draws;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (const auto& f : g_planted.all)
-    if (f.kind == TimingFaultKind::flaky) draws.push_back(unit(g_planted.draws));
+    if (f.kind == FaultKind::flaky) draws.push_back(unit(g_planted.draws));
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - g_planted.start).count();
   const auto p = planted_factors(g_planted.faults, g_planted.host, g_planted.local_index, place, elapsed, draws);
   g_compute.store(p.compute);

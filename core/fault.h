@@ -5,7 +5,7 @@
 // "stall:all_reduce@2" (world rank 2 hangs in its own work when it measures all_reduce, as a stuck
 // kernel would: the watchdog must catch it) or a timing fault such as "slow-mem:h3:2" (every STREAM and
 // copy pass of the ranks on host h3 really takes 2 times as long: the fleet analysis must name h3, and
-// only h3, as the outlier; every kind in core/fault_plan.h) or "setup-fail:stream.copy@1" (world rank 1's setup of stream.copy fails, as a failed buffer
+// only h3, as the outlier; every kind in core/fault_kind_table.def) or "setup-fail:stream.copy@1" (world rank 1's setup of stream.copy fails, as a failed buffer
 // reservation would: the group fails the row on every rank and goes on).
 // Tests use it to prove that a wrong result is reported as wrong; it is never set in production and
 // every run records its value in the result file's top-level "test_fault" field.
@@ -55,7 +55,7 @@ double spend_planted(FaultSite site, double seconds);
 // each one only then, so an unplanted run is timed as it always was).
 bool planted_at(FaultSite site);
 
-// flip-bit (core/fault_plan.h): asked once per burn-in window by a GEMM's output digest; a number to pick
+// flip-bit (core/fault_kind_table.def): asked once per burn-in window by a GEMM's output digest; a number to pick
 // the element and bit from when a planted flip-bit item of this rank fires (its RATE), else nullopt.
 std::optional<std::uint64_t> flip_bit_due();
 

@@ -111,25 +111,6 @@ PairCells empty_cells(std::size_t m) {
 
 }  // namespace
 
-std::string_view fault_name(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::slow_gpu: return "slow-gpu";
-    case FaultKind::slow_mem: return "slow-mem";
-    case FaultKind::slow_nic: return "slow-nic";
-    case FaultKind::slow_link: return "slow-link";
-    case FaultKind::flaky: return "flaky";
-    case FaultKind::throttle_after: return "throttle-after";
-    case FaultKind::slow_storage: return "slow-storage";
-  }
-  return "?";
-}
-
-std::optional<FaultKind> fault_named(std::string_view name) {
-  for (auto k : kFaultKinds)
-    if (fault_name(k) == name) return k;
-  return std::nullopt;
-}
-
 NoiseModel default_noise() {
   const RunOptions run;  // the run's methodology at its defaults
   NoiseModel n;

@@ -4,7 +4,6 @@
 // run's own code where the run has code for it (the row builder and group rows for the 1-GPU groups,
 // the confirming pass of a pair matrix, the readers' per-rank band for the history). Pure: a seed in,
 // rows, matrices and series out; the same seed gives the same fleet, with or without the fault.
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -13,25 +12,16 @@
 #include <vector>
 
 #include "analysis/outliers.h"
+#include "core/fault_kinds.h"
 #include "history/trend.h"
 #include "results/result_file.h"
 
 namespace gpuscale::detection {
 
-// The fault kinds, as GPUSCALE_TEST_FAULT names them (core/fault.h).
-// slow-storage: a node's checkpoint writes are slow (its NVMe, or its client of a shared file system);
-// the run plants it as slow-host, whose sleep lands in the timed write.
-enum class FaultKind { slow_gpu, slow_mem, slow_nic, slow_link, flaky, throttle_after, slow_storage };
-inline constexpr std::array<FaultKind, 7> kFaultKinds{FaultKind::slow_gpu, FaultKind::slow_mem,       FaultKind::slow_nic,
-                                                      FaultKind::slow_link, FaultKind::flaky,
-                                                      FaultKind::throttle_after, FaultKind::slow_storage};
-std::string_view fault_name(FaultKind kind);                // "slow-gpu", ...
-std::optional<FaultKind> fault_named(std::string_view name);
-
 // A fault of size x: the faulty thing takes 1 / (1 - x) as long, so its throughput (every figure here
 // is higher-is-better) is (1 - x) of a healthy one's: 0.5 halves it.
 struct Fault {
-  FaultKind kind = FaultKind::slow_gpu;
+  FaultKind kind = FaultKind::slow_gpu;  // a kind the table says detection power judges (core/fault_kinds.h)
   double size = 0.1;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -87,6 +88,10 @@ void check_config(const PowerConfig& c) {
   for (double x : c.sizes)
     if (!fraction(x)) throw Error(fmt::format("--sizes: {} is not a slowdown in (0, 1)", x));
   if (c.faults.empty()) throw Error("--faults: at least one fault kind");
+  for (auto kind : c.faults)
+    if (fault_kind_info(kind).judged_by == DetectionRule::none)
+      throw Error(fmt::format("--faults: '{}' is not a fault kind detection power plants ({})", fault_kind_name(kind),
+                              judged_kind_names()));
 }
 
 std::uint64_t trial_seed(std::uint64_t seed, std::uint64_t trial) { return mix(seed, trial); }
@@ -100,9 +105,37 @@ std::string_view judge_name(Judge judge) {
   return "?";
 }
 
+std::vector<FaultKind> judged_kinds() {
+  std::vector<FaultKind> out;
+  for (const auto& k : fault_kinds())
+    if (k.judged_by != DetectionRule::none) out.push_back(k.kind);
+  return out;
+}
+
+std::string judged_kind_names(std::string_view sep) {
+  std::vector<std::string_view> names;
+  for (auto k : judged_kinds()) names.push_back(fault_kind_name(k));
+  return fmt::format("{}", fmt::join(names, sep));
+}
+
+std::vector<FaultKind> judged_kinds_named(const std::vector<std::string>& names) {
+  std::vector<FaultKind> out;
+  for (const auto& name : names) {
+    const auto kind = fault_kind_named(name);
+    if (!kind || fault_kind_info(*kind).judged_by == DetectionRule::none)
+      throw Error(fmt::format("--faults: '{}' is not a fault kind detection power plants ({})", name, judged_kind_names()));
+    out.push_back(*kind);
+  }
+  return out;
+}
+
 std::vector<Judge> judges_of(FaultKind kind) {
-  if (kind == FaultKind::throttle_after) return {Judge::history, Judge::history_since};
-  return {Judge::fleet};
+  switch (fault_kind_info(kind).judged_by) {
+    case DetectionRule::fleet: return {Judge::fleet};
+    case DetectionRule::history: return {Judge::history, Judge::history_since};
+    case DetectionRule::none: break;
+  }
+  return {};
 }
 
 Trial::Trial(const PowerConfig& config, std::uint64_t trial_seed)
@@ -230,8 +263,9 @@ Judgement Trial::planted(const Fault& fault, Judge judge) {
       it->points = clean;
       return j;
     }
+    default:  // a kind the table does not have detection power judge (judged_kinds) has no place here
+      throw std::logic_error(fmt::format("detection: {} is not a kind detection power plants", fault_kind_name(fault.kind)));
   }
-  return j;
 }
 
 void tally(PowerRow& row, const Judgement& j, int step_run) {
@@ -269,30 +303,6 @@ PowerTable measure_power(const PowerConfig& config) {
     for (auto& row : t.rows) tally(row, trial.planted({row.fault, row.size}, row.judge), config.noise.step_run);
   }
   return t;
-}
-
-std::string trial_text(const PowerConfig& config, std::uint64_t trial) {
-  check_config(config);
-  const auto seed = trial_seed(config.seed, trial);
-  Trial t(config, seed);
-  auto list = [](const std::vector<std::string>& v) { return v.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(v, " ")); };
-  std::string out = fmt::format("trial {} of seed {}: trial seed {} ({} GPUs, {} per node)\nclean:\n", trial, config.seed,
-                                seed, config.shape.gpus, config.shape.gpus_per_node);
-  for (const auto& c : t.clean()) out += fmt::format("  {:<16} named {}\n", c.measurement, list(c.named));
-  out += "planted:\n";
-  for (auto kind : config.faults)
-    for (double size : config.sizes)
-      for (auto judge : judges_of(kind)) {
-        const auto j = t.planted({kind, size}, judge);
-        const bool hit = std::find(j.named.begin(), j.named.end(), j.planted) != j.named.end();
-        std::vector<std::string> wrong;
-        for (const auto& n : j.named)
-          if (n != j.planted) wrong.push_back(n);
-        out += fmt::format("  {:<14} {:>4.0f}%  {:<15} {:<20} {}{}; wrong: {}\n", fault_name(kind), size * 100,
-                           judge_name(judge), j.planted, hit ? "NAMED" : "missed",
-                           j.changed_run ? fmt::format(" (from run {})", *j.changed_run) : "", list(wrong));
-      }
-  return out;
 }
 
 }  // namespace gpuscale::detection

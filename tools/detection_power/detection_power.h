@@ -4,18 +4,25 @@
 // there. Per fault kind and size, the true-positive rate (the planted thing named by its own identity:
 // host and GPU, rail, GPU pair) over seeded trials; per clean run, the things named with nothing
 // planted; in planted runs, the wrong things named beside it. Pure: a configuration in, counts out;
-// scripts/detection-power (tools/detection_power/main.cpp) prints them.
+// tools/detection_power/detection_report.h prints them, scripts/detection-power (main.cpp) runs it.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tools/detection_power/detection_fleet.h"
 
 namespace gpuscale::detection {
+
+// The kinds detection power plants: every kind of the table of kinds it judges (core/fault_kinds.h,
+// judged_by), in the table's order; their names joined by `sep`, for --faults' help and refusals.
+std::vector<FaultKind> judged_kinds();
+std::string judged_kind_names(std::string_view sep = ", ");
+// The kinds of --faults' names; a name that is not one of judged_kinds throws gpuscale::Error (exit 2)
+// naming it and them.
+std::vector<FaultKind> judged_kinds_named(const std::vector<std::string>& names);
 
 struct PowerConfig {
   FleetShape shape;
@@ -24,7 +31,7 @@ struct PowerConfig {
   history::RegressionRules regression;  // the history rule: --threshold, --baseline-runs (its window is set per judge)
   int trials = 200;
   std::uint64_t seed = 1;
-  std::vector<FaultKind> faults{kFaultKinds.begin(), kFaultKinds.end()};
+  std::vector<FaultKind> faults = judged_kinds();
   std::vector<double> sizes{0.05, 0.10, 0.20, 0.50};
 };
 
@@ -46,7 +53,7 @@ std::uint64_t trial_seed(std::uint64_t seed, std::uint64_t trial);
 // before it), or with --since at the step run (the window from the step on).
 enum class Judge { fleet, history, history_since };
 std::string_view judge_name(Judge judge);  // "fleet", "history", "history --since"
-std::vector<Judge> judges_of(FaultKind kind);
+std::vector<Judge> judges_of(FaultKind kind);  // by the table's judged_by: the fleet rule, or both history windows
 
 struct Judgement {
   std::string planted;             // the planted thing's identity (detection_fleet.h)
@@ -103,13 +110,5 @@ struct PowerTable {
   std::vector<CleanRow> clean;   // by measurement, then "fleet (all)": gemm, stream, storage, rails and gpu pairs together
 };
 PowerTable measure_power(const PowerConfig& config);
-
-// Trial `trial` told in full: its seed, where each fault sat, what every judgement named.
-std::string trial_text(const PowerConfig& config, std::uint64_t trial);
-
-// The 95% Wilson score interval of k successes in n trials, as fractions.
-std::pair<double, double> wilson_interval(std::int64_t k, std::int64_t n);
-std::string table_text(const PowerTable& table);
-nlohmann::json table_json(const PowerTable& table);
 
 }  // namespace gpuscale::detection

@@ -1,7 +1,7 @@
 // gpuscale-detection-power (scripts/detection-power; docs/fleet.md, "Detection power"): how often the
 // run's outlier and history rules name a fault planted in a synthetic fleet, and how often they name
 // what is not there, over seeded trials. Flags in, one library call (tools/detection_power/detection_power.h), the
-// table out; --trial I tells one trial in full.
+// table out (detection_report.h); --trial I tells one trial in full.
 #include <chrono>
 
 #include <CLI/CLI.hpp>
@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/term_text.h"
-#include "tools/detection_power/detection_power.h"
+#include "tools/detection_power/detection_report.h"
 
 int main(int argc, char** argv) {
   using namespace gpuscale;
@@ -43,22 +43,13 @@ int main(int argc, char** argv) {
   app.add_option("--flaky-p", c.noise.flaky_p, "flaky: the chance that each repetition is slow (default 0.3)");
   app.add_option("--runs", c.noise.runs, "runs in the history's series (default 10)");
   app.add_option("--step-run", c.noise.step_run, "throttle-after: the first slow run, 1-based (default 6)");
-  app.add_option("--faults", faults, "fault kinds, comma-separated (default all: slow-gpu,slow-mem,slow-nic,slow-link,flaky,throttle-after,"
-                 "slow-storage)")
+  app.add_option("--faults", faults, fmt::format("fault kinds, comma-separated (default all: {})", judged_kind_names(",")))
       ->delimiter(',');
   app.add_option("--sizes", c.sizes, "fault sizes, comma-separated fractions (default 0.05,0.1,0.2,0.5)")->delimiter(',');
   app.add_flag("--json", json, "the table as JSON");
   try {
     app.parse(argc, argv);
-    if (!faults.empty()) {
-      c.faults.clear();
-      for (const auto& f : faults) {
-        const auto kind = fault_named(f);
-        if (!kind) throw Error(fmt::format("--faults: unknown fault kind '{}' (slow-gpu, slow-mem, slow-nic, slow-link, flaky, throttle-after, "
-                                            "slow-storage)", f));
-        c.faults.push_back(*kind);
-      }
-    }
+    if (!faults.empty()) c.faults = judged_kinds_named(faults);
     if (trial) {
       fmt::print("{}", trial_text(c, *trial));
       return kExitOk;

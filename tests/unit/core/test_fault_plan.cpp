@@ -26,24 +26,24 @@ TEST(FaultPlan, EveryKindParses) {
       "slow-link:h5:0-1:2.5,flaky:h6:0.25:5,throttle-after:h7:1.5:8,slow-host-reported:h8:1e6,store-slow,"
       "telemetry:by-index,fail:gemm,setup-fail:stream.copy@1");
   ASSERT_EQ(f.size(), 8u);
-  EXPECT_EQ(f[0].kind, TimingFaultKind::slow_host);
+  EXPECT_EQ(f[0].kind, FaultKind::slow_host);
   EXPECT_EQ(f[0].host, "h3");
   EXPECT_DOUBLE_EQ(f[0].factor, 2);
-  EXPECT_EQ(f[1].kind, TimingFaultKind::slow_gpu);
+  EXPECT_EQ(f[1].kind, FaultKind::slow_gpu);
   EXPECT_EQ(f[1].index, 1);
   EXPECT_DOUBLE_EQ(f[1].factor, 4);
-  EXPECT_EQ(f[2].kind, TimingFaultKind::slow_mem);
+  EXPECT_EQ(f[2].kind, FaultKind::slow_mem);
   EXPECT_EQ(f[2].index, -1);  // every GPU of the host
-  EXPECT_EQ(f[3].kind, TimingFaultKind::slow_nic);
+  EXPECT_EQ(f[3].kind, FaultKind::slow_nic);
   EXPECT_EQ(f[3].index, 1);
-  EXPECT_EQ(f[4].kind, TimingFaultKind::slow_link);
+  EXPECT_EQ(f[4].kind, FaultKind::slow_link);
   EXPECT_EQ(f[4].index, 0);
   EXPECT_EQ(f[4].peer, 1);
-  EXPECT_EQ(f[5].kind, TimingFaultKind::flaky);
+  EXPECT_EQ(f[5].kind, FaultKind::flaky);
   EXPECT_DOUBLE_EQ(f[5].probability, 0.25);
-  EXPECT_EQ(f[6].kind, TimingFaultKind::throttle_after);
+  EXPECT_EQ(f[6].kind, FaultKind::throttle_after);
   EXPECT_DOUBLE_EQ(f[6].after_s, 1.5);
-  EXPECT_EQ(f[7].kind, TimingFaultKind::slow_host_reported);
+  EXPECT_EQ(f[7].kind, FaultKind::slow_host_reported);
   EXPECT_DOUBLE_EQ(reported_factor(f, "h8"), 1e6);
   EXPECT_DOUBLE_EQ(reported_factor(f, "h3"), 1);  // slow-host is spent, not reported
   EXPECT_TRUE(parse_timing_faults("").empty());
@@ -53,12 +53,12 @@ TEST(FaultPlan, EveryKindParses) {
 TEST(FaultPlan, FlipBitIsARateOnOneGpuThatSlowsNothing) {
   const auto f = parse_timing_faults("flip-bit:h1:1:0.5,slow-gpu:h1:0:2");
   ASSERT_EQ(f.size(), 2u);
-  EXPECT_EQ(f[0].kind, TimingFaultKind::flip_bit);
+  EXPECT_EQ(f[0].kind, FaultKind::flip_bit);
   EXPECT_EQ(f[0].host, "h1");
   EXPECT_EQ(f[0].index, 1);
   EXPECT_DOUBLE_EQ(f[0].probability, 0.5);
   EXPECT_EQ(faults_of_rank(f, "h1", 1).size(), 1u);  // its GPU only
-  EXPECT_EQ(faults_of_rank(f, "h1", 1)[0].kind, TimingFaultKind::flip_bit);
+  EXPECT_EQ(faults_of_rank(f, "h1", 1)[0].kind, FaultKind::flip_bit);
   const auto p = planted_factors(f, "h1", 1, WorkPlace{}, 0, {});
   EXPECT_EQ(p.compute, 1);
   EXPECT_EQ(p.memory, 1);
@@ -98,6 +98,20 @@ TEST(FaultPlan, BadItemsAreOneLineExitTwo) {
     EXPECT_TRUE(has(e, "GPUSCALE_TEST_FAULT")) << item << ": " << e;
     EXPECT_TRUE(has(e, why)) << item << ": " << e;
   }
+}
+
+// The "known kinds" of the refusal are the table's items (core/fault_kind_table.def) and the other items;
+// a kind without an item of its own (slow-storage) is neither listed nor accepted.
+TEST(FaultPlan, AnUnknownKindIsRefusedNamingEveryItemOfTheTable) {
+  const auto e = usage_error([] { parse_timing_faults("bogus:h1:2"); });
+  for (const auto& k : fault_kinds()) {
+    if (k.has_item()) {
+      EXPECT_TRUE(has(e, item_syntax(k) + ", ")) << item_syntax(k) << ": " << e;
+    }
+  }
+  EXPECT_TRUE(has(e, "wrong:, fail:, stall:, setup-fail:, telemetry:, store-pause, store-slow)")) << e;
+  EXPECT_FALSE(has(e, "slow-storage")) << e;
+  EXPECT_TRUE(has(usage_error([] { parse_timing_faults("slow-storage:h1:2"); }), "not a known fault kind"));
 }
 
 TEST(FaultPlan, PlacesAreCheckedAgainstTheJob) {

@@ -142,8 +142,6 @@ TEST(DetectionFleet, PlacesStayInsideTheFleet) {
   }
   EXPECT_EQ(link_id("node0001", 5, 2), "node0001:gpu2-gpu5");
   EXPECT_EQ(rail_id(host_name(12), 3), "node0012:rail3");
-  EXPECT_EQ(fault_named("throttle-after"), FaultKind::throttle_after);
-  EXPECT_FALSE(fault_named("slow-host"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Detection power (tools/detection_power/detection_power.h): a 50% fault is always named by its identity on a small
-// fleet, a clean one names nothing, the table counts what it should, and bad configurations are one
-// line each. Seeded: the printed seed replays a failure.
+// Detection power (tools/detection_power/detection_power.h): a 50% fault of every kind it plants is always
+// named by its identity on a small fleet, a clean one names nothing, the table counts what it should,
+// and bad configurations are one line each. Seeded: the printed seed replays a failure.
 #include "tools/detection_power/detection_power.h"
 
 #include <gtest/gtest.h>
@@ -33,12 +33,12 @@ TEST(DetectionPower, AHalfSpeedFaultIsAlwaysNamedByItsIdentityAndNothingElse) {
   c.noise.flaky_p = 1;  // every repetition slow: flaky is then a slow GPU (P 0.3 is measured, not asserted)
   for (int i = 0; i < c.trials; ++i) {
     Trial t(c, trial_seed(c.seed, static_cast<std::uint64_t>(i)));
-    for (auto kind : kFaultKinds) {
-      const auto judge = kind == FaultKind::throttle_after ? Judge::history_since : Judge::fleet;
+    for (auto kind : judged_kinds()) {
+      const auto judge = judges_of(kind).back();  // a history kind under --since at its step
       const auto j = t.planted({kind, 0.5}, judge);
-      EXPECT_TRUE(named(j)) << "trial " << i << ": " << fault_name(kind) << " at " << j.planted << " not named";
-      EXPECT_EQ(j.named.size(), 1u) << "trial " << i << ": " << fault_name(kind) << " named more than the fault";
-      if (kind == FaultKind::throttle_after) {
+      EXPECT_TRUE(named(j)) << "trial " << i << ": " << fault_kind_name(kind) << " at " << j.planted << " not named";
+      EXPECT_EQ(j.named.size(), 1u) << "trial " << i << ": " << fault_kind_name(kind) << " named more than the fault";
+      if (judge != Judge::fleet) {
         EXPECT_EQ(j.changed_run, c.noise.step_run);
       }
     }
@@ -90,36 +90,42 @@ TEST(DetectionPower, TheTableHasARowPerFaultSizeAndRuleAndACleanRowPerMeasuremen
   auto c = small(test_seed());
   c.trials = 3;
   const auto t = measure_power(c);
-  ASSERT_EQ(t.rows.size(), 6u * 4 + 4 * 2);  // throttle-after under both windows of the history rule
+  std::size_t rows = 0;
+  for (auto kind : judged_kinds()) rows += judges_of(kind).size() * c.sizes.size();
+  ASSERT_EQ(t.rows.size(), rows);
   for (const auto& r : t.rows) EXPECT_EQ(r.trials, 3);
-  EXPECT_EQ(t.rows.front().fault, FaultKind::slow_gpu);
-  EXPECT_EQ(t.rows[6 * 4 + 3].judge, Judge::history_since);  // the last throttle-after row
-  EXPECT_EQ(t.rows.back().fault, FaultKind::slow_storage);
+  EXPECT_EQ(t.rows.front().fault, judged_kinds().front());
+  EXPECT_EQ(t.rows.back().fault, judged_kinds().back());
+  const auto throttled = std::find_if(t.rows.rbegin(), t.rows.rend(), [](const auto& r) { return r.fault == FaultKind::throttle_after; });
+  ASSERT_NE(throttled, t.rows.rend());
+  EXPECT_EQ(throttled->judge, Judge::history_since);  // throttle-after under both windows of the history rule
   ASSERT_EQ(t.clean.size(), 8u);
   EXPECT_EQ(t.clean.back().measurement, "fleet (all)");
   for (const auto& r : t.clean) EXPECT_EQ(r.runs, 3);
-  const auto j = table_json(t);
-  EXPECT_EQ(j["rows"].size(), 32u);
-  EXPECT_EQ(j["seed"], c.seed);
-  EXPECT_EQ(j["rows"][3]["size"], 0.5);
-  EXPECT_EQ(j["rows"][3]["rate"], 1.0);  // slow-gpu at 50%
-  const auto text = table_text(t);
-  EXPECT_NE(text.find("seed " + std::to_string(c.seed)), std::string::npos);
-  EXPECT_NE(text.find("fleet (all)"), std::string::npos);
 }
 
-TEST(DetectionPower, AReplayedTrialTellsWhatItPlantedAndNamed) {
-  auto c = small(test_seed());
-  c.faults = {FaultKind::slow_link};
-  c.sizes = {0.5};
-  const auto text = trial_text(c, 7);
-  EXPECT_EQ(text, trial_text(c, 7));
-  Trial t(c, trial_seed(c.seed, 7));
-  const auto link = link_id(host_name(t.places().link_node), t.places().link_a, t.places().link_b);
-  const auto at = text.find(link);
-  ASSERT_NE(at, std::string::npos) << text;
-  const auto line = text.substr(at, text.find('\n', at) - at);
-  EXPECT_NE(line.find(" NAMED; wrong: nothing"), std::string::npos) << text;
+// The kinds it plants are the table's (core/fault_kind_table.def, judged_by), by their names.
+TEST(DetectionPower, TheKindsItPlantsAreTheTablesJudgedKinds) {
+  const auto kinds = judged_kinds();
+  for (const auto& k : fault_kinds()) {
+    const bool judged = std::find(kinds.begin(), kinds.end(), k.kind) != kinds.end();
+    EXPECT_EQ(judged, k.judged_by != DetectionRule::none) << k.name;
+    EXPECT_EQ(judges_of(k.kind).size(), k.judged_by == DetectionRule::history ? 2u : judged ? 1u : 0u) << k.name;
+  }
+  EXPECT_EQ(judged_kinds_named({"throttle-after", "slow-storage"}),
+            (std::vector<FaultKind>{FaultKind::throttle_after, FaultKind::slow_storage}));
+  const PowerConfig defaults;
+  EXPECT_EQ(defaults.faults, judged_kinds());
+  EXPECT_NE(judged_kind_names(",").find("slow-gpu,slow-mem"), std::string::npos);
+  for (const std::string bad : {"slow-host", "slow-disk"}) {  // a run's kind it does not plant; no kind at all
+    try {
+      judged_kinds_named({bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), 2);
+      EXPECT_EQ(std::string(e.what()), "--faults: '" + bad + "' is not a fault kind detection power plants (" + judged_kind_names() + ")");
+    }
+  }
 }
 
 TEST(DetectionPower, BadConfigurationsAreOneLineEach) {
@@ -169,20 +175,11 @@ TEST(DetectionPower, BadConfigurationsAreOneLineEach) {
   bad = c;
   bad.noise.storage_rep_noise = 0.7;
   refused(bad, "--storage-noise");
+  bad = c;
+  bad.faults = {FaultKind::slow_gpu, FaultKind::slow_host};
+  refused(bad, "'slow-host' is not a fault kind detection power plants");
   EXPECT_LE(largest_matrix_bytes({4729 * 8, 8}), kMemoryLimit);
   EXPECT_GT(largest_matrix_bytes({4730 * 8, 8}), kMemoryLimit);
-}
-
-TEST(DetectionPower, WilsonIntervals) {
-  const auto [lo0, hi0] = wilson_interval(0, 200);
-  EXPECT_EQ(lo0, 0);
-  EXPECT_NEAR(hi0, 0.0188, 1e-4);
-  const auto [lo, hi] = wilson_interval(100, 200);
-  EXPECT_NEAR(lo, 0.4314, 1e-4);
-  EXPECT_NEAR(hi, 0.5686, 1e-4);
-  const auto [lo1, hi1] = wilson_interval(200, 200);
-  EXPECT_NEAR(lo1, 0.9812, 1e-4);
-  EXPECT_EQ(hi1, 1);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// The detection-power table as text and JSON (tools/detection_power/detection_power.h).
+#include "tools/detection_power/detection_report.h"
+
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
-
-#include "tools/detection_power/detection_power.h"
 
 namespace gpuscale::detection {
 namespace {
@@ -48,7 +48,7 @@ std::string table_text(const PowerTable& t) {
                      "rate", "95% interval", "wrong", "per run", "");
   for (const auto& r : t.rows) {
     const std::string step = r.judge == Judge::fleet ? "" : fmt::format("from run {}: {}", n.step_run, r.step_right);
-    out += fmt::format("{:<15} {:>4.0f}%  {:<16} {:>13} {:>7}  {:<14} {:>7} {:>8.3f}  {}\n", fault_name(r.fault),
+    out += fmt::format("{:<15} {:>4.0f}%  {:<16} {:>13} {:>7}  {:<14} {:>7} {:>8.3f}  {}\n", fault_kind_name(r.fault),
                        100 * r.size, judge_name(r.judge), fmt::format("{}/{}", r.named, r.trials),
                        pct(rate(r.named, r.trials)), interval(r.named, r.trials), r.wrong, rate(r.wrong, r.trials), step);
   }
@@ -67,7 +67,7 @@ nlohmann::json table_json(const PowerTable& t) {
   nlohmann::json rows = nlohmann::json::array(), clean = nlohmann::json::array();
   for (const auto& r : t.rows) {
     const auto [lo, hi] = wilson_interval(r.named, r.trials);
-    nlohmann::json j = {{"fault", fault_name(r.fault)}, {"size", r.size}, {"rule", judge_name(r.judge)},
+    nlohmann::json j = {{"fault", fault_kind_name(r.fault)}, {"size", r.size}, {"rule", judge_name(r.judge)},
                         {"trials", r.trials}, {"named", r.named}, {"rate", rate(r.named, r.trials)},
                         {"interval", {lo, hi}}, {"wrong", r.wrong}, {"wrong_per_run", rate(r.wrong, r.trials)}};
     if (r.judge != Judge::fleet) j["named_from_step_run"] = r.step_right;
@@ -94,6 +94,30 @@ nlohmann::json table_json(const PowerTable& t) {
           {"fault_size", "the faulty thing takes 1/(1-size) as long: its throughput is (1-size) of healthy"},
           {"rows", rows},
           {"clean", clean}};
+}
+
+std::string trial_text(const PowerConfig& config, std::uint64_t trial) {
+  check_config(config);
+  const auto seed = trial_seed(config.seed, trial);
+  Trial t(config, seed);
+  auto list = [](const std::vector<std::string>& v) { return v.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(v, " ")); };
+  std::string out = fmt::format("trial {} of seed {}: trial seed {} ({} GPUs, {} per node)\nclean:\n", trial, config.seed,
+                                seed, config.shape.gpus, config.shape.gpus_per_node);
+  for (const auto& c : t.clean()) out += fmt::format("  {:<16} named {}\n", c.measurement, list(c.named));
+  out += "planted:\n";
+  for (auto kind : config.faults)
+    for (double size : config.sizes)
+      for (auto judge : judges_of(kind)) {
+        const auto j = t.planted({kind, size}, judge);
+        const bool hit = std::find(j.named.begin(), j.named.end(), j.planted) != j.named.end();
+        std::vector<std::string> wrong;
+        for (const auto& n : j.named)
+          if (n != j.planted) wrong.push_back(n);
+        out += fmt::format("  {:<14} {:>4.0f}%  {:<15} {:<20} {}{}; wrong: {}\n", fault_kind_name(kind), size * 100,
+                           judge_name(judge), j.planted, hit ? "NAMED" : "missed",
+                           j.changed_run ? fmt::format(" (from run {})", *j.changed_run) : "", list(wrong));
+      }
+  return out;
 }
 
 }  // namespace gpuscale::detection
