@@ -204,24 +204,6 @@ json burn_corruption(const std::vector<ResultRow>& rows, const json& ranks) {
   return out;
 }
 
-void add_burn_drift(json& analysis, const std::vector<ResultRow>& rows, const json& ranks, double fraction) {
-  auto drift = burn_drift(rows, ranks, fraction);
-  if (drift["burn"].empty()) return;
-  analysis["burn"] = std::move(drift["burn"]);
-  analysis["sdc"] = burn_corruption(rows, ranks);
-  analysis["capacity"] = burn_capacity(rows, ranks);
-  std::set<std::string> suspects;
-  for (const auto& h : analysis.value("outlier_hosts", json::array()))
-    if (h.is_string()) suspects.insert(h.get<std::string>());
-  for (const auto& e : analysis["sdc"]) suspects.insert(e["host"].get<std::string>());
-  if (!analysis.contains("outliers") || !analysis["outliers"].is_array()) analysis["outliers"] = json::array();
-  for (auto& o : drift["sustained"]) {
-    suspects.insert(o["hosts"][0].get<std::string>());
-    analysis["outliers"].push_back(std::move(o));
-  }
-  analysis["outlier_hosts"] = std::vector<std::string>(suspects.begin(), suspects.end());
-}
-
 std::string format_burn_drift(const json& drift) {
   if (!drift.is_object() || !drift.contains("burn") || drift["burn"].empty()) return "";
   std::string out = "\nburn-in drift (the last quarter of the windows against the first):\n";

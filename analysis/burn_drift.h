@@ -1,7 +1,8 @@
 #pragma once
 // A burn-in's drift and its `sustained` outliers (docs/acceptance.md), from the rows of its windows
 // (harness/benchmarks/burn/burn.cpp: one row per window, each rank's figure in it). Pure: rows and rank
-// identities in, the result file's analysis.burn and the sustained outliers out.
+// identities in, the result file's analysis.burn and the sustained outliers out (analysis/run_analysis.h
+// places them, with the corruption and the capacity, in the analysis object).
 //
 // For each burn kind with per-GPU figures (burn.gemm, burn.stream, burn.mix), over its n windows in
 // time order and q = max(1, floor(n / 4)): a rank's start is the median of its first q windows, its end
@@ -46,13 +47,6 @@ nlohmann::json burn_drift(const std::vector<ResultRow>& rows, const nlohmann::js
 // first_block, elements (the block's range), element and at (the first element that differs and its
 // [row, column] of C, where the window narrowed it), agreeing, compared, uuids and pci_bus_ids.
 nlohmann::json burn_corruption(const std::vector<ResultRow>& rows, const nlohmann::json& ranks);
-
-// What `gpuscale run` keeps of a burn-in in its analysis section (which fleet_outliers made): "burn",
-// "sdc" (burn_corruption), "capacity" (burn_capacity.h), the sustained outliers appended to "outliers", and the hosts of both to the
-// suspects ("outlier_hosts"), as a slow GPU of a fleet run names its host. Nothing when the rows hold
-// no burn-in.
-void add_burn_drift(nlohmann::json& analysis, const std::vector<ResultRow>& rows, const nlohmann::json& ranks,
-                    double fraction);
 
 // The drift for a terminal: one line per burn kind (the fleet's drift and its worst window), one per
 // silent data corruption, then the capacity table; the

@@ -70,92 +70,101 @@ json common_environment(const std::vector<MergeInput>& inputs, const std::vector
   return env;
 }
 
-}  // namespace
-
-MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeContext& ctx) {
-  MergeOutcome out;
+// Each input's entry of merged_from, and the inputs whose rows are merged (`usable`): those that were
+// read, measured with the first such input's backend (rows of two backends are not the same points).
+// What keeps an input out goes to `problems`.
+struct Admitted {
   json merged_from = json::array();
   std::vector<std::size_t> usable;
+};
+Admitted admit_inputs(const std::vector<MergeInput>& inputs, std::vector<std::string>& problems) {
+  Admitted a;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const MergeInput& in = inputs[i];
     std::string status = "merged", error = in.error;
     if (!error.empty() || !in.run) {
       status = "unreadable";
       if (error.empty()) error = "no result document";
-    } else if (!usable.empty() && in.run->doc.at("backend") != inputs[usable.front()].run->doc.at("backend")) {
+    } else if (!a.usable.empty() && in.run->doc.at("backend") != inputs[a.usable.front()].run->doc.at("backend")) {
       status = "rejected";
       error = fmt::format("measured with the {} backend, but {} with {}", in.run->doc.at("backend").get<std::string>(),
-                          inputs[usable.front()].file, inputs[usable.front()].run->doc.at("backend").get<std::string>());
+                          inputs[a.usable.front()].file, inputs[a.usable.front()].run->doc.at("backend").get<std::string>());
     } else {
-      usable.push_back(i);
+      a.usable.push_back(i);
     }
-    if (status != "merged") out.problems.push_back(fmt::format("{}: {}", in.file, error));
-    merged_from.push_back(describe(in, status, status == "merged" ? "" : error));
+    if (status != "merged") problems.push_back(fmt::format("{}: {}", in.file, error));
+    a.merged_from.push_back(describe(in, status, status == "merged" ? "" : error));
   }
-  if (usable.empty())
-    throw Error(fmt::format("nothing to merge: no input could be read ({})", fmt::join(out.problems, "; ")));
+  return a;
+}
 
-  // The base input (largest world, the first of equals) provides the header.
-  std::size_t base = usable.front();
-  for (std::size_t i : usable)
-    if (world_size(inputs[i].run->doc) > world_size(inputs[base].run->doc)) base = i;
-  const json& bdoc = inputs[base].run->doc;
-
-  // One row per key; the order of points is their first appearance, base first.
-  std::vector<std::size_t> order = {base};
-  for (std::size_t i : usable)
-    if (i != base) order.push_back(i);
-  std::map<std::string, std::size_t> slot_of;  // row key -> index in kept
-  std::map<std::string, std::size_t> point_rank;
+// The rows kept: one per key, the better of two (measured before not, then the larger world, then the
+// later input), in the order of their points' first appearance (`order`: the base input first), each
+// point's by GPU count. `superseded`: per input, its rows another input's replaced.
+struct KeptRows {
   std::vector<Kept> kept;
+  std::map<std::string, std::size_t> point_rank;  // point key -> its place in the merged plan
+  std::vector<int> superseded;
+};
+KeptRows keep_best_rows(const std::vector<MergeInput>& inputs, const std::vector<std::size_t>& order) {
+  KeptRows k;
+  k.superseded.assign(inputs.size(), 0);
+  std::map<std::string, std::size_t> slot_of;  // row key -> index in kept
   auto better = [&](const Kept& a, const Kept& b) {  // a beats b
     return std::make_tuple(measured(*a.row), world_size(inputs[a.input].run->doc), a.input) >
            std::make_tuple(measured(*b.row), world_size(inputs[b.input].run->doc), b.input);
   };
-  std::vector<int> superseded(inputs.size(), 0);
   for (std::size_t i : order)
     for (const ResultRow& row : inputs[i].run->rows) {
-      point_rank.emplace(point_key(row), point_rank.size());
+      k.point_rank.emplace(point_key(row), k.point_rank.size());
       const std::string key = row_key(row);
       const Kept cand{i, &row};
-      auto [it, fresh] = slot_of.emplace(key, kept.size());
+      auto [it, fresh] = slot_of.emplace(key, k.kept.size());
       if (fresh) {
-        kept.push_back(cand);
-      } else if (better(cand, kept[it->second])) {
-        ++superseded[kept[it->second].input];
-        kept[it->second] = cand;
+        k.kept.push_back(cand);
+      } else if (better(cand, k.kept[it->second])) {
+        ++k.superseded[k.kept[it->second].input];
+        k.kept[it->second] = cand;
       } else {
-        ++superseded[i];
+        ++k.superseded[i];
       }
     }
-  std::stable_sort(kept.begin(), kept.end(), [&](const Kept& a, const Kept& b) {
-    return std::make_tuple(point_rank.at(point_key(*a.row)), a.row->gpu_count) <
-           std::make_tuple(point_rank.at(point_key(*b.row)), b.row->gpu_count);
+  std::stable_sort(k.kept.begin(), k.kept.end(), [&](const Kept& a, const Kept& b) {
+    return std::make_tuple(k.point_rank.at(point_key(*a.row)), a.row->gpu_count) <
+           std::make_tuple(k.point_rank.at(point_key(*b.row)), b.row->gpu_count);
   });
+  return k;
+}
 
+// The kept rows, each marked with its input, into `rows`; what the merged plan and summary count of
+// them: the benchmarks in order, the GPU counts (sorted, once each), the rows of each status and of
+// each input.
+struct RowTally {
   json benchmarks = json::array();
-  std::vector<int> kept_per_input(inputs.size(), 0);
   std::vector<int> gpu_counts;
   std::map<std::string, int> status_count;
-  out.rows.reserve(kept.size());
+  std::vector<int> kept_per_input;
+};
+RowTally take_rows(const std::vector<Kept>& kept, std::size_t inputs, std::vector<ResultRow>& rows) {
+  RowTally t;
+  t.kept_per_input.assign(inputs, 0);
+  rows.reserve(kept.size());
   for (const Kept& k : kept) {
     ResultRow row = *k.row;
     row.input = static_cast<int>(k.input);
-    ++kept_per_input[k.input];
-    ++status_count[std::string(row_status_name(row.status))];
-    gpu_counts.push_back(row.gpu_count);
-    if (std::find(benchmarks.begin(), benchmarks.end(), row.benchmark) == benchmarks.end()) benchmarks.push_back(row.benchmark);
-    out.rows.push_back(std::move(row));
+    ++t.kept_per_input[k.input];
+    ++t.status_count[std::string(row_status_name(row.status))];
+    t.gpu_counts.push_back(row.gpu_count);
+    if (std::find(t.benchmarks.begin(), t.benchmarks.end(), row.benchmark) == t.benchmarks.end()) t.benchmarks.push_back(row.benchmark);
+    rows.push_back(std::move(row));
   }
-  std::sort(gpu_counts.begin(), gpu_counts.end());
-  gpu_counts.erase(std::unique(gpu_counts.begin(), gpu_counts.end()), gpu_counts.end());
-  if (gpu_counts.empty()) gpu_counts = bdoc.at("plan").at("gpu_counts").get<std::vector<int>>();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    merged_from[i]["rows_kept"] = kept_per_input[i];
-    merged_from[i]["rows_superseded"] = superseded[i];
-  }
+  std::sort(t.gpu_counts.begin(), t.gpu_counts.end());
+  t.gpu_counts.erase(std::unique(t.gpu_counts.begin(), t.gpu_counts.end()), t.gpu_counts.end());
+  return t;
+}
 
-  // Hosts: the base's, then any host only other inputs ran on (no ranks in the base's numbering).
+// Hosts: the base's, then any host only other inputs ran on (no ranks in the base's numbering).
+json merged_hosts(const json& bdoc, const std::vector<MergeInput>& inputs, const std::vector<std::size_t>& order) {
   json hosts = bdoc.at("hosts");
   for (std::size_t i : order)
     for (const json& h : inputs[i].run->doc.at("hosts")) {
@@ -167,68 +176,108 @@ MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeCon
         if (h.contains("virtualization")) hosts.back()["virtualization"] = h["virtualization"];
       }
     }
+  return hosts;
+}
 
-  // Set-wide facts: complete only when every input was merged and is complete itself.
-  bool complete = out.problems.empty();
+// What the merged file says of the set as a whole, from its inputs' headers: complete only when every
+// input was merged (`all_merged`) and is complete itself; the worst exit code (null once one is
+// unknown); every interruption, named by its file; the latest finish and the earliest start; the
+// clusters joined; the first test fault.
+struct SetFacts {
+  bool complete = true;
   json exit_code = 0, finished = "", created = "", interrupted = json(nullptr), test_fault = json(nullptr);
+  std::string cluster;
+};
+SetFacts set_facts(const std::vector<MergeInput>& inputs, const std::vector<std::size_t>& usable, bool all_merged) {
+  SetFacts f;
+  f.complete = all_merged;
   std::vector<std::string> clusters;
   for (std::size_t i : usable) {
     const json& d = inputs[i].run->doc;
     const json& s = d.at("summary");
-    complete = complete && s.at("complete").get<bool>();
-    if (s.at("exit_code").is_number_integer() && exit_code.is_number_integer())
-      exit_code = std::max(exit_code.get<int>(), s.at("exit_code").get<int>());
+    f.complete = f.complete && s.at("complete").get<bool>();
+    if (s.at("exit_code").is_number_integer() && f.exit_code.is_number_integer())
+      f.exit_code = std::max(f.exit_code.get<int>(), s.at("exit_code").get<int>());
     else
-      exit_code = nullptr;
+      f.exit_code = nullptr;
     if (s.contains("interrupted") && s.at("interrupted").is_string()) {
       const auto line = fmt::format("{}: {}", inputs[i].file, s.at("interrupted").get<std::string>());
-      interrupted = interrupted.is_null() ? json(line) : json(interrupted.get<std::string>() + "; " + line);
+      f.interrupted = f.interrupted.is_null() ? json(line) : json(f.interrupted.get<std::string>() + "; " + line);
     }
-    if (d.at("finished_utc").is_null() || finished.is_null()) finished = nullptr;
-    else finished = std::max(finished.get<std::string>(), d.at("finished_utc").get<std::string>());
+    if (d.at("finished_utc").is_null() || f.finished.is_null()) f.finished = nullptr;
+    else f.finished = std::max(f.finished.get<std::string>(), d.at("finished_utc").get<std::string>());
     const auto c = d.at("created_utc").get<std::string>();
-    if (created.get<std::string>().empty() || c < created.get<std::string>()) created = c;
+    if (f.created.get<std::string>().empty() || c < f.created.get<std::string>()) f.created = c;
     const auto name = d.at("cluster").at("name").get<std::string>();
     if (std::find(clusters.begin(), clusters.end(), name) == clusters.end()) clusters.push_back(name);
-    if (test_fault.is_null() && d.contains("test_fault")) test_fault = d.at("test_fault");
+    if (f.test_fault.is_null() && d.contains("test_fault")) f.test_fault = d.at("test_fault");
   }
-  std::string cluster;
-  for (const auto& c : clusters) cluster += (cluster.empty() ? "" : "+") + c;
-  const int invalid = status_count["invalid"], failed = status_count["failed"];
+  for (const auto& c : clusters) f.cluster += (f.cluster.empty() ? "" : "+") + c;
+  return f;
+}
 
-  json plan = {{"gpu_counts", gpu_counts},
-               {"benchmarks", benchmarks},
-               {"points", point_rank.size()},
+}  // namespace
+
+// The inputs admitted, the base chosen, the best row of each key kept, then the merged header from
+// the base's and the set's facts.
+MergeOutcome merge_results(const std::vector<MergeInput>& inputs, const MergeContext& ctx) {
+  MergeOutcome out;
+  auto [merged_from, usable] = admit_inputs(inputs, out.problems);
+  if (usable.empty())
+    throw Error(fmt::format("nothing to merge: no input could be read ({})", fmt::join(out.problems, "; ")));
+
+  // The base input (largest world, the first of equals) provides the header.
+  std::size_t base = usable.front();
+  for (std::size_t i : usable)
+    if (world_size(inputs[i].run->doc) > world_size(inputs[base].run->doc)) base = i;
+  const json& bdoc = inputs[base].run->doc;
+
+  std::vector<std::size_t> order = {base};
+  for (std::size_t i : usable)
+    if (i != base) order.push_back(i);
+  const KeptRows kept = keep_best_rows(inputs, order);
+  RowTally tally = take_rows(kept.kept, inputs.size(), out.rows);
+  if (tally.gpu_counts.empty()) tally.gpu_counts = bdoc.at("plan").at("gpu_counts").get<std::vector<int>>();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    merged_from[i]["rows_kept"] = tally.kept_per_input[i];
+    merged_from[i]["rows_superseded"] = kept.superseded[i];
+  }
+
+  const SetFacts set = set_facts(inputs, usable, out.problems.empty());
+  const int invalid = tally.status_count["invalid"], failed = tally.status_count["failed"];
+  json plan = {{"gpu_counts", tally.gpu_counts},
+               {"benchmarks", tally.benchmarks},
+               {"points", kept.point_rank.size()},
                {"seed", bdoc.at("plan").at("seed")},
                {"options", bdoc.at("plan").at("options")}};
   out.header = {{"schema", kResultSchemaName},
                 {"schema_version", kResultSchemaVersion},
                 {"tool", {{"name", "gpuscale"}, {"version", ctx.tool_version}, {"commit", ctx.tool_commit}}},
-                {"created_utc", created},
-                {"finished_utc", finished},
-                {"cluster", {{"name", cluster}, {"source", "merge"}}},
+                {"created_utc", set.created},
+                {"finished_utc", set.finished},
+                {"cluster", {{"name", set.cluster}, {"source", "merge"}}},
                 {"backend", bdoc.at("backend")},
                 {"command_line", ctx.command_line},
                 {"environment", common_environment(inputs, usable)},
-                {"test_fault", test_fault},
+                {"test_fault", set.test_fault},
                 {"slurm", nullptr},
                 {"mpi", bdoc.at("mpi")},
                 {"software", bdoc.at("software")},
-                {"hosts", hosts},
+                {"hosts", merged_hosts(bdoc, inputs, order)},
                 {"ranks", bdoc.at("ranks")},
                 {"links", bdoc.at("links")},
                 {"plan", plan},
                 {"results", json::array()},
                 {"summary",
-                 {{"complete", complete},
+                 {{"complete", set.complete},
                   {"valid", invalid == 0 && failed == 0},
                   {"rows", out.rows.size()},
-                  {"ok", status_count["ok"]},
+                  {"ok", tally.status_count["ok"]},
                   {"invalid", invalid},
                   {"failed", failed},
-                  {"skipped", status_count["skipped"]},
-                  {"exit_code", complete ? exit_code : json(nullptr)},
-                  {"interrupted", interrupted}}},
+                  {"skipped", tally.status_count["skipped"]},
+                  {"exit_code", set.complete ? set.exit_code : json(nullptr)},
+                  {"interrupted", set.interrupted}}},
                 {"merged_from", merged_from}};
   return out;
 }

@@ -140,15 +140,21 @@ std::optional<std::string> projection_refusal(std::size_t multi_gpu_counts, doub
   return std::nullopt;
 }
 
-Projection project(const LoadedResult& run) {
-  Projection p;
-  for (const auto& r : run.rows) p.largest_count = std::max(p.largest_count, r.gpu_count);
-  p.targets = {2 * p.largest_count, 4 * p.largest_count};
+namespace {
 
-  // Fit every (collective, topology) over its ok rows at >= 2 ranks, sizes and counts pooled.
+const AlphaBetaFit* find_fit(const std::vector<AlphaBetaFit>& fits, const std::string& c, const std::string& topo) {
+  for (const auto& f : fits)
+    if (f.collective == c && f.topology == topo) return &f;
+  return nullptr;
+}
+
+// Every (collective, topology) fitted over its ok rows at >= 2 ranks of the modelled transport, sizes
+// and counts pooled: one level's alpha and beta do not depend on the count. In the order the rows
+// first show each.
+std::vector<AlphaBetaFit> fit_levels(const std::vector<ResultRow>& rows) {
   std::map<std::pair<std::string, std::string>, std::vector<FitPoint>> pts;
   std::vector<std::pair<std::string, std::string>> order;
-  for (const auto& r : run.rows) {
+  for (const auto& r : rows) {
     if (r.scope != "collective" || r.status != RowStatus::ok || r.gpu_count < 2 || !parse_collective(r.benchmark) ||
         !modelled_transport(r))
       continue;
@@ -159,150 +165,155 @@ Projection project(const LoadedResult& run) {
     if (!pts.count(key)) order.push_back(key);
     pts[key].push_back({r.gpu_count, *bytes, *t});
   }
+  std::vector<AlphaBetaFit> fits;
   for (const auto& key : order) {
     auto fit = fit_alpha_beta(key.first, pts[key]);
     fit.topology = key.second;
-    p.fits.push_back(std::move(fit));
+    fits.push_back(std::move(fit));
   }
-  auto find_fit = [&](const std::string& c, const std::string& topo) -> const AlphaBetaFit* {
-    for (const auto& f : p.fits)
-      if (f.collective == c && f.topology == topo) return &f;
-    return nullptr;
-  };
+  return fits;
+}
 
-  // Per collective: the level of its largest measured count, predicted at 2x and 4x.
-  for (const auto& key : order) {
-    const std::string& c = key.first;
-    if (std::any_of(p.collectives.begin(), p.collectives.end(), [&](const auto& x) { return x.collective == c; })) continue;
-    CollectiveProjection cp;
-    cp.collective = c;
-    for (const auto& r : run.rows)
-      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count >= 2 && modelled_transport(r) &&
-          r.params.contains("size_bytes") && r.params["size_bytes"].is_number()) {
-        if (r.gpu_count > cp.measured_n) cp.measured_n = r.gpu_count, cp.topology = r.topology;
-        cp.size_bytes = std::max(cp.size_bytes, r.params["size_bytes"].get<double>());
-      }
-    std::vector<double> measured, peaks;
-    for (const auto& r : run.rows)
-      if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count == cp.measured_n && modelled_transport(r) &&
-          r.params.contains("size_bytes") && r.params["size_bytes"].is_number() &&
-          r.params["size_bytes"].get<double>() == cp.size_bytes) {
-        if (r.aggregate) measured.push_back(*r.aggregate);
-        if (r.expected_peak) peaks.push_back(*r.expected_peak);
-      }
-    if (!measured.empty()) cp.measured_busbw = median_of(measured);
-    if (!peaks.empty()) cp.link_peak = median_of(peaks);
-    if (const AlphaBetaFit* f = find_fit(c, cp.topology)) cp.fit = *f;
-    std::set<int> counts;  // the collective's measured multi-GPU counts, every level
-    for (const auto& f : p.fits)
-      if (f.collective == c) counts.insert(f.gpu_counts.begin(), f.gpu_counts.end());
-    if (cp.fit.ok)
-      if (auto why = projection_refusal(counts.size(), cp.fit.rms_rel_error)) cp.fit.ok = false, cp.fit.why = *why;
-    cp.target_n = p.targets;
-    if (cp.fit.ok)
-      for (int n : cp.target_n) cp.predicted_busbw.push_back(model_busbw(cp.fit, n, cp.size_bytes));
-    p.collectives.push_back(std::move(cp));
-  }
+// Collective `c` at the level of its largest measured count and largest size, predicted at the
+// targets by that level's fit; refused (fit.ok false, why said) where its counts or fit error cannot
+// carry a projection.
+CollectiveProjection project_collective(const std::vector<ResultRow>& rows, const std::string& c,
+                                        const std::vector<AlphaBetaFit>& fits, const std::vector<int>& targets) {
+  CollectiveProjection cp;
+  cp.collective = c;
+  for (const auto& r : rows)
+    if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count >= 2 && modelled_transport(r) &&
+        r.params.contains("size_bytes") && r.params["size_bytes"].is_number()) {
+      if (r.gpu_count > cp.measured_n) cp.measured_n = r.gpu_count, cp.topology = r.topology;
+      cp.size_bytes = std::max(cp.size_bytes, r.params["size_bytes"].get<double>());
+    }
+  std::vector<double> measured, peaks;
+  for (const auto& r : rows)
+    if (r.benchmark == c && r.status == RowStatus::ok && r.gpu_count == cp.measured_n && modelled_transport(r) &&
+        r.params.contains("size_bytes") && r.params["size_bytes"].is_number() &&
+        r.params["size_bytes"].get<double>() == cp.size_bytes) {
+      if (r.aggregate) measured.push_back(*r.aggregate);
+      if (r.expected_peak) peaks.push_back(*r.expected_peak);
+    }
+  if (!measured.empty()) cp.measured_busbw = median_of(measured);
+  if (!peaks.empty()) cp.link_peak = median_of(peaks);
+  if (const AlphaBetaFit* f = find_fit(fits, c, cp.topology)) cp.fit = *f;
+  std::set<int> counts;  // the collective's measured multi-GPU counts, every level
+  for (const auto& f : fits)
+    if (f.collective == c) counts.insert(f.gpu_counts.begin(), f.gpu_counts.end());
+  if (cp.fit.ok)
+    if (auto why = projection_refusal(counts.size(), cp.fit.rms_rel_error)) cp.fit.ok = false, cp.fit.why = *why;
+  cp.target_n = targets;
+  if (cp.fit.ok)
+    for (int n : cp.target_n) cp.predicted_busbw.push_back(model_busbw(cp.fit, n, cp.size_bytes));
+  return cp;
+}
 
-  // dp-step: one projection per parameter point.
-  std::map<std::string, std::vector<const ResultRow*>> dp;
-  std::vector<std::string> dp_order;
-  for (const auto& r : run.rows)
+// dp-step's rows of each parameter point, in the order the rows first show it.
+std::vector<std::pair<std::string, std::vector<const ResultRow*>>> dp_step_series(const std::vector<ResultRow>& rows) {
+  std::vector<std::pair<std::string, std::vector<const ResultRow*>>> out;
+  std::map<std::string, std::size_t> at;
+  for (const auto& r : rows)
     if (r.benchmark == "dp-step") {
       const auto label = params_label(r.params, false);
-      if (!dp.count(label)) dp_order.push_back(label);
-      dp[label].push_back(&r);
+      const auto [it, fresh] = at.emplace(label, out.size());
+      if (fresh) out.push_back({label, {}});
+      out[it->second].second.push_back(&r);
     }
-  for (const auto& label : dp_order) {
-    DpStepProjection d;
-    d.series = label;
-    const ResultRow* one = nullptr;
-    const ResultRow* largest = nullptr;
-    std::vector<const ResultRow*> rows;
-    for (const ResultRow* r : dp[label]) {
-      if (r->status != RowStatus::ok || !number_field(*r, fields::step_time_us) || !(*number_field(*r, fields::step_time_us) > 0))
-        continue;
-      rows.push_back(r);
-      if (r->gpu_count == 1) one = r;
-      if (!largest || r->gpu_count > largest->gpu_count) largest = r;
-    }
-    auto fail = [&](std::string why) {
-      d.why = std::move(why);
-      p.dp_steps.push_back(d);
-    };
-    if (!one) {
-      fail("needs a valid dp-step row at 1 GPU (step_time_us) as the reference of efficiency");
+  return out;
+}
+
+// One dp-step series: its step at 1 GPU is the compute, the all_reduce fit of its level the
+// communication, and the measured exposed time how much of it the overlap hides; the step predicted
+// at the targets. Not projected (ok false, why said) where a piece is missing or a model's error is
+// above the bound: the partial figures stay for the text.
+DpStepProjection project_dp_step(const std::string& label, const std::vector<const ResultRow*>& series,
+                                 const std::vector<AlphaBetaFit>& fits, const std::vector<int>& targets) {
+  DpStepProjection d;
+  d.series = label;
+  const ResultRow* one = nullptr;
+  const ResultRow* largest = nullptr;
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow* r : series) {
+    if (r->status != RowStatus::ok || !number_field(*r, fields::step_time_us) || !(*number_field(*r, fields::step_time_us) > 0))
       continue;
-    }
-    const double step1 = *number_field(*one, fields::step_time_us);
-    d.compute_us = number_field(*one, fields::compute_time_us).value_or(step1 - number_field(*one, fields::exposed_comm_us).value_or(0));
-    d.gradient_bytes = number_field(*largest, fields::gradient_bytes).value_or(0);
-    if (largest->params.contains("bucket_bytes") && largest->params["bucket_bytes"].is_number())
-      d.bucket_bytes = largest->params["bucket_bytes"].get<double>();
-    for (const ResultRow* r : rows) {
-      const double st = *number_field(*r, fields::step_time_us);
-      d.measured.push_back({r->gpu_count, st, step1 / st});
-    }
-    const AlphaBetaFit* fit = largest->gpu_count >= 2 ? find_fit("all_reduce", largest->topology) : nullptr;
-    if (!(d.gradient_bytes > 0)) {
-      fail("dp-step rows lack metrics.gradient_bytes");
-      continue;
-    }
-    if (largest->gpu_count < 2) {
-      fail("dp-step was measured at one GPU only");
-      continue;
-    }
-    if (!fit || !fit->ok) {
-      fail(fmt::format("needs an all_reduce fit at the {} level (all_reduce rows at >= 2 GPUs)", largest->topology));
-      continue;
-    }
-    std::set<int> counts;  // dp-step's own measured multi-GPU counts
-    for (const ResultRow* r : rows)
-      if (r->gpu_count >= 2) counts.insert(r->gpu_count);
-    if (auto why = projection_refusal(counts.size(), fit->rms_rel_error)) {
-      fail(fmt::format("refused, the all_reduce model: {}", *why));
-      continue;
-    }
-    // Each measured count is modelled with the all_reduce fit of its own level where there is one.
-    auto fit_at = [&](const std::string& topo) -> const AlphaBetaFit& {
-      const AlphaBetaFit* f = find_fit("all_reduce", topo);
-      return f && f->ok ? *f : *fit;
-    };
-    // Overlap: the modelled all_reduce time of the step minus the measured exposed time, median over the
-    // counts where some communication was exposed. Where none was, all of it was hidden: the overlap is
-    // at least the largest modelled time, which is what the projection then assumes.
-    std::vector<double> hidden;
-    double fully_hidden = 0;
-    bool any_exposed_metric = false;
-    for (const ResultRow* r : rows) {
-      const auto exposed = number_field(*r, fields::exposed_comm_us);
-      if (r->gpu_count < 2 || !exposed) continue;
-      any_exposed_metric = true;
-      const double comm = bucketed_allreduce_us(fit_at(r->topology), r->gpu_count, d.gradient_bytes, d.bucket_bytes);
-      if (*exposed > 0) hidden.push_back(comm - *exposed);
-      else fully_hidden = std::max(fully_hidden, comm);
-    }
-    if (!any_exposed_metric) {
-      fail("dp-step rows at >= 2 GPUs lack metrics.exposed_comm_us");
-      continue;
-    }
-    d.hidden_us = std::max(0.0, hidden.empty() ? fully_hidden : median_of(hidden));
-    auto step_at = [&](const AlphaBetaFit& f, int n) {
-      return d.compute_us + std::max(0.0, bucketed_allreduce_us(f, n, d.gradient_bytes, d.bucket_bytes) - d.hidden_us);
-    };
-    std::vector<std::pair<double, double>> errs;
-    for (const ResultRow* r : rows)
-      if (r->gpu_count >= 2)
-        errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_field(*r, fields::step_time_us));
-    d.rms_rel_error = rms_rel(errs);
-    if (auto why = projection_refusal(counts.size(), d.rms_rel_error)) {
-      fail(fmt::format("refused, the step model: {}", *why));
-      continue;
-    }
-    for (int n : p.targets) d.predicted.push_back({n, step_at(*fit, n), step1 / step_at(*fit, n)});
-    d.ok = true;
-    p.dp_steps.push_back(d);
+    rows.push_back(r);
+    if (r->gpu_count == 1) one = r;
+    if (!largest || r->gpu_count > largest->gpu_count) largest = r;
   }
+  auto fail = [&](std::string why) {
+    d.why = std::move(why);
+    return d;
+  };
+  if (!one) return fail("needs a valid dp-step row at 1 GPU (step_time_us) as the reference of efficiency");
+  const double step1 = *number_field(*one, fields::step_time_us);
+  d.compute_us = number_field(*one, fields::compute_time_us).value_or(step1 - number_field(*one, fields::exposed_comm_us).value_or(0));
+  d.gradient_bytes = number_field(*largest, fields::gradient_bytes).value_or(0);
+  if (largest->params.contains("bucket_bytes") && largest->params["bucket_bytes"].is_number())
+    d.bucket_bytes = largest->params["bucket_bytes"].get<double>();
+  for (const ResultRow* r : rows) {
+    const double st = *number_field(*r, fields::step_time_us);
+    d.measured.push_back({r->gpu_count, st, step1 / st});
+  }
+  const AlphaBetaFit* fit = largest->gpu_count >= 2 ? find_fit(fits, "all_reduce", largest->topology) : nullptr;
+  if (!(d.gradient_bytes > 0)) return fail("dp-step rows lack metrics.gradient_bytes");
+  if (largest->gpu_count < 2) return fail("dp-step was measured at one GPU only");
+  if (!fit || !fit->ok)
+    return fail(fmt::format("needs an all_reduce fit at the {} level (all_reduce rows at >= 2 GPUs)", largest->topology));
+  std::set<int> counts;  // dp-step's own measured multi-GPU counts
+  for (const ResultRow* r : rows)
+    if (r->gpu_count >= 2) counts.insert(r->gpu_count);
+  if (auto why = projection_refusal(counts.size(), fit->rms_rel_error))
+    return fail(fmt::format("refused, the all_reduce model: {}", *why));
+  // Each measured count is modelled with the all_reduce fit of its own level where there is one.
+  auto fit_at = [&](const std::string& topo) -> const AlphaBetaFit& {
+    const AlphaBetaFit* f = find_fit(fits, "all_reduce", topo);
+    return f && f->ok ? *f : *fit;
+  };
+  // Overlap: the modelled all_reduce time of the step minus the measured exposed time, median over the
+  // counts where some communication was exposed. Where none was, all of it was hidden: the overlap is
+  // at least the largest modelled time, which is what the projection then assumes.
+  std::vector<double> hidden;
+  double fully_hidden = 0;
+  bool any_exposed_metric = false;
+  for (const ResultRow* r : rows) {
+    const auto exposed = number_field(*r, fields::exposed_comm_us);
+    if (r->gpu_count < 2 || !exposed) continue;
+    any_exposed_metric = true;
+    const double comm = bucketed_allreduce_us(fit_at(r->topology), r->gpu_count, d.gradient_bytes, d.bucket_bytes);
+    if (*exposed > 0) hidden.push_back(comm - *exposed);
+    else fully_hidden = std::max(fully_hidden, comm);
+  }
+  if (!any_exposed_metric) return fail("dp-step rows at >= 2 GPUs lack metrics.exposed_comm_us");
+  d.hidden_us = std::max(0.0, hidden.empty() ? fully_hidden : median_of(hidden));
+  auto step_at = [&](const AlphaBetaFit& f, int n) {
+    return d.compute_us + std::max(0.0, bucketed_allreduce_us(f, n, d.gradient_bytes, d.bucket_bytes) - d.hidden_us);
+  };
+  std::vector<std::pair<double, double>> errs;
+  for (const ResultRow* r : rows)
+    if (r->gpu_count >= 2)
+      errs.emplace_back(step_at(fit_at(r->topology), r->gpu_count), *number_field(*r, fields::step_time_us));
+  d.rms_rel_error = rms_rel(errs);
+  if (auto why = projection_refusal(counts.size(), d.rms_rel_error)) return fail(fmt::format("refused, the step model: {}", *why));
+  for (int n : targets) d.predicted.push_back({n, step_at(*fit, n), step1 / step_at(*fit, n)});
+  d.ok = true;
+  return d;
+}
+
+}  // namespace
+
+// The fits first: the collectives' projections and dp-step's both read them.
+Projection project(const LoadedResult& run) {
+  Projection p;
+  for (const auto& r : run.rows) p.largest_count = std::max(p.largest_count, r.gpu_count);
+  p.targets = {2 * p.largest_count, 4 * p.largest_count};
+  p.fits = fit_levels(run.rows);
+  for (const auto& f : p.fits) {  // each collective once, at the level of its largest count
+    if (std::any_of(p.collectives.begin(), p.collectives.end(), [&](const auto& x) { return x.collective == f.collective; }))
+      continue;
+    p.collectives.push_back(project_collective(run.rows, f.collective, p.fits, p.targets));
+  }
+  for (const auto& [label, series] : dp_step_series(run.rows)) p.dp_steps.push_back(project_dp_step(label, series, p.fits, p.targets));
   return p;
 }
 

@@ -24,7 +24,7 @@ std::string run_summary_text(const nlohmann::json& doc, const std::vector<Result
                                    analysis["straggler_threshold"].is_number()
                                ? analysis["straggler_threshold"].get<double>()
                                : kDefaultStragglerThreshold;
-  // The rule of the file's own list (analysis_section), on the ranks' figures as the file holds them
+  // The rule of the file's own list (straggler_analysis), on the ranks' figures as the file holds them
   // (rounded when written), so the summary prints what `gpuscale report` prints for the file. One row
   // at a time: only rows that name a straggler are kept.
   std::deque<ResultRow> written;

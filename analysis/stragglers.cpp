@@ -51,7 +51,7 @@ std::string format_stragglers(const std::vector<Straggler>& list, double thresho
   return out + t.render(style.width);
 }
 
-nlohmann::json analysis_section(const nlohmann::json& doc, const std::vector<ResultRow>& rows, double threshold) {
+nlohmann::json straggler_analysis(const nlohmann::json& doc, const std::vector<ResultRow>& rows, double threshold) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& s : find_stragglers(doc, rows, threshold))
     list.push_back({{"benchmark", s.row->benchmark},

@@ -37,8 +37,9 @@ std::vector<Straggler> find_stragglers(const nlohmann::json& doc, const std::vec
 // UUID, PCI bus id) within style.width.
 std::string format_stragglers(const std::vector<Straggler>& list, double threshold, const TextStyle& style);
 
-// The result file's "analysis" object (docs/results.md): the straggler rule and the ranks it names.
-nlohmann::json analysis_section(const nlohmann::json& doc, const std::vector<ResultRow>& rows,
+// The stragglers' part of the result file's "analysis" object (docs/results.md; the whole object is
+// analysis/run_analysis.h's): straggler_threshold, straggler_rule and the ranks it names.
+nlohmann::json straggler_analysis(const nlohmann::json& doc, const std::vector<ResultRow>& rows,
                                 double threshold = kDefaultStragglerThreshold);
 
 }  // namespace gpuscale

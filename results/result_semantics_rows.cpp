@@ -3,6 +3,7 @@
 #include "results/result_semantics.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <string_view>
@@ -54,24 +55,28 @@ RowStatus status_of_groups(const std::vector<RowGroup>& groups) {
 
 std::string status_text(RowStatus s) { return std::string(row_status_name(s)); }
 
-}  // namespace
+using RowFacts = ResultChecker::RowFacts;
+constexpr std::size_t kNone = std::string::npos;
 
-void ResultChecker::add(std::string text, std::optional<std::size_t> row, bool unreadable) {
-  ++report_.total;
-  // Past the cap, the first unreadable one still takes the last place: a reader must see why it refuses.
-  if (report_.found.size() < SemanticReport::kKept) report_.found.push_back({std::move(text), row, unreadable});
-  else if (unreadable && !report_.unreadable) report_.found.back() = {std::move(text), row, unreadable};
-  report_.unreadable |= unreadable;
-  if (!row) report_.whole_file = true;
-  else if (report_.untrusted_rows.empty() || report_.untrusted_rows.back() != *row) report_.untrusted_rows.push_back(*row);
+// The ranks a row lists, sorted: the groups and matrices look their ranks up in it.
+std::vector<int> sorted_ranks(const ResultRow& row) {
+  std::vector<int> ranks;
+  ranks.reserve(row.ranks.size());
+  for (const auto& r : row.ranks) ranks.push_back(r.rank);
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
 }
 
-void ResultChecker::row(const json& raw, const ResultRow& row, std::size_t i) {
-  const std::string where = fmt::format("/results/{}", i);
-  auto say = [&](std::string what) { add(fmt::format("{}: {}", where, what), i); };
-  auto refuse = [&](std::string what) { add(std::move(what), i, true); };
+// A rank's place in the sorted list, or kNone when the row does not list it.
+std::size_t place_in(const std::vector<int>& sorted, int r) {
+  const auto it = std::lower_bound(sorted.begin(), sorted.end(), r);
+  return it != sorted.end() && *it == r ? static_cast<std::size_t>(it - sorted.begin()) : kNone;
+}
 
-  // Figures no reader can use.
+// Figures no reader can use: a metric or a value that is negative or not finite, a rank listed twice.
+// Each is refused (`refuse`), not merely said: no reader may act on it, --lenient or not.
+template <typename Refuse>
+void check_figures(const ResultRow& row, const std::vector<int>& ranks, const std::string& where, const Refuse& refuse) {
   check_metrics(row.metrics, FieldPlace::row_metric, [&] { return where; }, refuse);
   if (bad_figure(row.aggregate)) refuse(fmt::format("{}/aggregate must be a non-negative number, not {}", where, *row.aggregate));
   for (const auto& r : row.ranks) {
@@ -79,23 +84,14 @@ void ResultChecker::row(const json& raw, const ResultRow& row, std::size_t i) {
     if (bad_figure(r.value))
       refuse(fmt::format("{}/ranks (rank {}) value must be a non-negative number, not {}", where, r.rank, *r.value));
   }
-  std::vector<int> ranks;
-  ranks.reserve(row.ranks.size());
-  for (const auto& r : row.ranks) ranks.push_back(r.rank);
-  std::sort(ranks.begin(), ranks.end());
   if (auto twice = std::adjacent_find(ranks.begin(), ranks.end()); twice != ranks.end())
     refuse(fmt::format("{}: rank {} is listed twice", where, *twice));
-  // A rank's place in the sorted list, or npos when the row does not list it.
-  auto place_of = [&](int r) {
-    const auto it = std::lower_bound(ranks.begin(), ranks.end(), r);
-    return it != ranks.end() && *it == r ? static_cast<std::size_t>(it - ranks.begin()) : std::string::npos;
-  };
-  auto in_row = [&](int r) { return place_of(r) != std::string::npos; };
+}
 
-  RowFacts facts{fmt::format("{}|{}", row.benchmark, row.params.dump()), row.benchmark, row.gpu_count, row.status,
-                 ranks.empty() ? -1 : ranks.back(), ranks.size(), row.attempt.value_or(0), row.input, 0};
-
-  // Its status against its content.
+// Its status against its content: ok with every rank failed, invalid with every rank passed, a figure
+// or an efficiency on a row that is not ok, a skipped row with a value or without a reason.
+template <typename Say>
+void check_status(const ResultRow& row, const Say& say) {
   const bool any_rank = !row.ranks.empty();
   const bool all_invalid = any_rank && std::none_of(row.ranks.begin(), row.ranks.end(), [](const RankValue& r) { return r.valid; });
   const bool all_valid = std::all_of(row.ranks.begin(), row.ranks.end(), [](const RankValue& r) { return r.valid; });
@@ -111,8 +107,11 @@ void ResultChecker::row(const json& raw, const ResultRow& row, std::size_t i) {
       say("status skipped, but a rank has a value");
     if (row.errors.empty()) say("status skipped without a reason (errors is empty)");
   }
+}
 
-  // Its GPU count, nodes and topology.
+// Its GPU count, nodes and topology, against each other and (an untiled row) the hosts of its ranks.
+template <typename Say>
+void check_shape(const ResultRow& row, const Say& say) {
   if (row.gpu_count < 1) say(fmt::format("gpu_count {}", row.gpu_count));
   if (row.nodes < 1 || row.nodes > row.gpu_count)
     say(fmt::format("{} nodes for a group of {} GPU{}", row.nodes, row.gpu_count, row.gpu_count == 1 ? "" : "s"));
@@ -126,96 +125,129 @@ void ResultChecker::row(const json& raw, const ResultRow& row, std::size_t i) {
     if (spanned.size() != static_cast<std::size_t>(row.nodes))
       say(fmt::format("nodes {}, but its ranks are on {} host{}", row.nodes, spanned.size(), spanned.size() == 1 ? "" : "s"));
   }
+}
 
-  // Its groups: gpu_count ranks each, of the row, none twice; the row's status is theirs.
-  if (!row.groups.empty()) {
-    constexpr std::size_t kNone = std::string::npos;
-    std::vector<std::size_t> group_of(ranks.size(), kNone);  // by place in the sorted list
-    std::map<int, std::size_t> outside_of;                   // ranks the row does not list: their group
-    bool spans_nodes = false;
-    for (std::size_t g = 0; g < row.groups.size(); ++g) {
-      const auto& group = row.groups[g];
-      if (group.ranks.size() != static_cast<std::size_t>(row.gpu_count))
-        say(fmt::format("group {} has {} rank{}, not gpu_count {}", g, group.ranks.size(), group.ranks.size() == 1 ? "" : "s", row.gpu_count));
-      for (int r : group.ranks) {
-        facts.top_rank = std::max(facts.top_rank, r);
-        const std::size_t at = place_of(r);
-        if (at == kNone) say(fmt::format("group {} holds rank {}, which the row does not list", g, r));
-        std::size_t& owner = at == kNone ? outside_of.emplace(r, kNone).first->second : group_of[at];
-        if (owner != kNone) say(fmt::format("rank {} is in group {} and group {}", r, owner, g));
-        else owner = g;
-      }
-      if (group.value && group.status != RowStatus::ok)
-        say(fmt::format("group {} has status {} and a value", g, status_text(group.status)));
-      spans_nodes |= group.hosts.size() == static_cast<std::size_t>(row.nodes);
+// Its groups: gpu_count ranks each, of the row, none twice; the row's status is theirs, one group
+// spans its nodes, and group_summary counts them. Their ranks raise the row's top rank.
+template <typename Say>
+void check_groups(const json& raw, const ResultRow& row, const std::vector<int>& ranks, RowFacts& facts, const Say& say) {
+  std::vector<std::size_t> group_of(ranks.size(), kNone);  // by place in the sorted list
+  std::map<int, std::size_t> outside_of;                   // ranks the row does not list: their group
+  bool spans_nodes = false;
+  for (std::size_t g = 0; g < row.groups.size(); ++g) {
+    const auto& group = row.groups[g];
+    if (group.ranks.size() != static_cast<std::size_t>(row.gpu_count))
+      say(fmt::format("group {} has {} rank{}, not gpu_count {}", g, group.ranks.size(), group.ranks.size() == 1 ? "" : "s", row.gpu_count));
+    for (int r : group.ranks) {
+      facts.top_rank = std::max(facts.top_rank, r);
+      const std::size_t at = place_in(ranks, r);
+      if (at == kNone) say(fmt::format("group {} holds rank {}, which the row does not list", g, r));
+      std::size_t& owner = at == kNone ? outside_of.emplace(r, kNone).first->second : group_of[at];
+      if (owner != kNone) say(fmt::format("rank {} is in group {} and group {}", r, owner, g));
+      else owner = g;
     }
-    for (std::size_t k = 0; k < ranks.size(); ++k)
-      if (group_of[k] == kNone) say(fmt::format("rank {} is in no group", ranks[k]));
-    if (const auto s = status_of_groups(row.groups); s != row.status)
-      say(fmt::format("status {}, but its groups make it {}", status_text(row.status), status_text(s)));
-    if (!spans_nodes) say(fmt::format("nodes {}, but no group spans {} node{}", row.nodes, row.nodes, row.nodes == 1 ? "" : "s"));
-    if (const auto it = raw.find("group_summary"); it != raw.end() && it->is_object()) {
-      const auto measured = static_cast<std::size_t>(
-          std::count_if(row.groups.begin(), row.groups.end(), [](const RowGroup& g) { return g.value.has_value(); }));
-      if (it->value("count", json()) != json(row.groups.size()))
-        say(fmt::format("group_summary.count {}, but it has {} groups", terminal_quote(it->value("count", json()).dump(), 24), row.groups.size()));
-      if (it->contains("measured") && it->at("measured") != json(measured))
-        say(fmt::format("group_summary.measured {}, but {} groups have a value", terminal_quote(it->at("measured").dump(), 24), measured));
+    if (group.value && group.status != RowStatus::ok)
+      say(fmt::format("group {} has status {} and a value", g, status_text(group.status)));
+    spans_nodes |= group.hosts.size() == static_cast<std::size_t>(row.nodes);
+  }
+  for (std::size_t k = 0; k < ranks.size(); ++k)
+    if (group_of[k] == kNone) say(fmt::format("rank {} is in no group", ranks[k]));
+  if (const auto s = status_of_groups(row.groups); s != row.status)
+    say(fmt::format("status {}, but its groups make it {}", status_text(row.status), status_text(s)));
+  if (!spans_nodes) say(fmt::format("nodes {}, but no group spans {} node{}", row.nodes, row.nodes, row.nodes == 1 ? "" : "s"));
+  if (const auto it = raw.find("group_summary"); it != raw.end() && it->is_object()) {
+    const auto measured = static_cast<std::size_t>(
+        std::count_if(row.groups.begin(), row.groups.end(), [](const RowGroup& g) { return g.value.has_value(); }));
+    if (it->value("count", json()) != json(row.groups.size()))
+      say(fmt::format("group_summary.count {}, but it has {} groups", terminal_quote(it->value("count", json()).dump(), 24), row.groups.size()));
+    if (it->contains("measured") && it->at("measured") != json(measured))
+      say(fmt::format("group_summary.measured {}, but {} groups have a value", terminal_quote(it->at("measured").dump(), 24), measured));
+  }
+}
+
+// Its pair matrices: M members, M x M values and spreads, each member's ranks on its host, no host two
+// members of a node or rail matrix. Their hosts go to `row_hosts` (the file-wide check that every host
+// is named), their ranks raise the row's top rank, their size its node_members.
+template <typename Say>
+void check_matrices(const ResultRow& row, RowFacts& facts, std::set<std::string>& row_hosts, const Say& say) {
+  std::map<int, const std::string*> host_of;
+  for (const auto& r : row.ranks) host_of[r.rank] = &r.host;
+  for (std::size_t k = 0; k < row.matrices.size(); ++k) {
+    const json& m = row.matrices[k];
+    const std::string at = fmt::format("matrices/{}", k);
+    if (!m.is_object() || !m.contains("hosts") || !m.at("hosts").is_array()) continue;  // the schema's part
+    const json& hosts = m.at("hosts");
+    const std::size_t n = hosts.size();
+    const std::string kind = m.value("kind", std::string());
+    if (kind != "gpu") facts.node_members = std::max(facts.node_members, n);
+    for (const char* field : {"labels", "ranks"})
+      if (m.contains(field) && m.at(field).is_array() && m.at(field).size() != n)
+        say(fmt::format("{}: {} {} for {} members", at, m.at(field).size(), field, n));
+    for (const char* field : {"values", "spread_down", "spread_up"}) {
+      if (!m.contains(field) || !m.at(field).is_array()) continue;
+      const json& cells = m.at(field);
+      const bool square = cells.size() == n &&
+                          std::all_of(cells.begin(), cells.end(), [&](const json& line) { return line.is_array() && line.size() == n; });
+      if (!square)
+        say(fmt::format("{}: {} is not {} x {} (its members)", at, field, n, n));
+    }
+    std::set<std::string> distinct;
+    for (const auto& h : hosts) {
+      if (!h.is_string()) continue;
+      row_hosts.insert(h.get<std::string>());
+      if (kind != "gpu" && !distinct.insert(h.get<std::string>()).second)
+        say(fmt::format("{}: host {} is two members", at, terminal_quote(h.get<std::string>())));
+    }
+    if (!m.contains("ranks") || !m.at("ranks").is_array() || m.at("ranks").size() != n) continue;
+    for (std::size_t member = 0; member < n; ++member) {
+      const json& of = m.at("ranks")[member];
+      if (!of.is_array() || !hosts[member].is_string()) continue;
+      for (const auto& rj : of) {
+        if (!rj.is_number_integer()) continue;
+        const auto r = rj.get<long long>();
+        if (r < 0 || r > INT_MAX) continue;  // the schema's part
+        facts.top_rank = std::max(facts.top_rank, static_cast<int>(r));
+        const auto it = host_of.find(static_cast<int>(r));
+        if (it == host_of.end()) say(fmt::format("{}: member {} holds rank {}, which the row does not list", at, member, r));
+        else if (*it->second != hosts[member].get<std::string>())
+          say(fmt::format("{}: member {} is host {}, but its rank {} is on {}", at, member,
+                          terminal_quote(hosts[member].get<std::string>()), r, terminal_quote(*it->second)));
+      }
     }
   }
+}
+
+}  // namespace
+
+void ResultChecker::add(std::string text, std::optional<std::size_t> row, bool unreadable) {
+  ++report_.total;
+  // Past the cap, the first unreadable one still takes the last place: a reader must see why it refuses.
+  if (report_.found.size() < SemanticReport::kKept) report_.found.push_back({std::move(text), row, unreadable});
+  else if (unreadable && !report_.unreadable) report_.found.back() = {std::move(text), row, unreadable};
+  report_.unreadable |= unreadable;
+  if (!row) report_.whole_file = true;
+  else if (report_.untrusted_rows.empty() || report_.untrusted_rows.back() != *row) report_.untrusted_rows.push_back(*row);
+}
+
+// One row, check by check, in this order (the contradictions are listed as found): its figures, its
+// status, its shape, its groups, its idle ranks, its matrices, a point seen before; then its hosts.
+void ResultChecker::row(const json& raw, const ResultRow& row, std::size_t i) {
+  const std::string where = fmt::format("/results/{}", i);
+  auto say = [&](std::string what) { add(fmt::format("{}: {}", where, what), i); };
+  auto refuse = [&](std::string what) { add(std::move(what), i, true); };
+
+  const std::vector<int> ranks = sorted_ranks(row);
+  check_figures(row, ranks, where, refuse);
+  RowFacts facts{fmt::format("{}|{}", row.benchmark, row.params.dump()), row.benchmark, row.gpu_count, row.status,
+                 ranks.empty() ? -1 : ranks.back(), ranks.size(), row.attempt.value_or(0), row.input, 0};
+  check_status(row, say);
+  check_shape(row, say);
+  if (!row.groups.empty()) check_groups(raw, row, ranks, facts, say);
   for (int r : row.idle_ranks) {
     facts.top_rank = std::max(facts.top_rank, r);
-    if (in_row(r)) say(fmt::format("idle rank {} is one of the ranks that measured", r));
+    if (place_in(ranks, r) != kNone) say(fmt::format("idle rank {} is one of the ranks that measured", r));
   }
-
-  // Its pair matrices: M members, M x M values and spreads, each member's ranks on its host.
-  if (row.matrices.is_array()) {
-    std::map<int, const std::string*> host_of;
-    for (const auto& r : row.ranks) host_of[r.rank] = &r.host;
-    for (std::size_t k = 0; k < row.matrices.size(); ++k) {
-      const json& m = row.matrices[k];
-      const std::string at = fmt::format("matrices/{}", k);
-      if (!m.is_object() || !m.contains("hosts") || !m.at("hosts").is_array()) continue;  // the schema's part
-      const json& hosts = m.at("hosts");
-      const std::size_t n = hosts.size();
-      const std::string kind = m.value("kind", std::string());
-      if (kind != "gpu") facts.node_members = std::max(facts.node_members, n);
-      for (const char* field : {"labels", "ranks"})
-        if (m.contains(field) && m.at(field).is_array() && m.at(field).size() != n)
-          say(fmt::format("{}: {} {} for {} members", at, m.at(field).size(), field, n));
-      for (const char* field : {"values", "spread_down", "spread_up"}) {
-        if (!m.contains(field) || !m.at(field).is_array()) continue;
-        const json& cells = m.at(field);
-        const bool square = cells.size() == n &&
-                            std::all_of(cells.begin(), cells.end(), [&](const json& line) { return line.is_array() && line.size() == n; });
-        if (!square)
-          say(fmt::format("{}: {} is not {} x {} (its members)", at, field, n, n));
-      }
-      std::set<std::string> distinct;
-      for (const auto& h : hosts) {
-        if (!h.is_string()) continue;
-        row_hosts_.insert(h.get<std::string>());
-        if (kind != "gpu" && !distinct.insert(h.get<std::string>()).second)
-          say(fmt::format("{}: host {} is two members", at, terminal_quote(h.get<std::string>())));
-      }
-      if (!m.contains("ranks") || !m.at("ranks").is_array() || m.at("ranks").size() != n) continue;
-      for (std::size_t member = 0; member < n; ++member) {
-        const json& of = m.at("ranks")[member];
-        if (!of.is_array() || !hosts[member].is_string()) continue;
-        for (const auto& rj : of) {
-          if (!rj.is_number_integer()) continue;
-          const auto r = rj.get<long long>();
-          if (r < 0 || r > INT_MAX) continue;  // the schema's part
-          facts.top_rank = std::max(facts.top_rank, static_cast<int>(r));
-          const auto it = host_of.find(static_cast<int>(r));
-          if (it == host_of.end()) say(fmt::format("{}: member {} holds rank {}, which the row does not list", at, member, r));
-          else if (*it->second != hosts[member].get<std::string>())
-            say(fmt::format("{}: member {} is host {}, but its rank {} is on {}", at, member,
-                            terminal_quote(hosts[member].get<std::string>()), r, terminal_quote(*it->second)));
-        }
-      }
-    }
-  }
+  if (row.matrices.is_array()) check_matrices(row, facts, row_hosts_, say);
 
   // The same point twice.
   const std::string key = row_key(row);

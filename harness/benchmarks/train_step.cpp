@@ -3,22 +3,18 @@
 // its program, the GEMMs of its shard and each pattern's collective on a communicator of its group
 // (TP, FSDP, DP, EP, expert DP, PP), one after another. The row's value is the group's tokens/s, its
 // fraction of peak the MFU, and its metrics the time of each phase on the slowest rank.
-#include <array>
-#include <chrono>
-#include <numeric>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "backends/backend.h"
 #include "core/error.h"
-#include "core/fault.h"
 #include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
-#include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/defaults.h"
-#include "harness/benchmarks/watched_communicator.h"
-#include "harness/benchmarks/work_place.h"
+#include "harness/benchmarks/train_step_measure.h"
 #include "harness/registry.h"
 #include "results/result_io.h"
 #include "training/train_step_plan.h"
@@ -26,8 +22,6 @@
 namespace gpuscale {
 namespace {
 
-constexpr std::array<LayoutDim, 6> kDims = {LayoutDim::tp, LayoutDim::fsdp, LayoutDim::dp,
-                                            LayoutDim::ep, LayoutDim::expert_dp, LayoutDim::pp};
 constexpr std::uintmax_t kModelFileBytes = 1 << 20;
 
 struct TrainPoint {
@@ -140,169 +134,38 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     return out;
   }
 
+  // One point on this rank's group: skipped where it cannot run at this count, else its
+  // communicators, GEMMs and collectives prepared, the steps timed and checked
+  // (harness/benchmarks/train_step_measure.h), and the row's figures.
   RankMeasurement measure(const TrainPoint& point, RunContext& ctx) const override {
     RankMeasurement out;
     const int n = ctx.group.size();
     const auto l = resolve_layout(point.layout, n);
-    if (!l) {
+    if (auto why = skip_reason(point, l, n, ctx.device)) {
       out.skipped = true;
-      int step = 1;  // the GPU counts it fits are the multiples of the smallest
-      while (!resolve_layout(point.layout, step)) ++step;
-      out.message = fmt::format("layout {} runs on multiples of {} GPUs, not on {}", point.layout.text(), step, n);
-      return out;
-    }
-    const int accumulation = accumulation_of(point, *l);
-    if (accumulation == 0) {
-      out.skipped = true;
-      out.message = point.global_dp % l->data_parallel() != 0
-                        ? fmt::format("strong scaling holds the batch of {} data-parallel ranks, which {} do not divide",
-                                      point.global_dp, l->data_parallel())
-                        : fmt::format("strong scaling holds the batch of {} data-parallel ranks: {} would each run more "
-                                      "than {} micro-batch passes a step",
-                                      point.global_dp, l->data_parallel(), kMaxAccumulation);
-      return out;
-    }
-    const double need = train_memory_bytes(point.model, *l);
-    if (need > static_cast<double>(ctx.device.info().usable_memory_bytes())) {
-      out.skipped = true;
-      out.message = fmt::format("at {} GPUs the model needs {} per GPU, {} over what the device has ({})", n,
-                                bytes_text(need), bytes_text(need - static_cast<double>(ctx.device.info().usable_memory_bytes())),
-                                ctx.device.info().usable_memory_text());
+      out.message = *why;
       return out;
     }
     if (ctx.backend == nullptr) throw Error("train-step needs a backend", 1);
-    const auto plan = make_train_step_plan(point.model, *l, ctx.group.rank(), accumulation);
-    // One group and communicator per dimension of more than one rank, made by every member in this order.
-    std::array<std::unique_ptr<Group>, kDims.size()> groups;
-    std::array<std::unique_ptr<Communicator>, kDims.size()> comms;
-    std::array<WorkPlace, kDims.size()> places;
-    for (std::size_t d = 0; d < kDims.size(); ++d) {
-      if (layout_group_size(*l, kDims[d]) < 2) continue;
-      groups[d] = std::make_unique<Group>(ctx.group, layout_colour(*l, ctx.group.rank(), kDims[d]),
-                                          layout_group_rank(*l, ctx.group.rank(), kDims[d]));
-      comms[d] = watch_communicator(ctx.backend->make_communicator(*groups[d]));
-      places[d] = comm_work_place(*groups[d], ctx.hosts);
-    }
-    auto dim_of = [&](const TrainComm& c) {
-      return static_cast<std::size_t>(std::find(kDims.begin(), kDims.end(), c.group) - kDims.begin());
-    };
-    auto case_of = [&](const TrainComm& c) {
-      CollectiveCase cc;
-      cc.coll = c.coll;
-      cc.dtype = point.model.dtype;
-      cc.size_bytes = c.bytes;
-      cc.skew = AlltoallvSkew{c.skew, {}};
-      cc.seed = ctx.seed;
-      return cc;
-    };
-    std::string unsupported;
-    for (const auto& c : plan.comms)
-      if (auto why = comms[dim_of(c)]->unsupported(case_of(c)); why && unsupported.empty()) unsupported = c.what + ": " + *why;
-    if (const int r = ctx.group.first_failed(!unsupported.empty()); r >= 0) {
+    const auto plan = make_train_step_plan(point.model, *l, ctx.group.rank(), accumulation_of(point, *l));
+    const StepComms comms = open_step_comms(*l, ctx);
+    if (auto why = unsupported_step_collective(plan, comms, point.model.dtype, ctx)) {
       out.skipped = true;
-      out.message = unsupported.empty() ? fmt::format("a collective of the step is not supported on world rank {}", r)
-                                        : unsupported;
+      out.message = *why;
       return out;
     }
-    std::vector<std::unique_ptr<GemmProblem>> gemms;
-    std::vector<std::unique_ptr<CollectiveRunner>> runners;
-    agreed_setup(ctx.group, key(), [&] {
-      for (std::size_t i = 0; i < plan.gemms.size(); ++i)
-        gemms.push_back(ctx.device.make_gemm(point.model.dtype, plan.gemms[i].shape, ctx.seed + i));
-      for (const auto& c : plan.comms) runners.push_back(comms[dim_of(c)]->prepare(case_of(c)));
-    });
-    const WorkPlace mine = comm_work_place(ctx.group, ctx.hosts);
-    // One step: the program in order, each op's seconds added to its phase.
-    auto step = [&](std::array<double, kTrainPhases>& phase) {
-      ctx.group.barrier();
-      const auto t0 = std::chrono::steady_clock::now();
-      for (const auto& op : plan.program) {
-        double t = 0;
-        if (op.gemm) {
-          const FaultScope planted(mine);  // a planted slow GPU spends its time in the GEMMs
-          t = gemms[static_cast<std::size_t>(op.index)]->run();
-          t += spend_planted(FaultSite::compute, t);
-        } else {
-          const auto& c = plan.comms[static_cast<std::size_t>(op.index)];
-          const FaultScope planted(places[dim_of(c)]);  // a NIC or link fault acts on the traffic crossing it
-          t = runners[static_cast<std::size_t>(op.index)]->time(1);
-        }
-        phase[static_cast<std::size_t>(op.phase)] += t;
-      }
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    };
-    const auto m = dp_methodology(ctx.opts);
-    for (int i = 0; i < m.warmup; ++i) {
-      std::array<double, kTrainPhases> ignored{};
-      step(ignored);
-    }
-    std::vector<double> mine_rate, mine_step, group_step;
-    std::array<std::vector<double>, kTrainPhases + 1> slowest_phase;  // the phases, then the wait
-    for (int r = 0; r < m.reps; ++r) {
-      std::array<double, kTrainPhases> phase{};
-      const double s = stretch_timed(step(phase));
-      mine_rate.push_back(plan.tokens_per_step / n / s);
-      mine_step.push_back(s);
-      std::vector<double> mine_v = {s};
-      mine_v.insert(mine_v.end(), phase.begin(), phase.end());
-      const auto all = ctx.group.allgather(mine_v);
-      const std::size_t w = mine_v.size();
-      std::size_t slow = 0;
-      for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k)
-        if (all[k * w] > all[slow * w]) slow = k;
-      group_step.push_back(all[slow * w]);
-      double busy = 0;
-      for (std::size_t p = 0; p < static_cast<std::size_t>(kTrainPhases); ++p) {
-        slowest_phase[p].push_back(all[slow * w + 1 + p]);
-        busy += all[slow * w + 1 + p];
-      }
-      slowest_phase[kTrainPhases].push_back(std::max(0.0, all[slow * w] - busy));
-    }
-    // Verified once, untimed: every GEMM's sampled entries, every collective's result, in program order.
-    std::uint64_t wrong = 0, checked = 0;
-    std::vector<bool> done(plan.gemms.size() + plan.comms.size(), false);
-    for (const auto& op : plan.program) {
-      const std::size_t at = op.gemm ? static_cast<std::size_t>(op.index) : plan.gemms.size() + static_cast<std::size_t>(op.index);
-      if (done[at]) continue;
-      done[at] = true;
-      if (op.gemm) {
-        const auto r = gemms[static_cast<std::size_t>(op.index)]->verify();
-        wrong += r.wrong;
-        checked += r.checked;
-      } else {
-        wrong += runners[static_cast<std::size_t>(op.index)]->check();
-        ++checked;
-      }
-    }
-    const auto wrong_all = ctx.group.allgather(static_cast<double>(wrong));
-    const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);
+    StepWork work = prepare_step(plan, comms, point.model.dtype, ctx, key());
+    const StepTimes times = time_steps(plan, work, comms, ctx, dp_methodology(ctx.opts));
+    const StepCheck check = verify_step(plan, work, ctx.group);
 
-    const double measured = median_of(group_step), compute = median_of(slowest_phase[0]);
-    const auto f = train_figures(plan, measured, compute);
-    out.reps = mine_rate;  // this rank's tokens/s per GPU from its own step: where stragglers show
+    const auto f = train_figures(plan, median_of(times.group_step), median_of(times.slowest_phase[0]));
+    out.reps = times.mine_rate;  // this rank's tokens/s per GPU from its own step: where stragglers show
     out.aggregate = f.tokens_per_s;
-    out.metrics = {{"wrong", wrong}, {"checked", checked}, {"step_time_us", median_of(mine_step) * 1e6}};
-    nlohmann::json phases = nlohmann::json::object();
-    for (std::size_t p = 0; p < static_cast<std::size_t>(kTrainPhases); ++p)
-      phases[std::string(train_phase_name(static_cast<TrainPhase>(p)))] = median_of(slowest_phase[p]) * 1e6;
-    phases["wait"] = median_of(slowest_phase[kTrainPhases]) * 1e6;
-    phases["bubble"] = f.bubble_s * 1e6;
-    out.row_metrics = {{"tokens_per_s", f.tokens_per_s},
-                       {"tokens_per_s_per_gpu", f.tokens_per_s_per_gpu},
-                       {"model_tflops_per_gpu", f.model_tflops_per_gpu},
-                       {"step_time_us", f.step_s * 1e6},
-                       {"measured_step_us", measured * 1e6},
-                       {"phase_us", phases},
-                       {"layout", {{"dp", l->dp}, {"fsdp", l->fsdp}, {"tp", l->tp}, {"pp", l->pp}, {"ep", l->ep}}},
-                       {"micro_batches", plan.micro_batches},
-                       {"tokens_per_step", plan.tokens_per_step},
-                       {"flops_per_token", train_flops_per_token(point.model)},
-                       {"model_memory_bytes_per_gpu", need},
-                       {"time_reduce", "slowest rank"},
-                       {"wrong", wrong_total}};
-    if (wrong_total > 0) {
+    out.metrics = {{"wrong", check.wrong}, {"checked", check.checked}, {"step_time_us", median_of(times.mine_step) * 1e6}};
+    out.row_metrics = step_row_metrics(plan, times, f, train_memory_bytes(point.model, *l), check.wrong_total);
+    if (check.wrong_total > 0) {
       out.valid = false;
-      out.message = fmt::format("{} wrong values across {} ranks ({} here)", wrong_total, n, wrong);
+      out.message = fmt::format("{} wrong values across {} ranks ({} here)", check.wrong_total, n, check.wrong);
     }
     return out;
   }
@@ -353,6 +216,31 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
   }
 
  private:
+  // Why the point does not run at a group of n (nullopt: it runs): the layout does not divide n,
+  // strong scaling's batch cannot be held at n, or the model does not fit the device at n. A fact of
+  // the count, not a failure: the row is skipped, and the other counts run.
+  static std::optional<std::string> skip_reason(const TrainPoint& point, const std::optional<ParallelLayout>& l, int n,
+                                                const Device& device) {
+    if (!l) {
+      int step = 1;  // the GPU counts it fits are the multiples of the smallest
+      while (!resolve_layout(point.layout, step)) ++step;
+      return fmt::format("layout {} runs on multiples of {} GPUs, not on {}", point.layout.text(), step, n);
+    }
+    if (accumulation_of(point, *l) == 0)
+      return point.global_dp % l->data_parallel() != 0
+                 ? fmt::format("strong scaling holds the batch of {} data-parallel ranks, which {} do not divide",
+                               point.global_dp, l->data_parallel())
+                 : fmt::format("strong scaling holds the batch of {} data-parallel ranks: {} would each run more "
+                               "than {} micro-batch passes a step",
+                               point.global_dp, l->data_parallel(), kMaxAccumulation);
+    const double need = train_memory_bytes(point.model, *l);
+    const auto usable = static_cast<double>(device.info().usable_memory_bytes());
+    if (need > usable)
+      return fmt::format("at {} GPUs the model needs {} per GPU, {} over what the device has ({})", n, bytes_text(need),
+                         bytes_text(need - usable), device.info().usable_memory_text());
+    return std::nullopt;
+  }
+
   static void refuse_unless_it_fits(const ModelSpec& m, const LayoutSpec& spec, const PlanContext& ctx) {
     const double usable = static_cast<double>(ctx.device.info().usable_memory_bytes());
     double least = -1;

@@ -10,11 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "analysis/burn_drift.h"
-#include "analysis/fleet_outliers.h"
 #include "analysis/row_text.h"
+#include "analysis/run_analysis.h"
 #include "analysis/run_text.h"
-#include "analysis/stragglers.h"
 #include "text/text_table.h"
 #include "backends/backend.h"
 #include "core/term_text.h"
@@ -299,11 +297,8 @@ class Run {
       const bool complete = interrupted_.empty();
       code = !complete ? kExitInterrupted : rows_valid(rows_) ? kExitOk : kExitInvalidResult;
       doc_["finished_utc"] = utc_timestamp(Clock::now());
-      doc_["analysis"] = analysis_section(doc_, rows_);  // stragglers (docs/results.md)
-      // Outliers of the groups, node pairs and GPU pairs (docs/fleet.md), and a burn-in's drift
-      // with its sustained outliers (analysis/burn_drift.h).
-      doc_["analysis"].update(fleet_outliers(rows_, doc_["ranks"], OutlierRule{.fraction = opts_.outlier}));
-      add_burn_drift(doc_["analysis"], rows_, doc_["ranks"], opts_.outlier);
+      // Stragglers, the fleet's outliers and a burn-in's drift, whole (analysis/run_analysis.h).
+      doc_["analysis"] = run_analysis(doc_, rows_, AnalysisRules{.outlier_fraction = opts_.outlier});
       const bool outliers = !doc_["analysis"]["outliers"].empty();
       if (complete && code == kExitOk && outliers && opts_.fail_on_outliers) code = kExitInvalidResult;
       doc_["summary"] = summary_json(rows_, complete, code, interrupted_);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -21,7 +22,7 @@
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/independent.h"
 #include "harness/registry.h"
-#include "training/model_spec.h"
+#include "planning/checkpoint_time.h"
 
 namespace gpuscale {
 namespace {
@@ -69,6 +70,80 @@ FsInfo usable_dir(const std::string& dir, std::uint64_t bytes) {
   return fs;
 }
 
+// What one rank's point works on: its shard of the checkpoint, the file it goes to, the buffers.
+struct ShardWork {
+  std::uint64_t total = 0;  // the group's whole checkpoint
+  CkptShard shard;
+  bool shared = false;  // one file for the group, each rank at its offset
+  FsInfo fs;
+  std::string path;
+  std::unique_ptr<CkptBuffer> source, into;
+  std::unique_ptr<ShardStaging> staging;  // the shard in device memory (GPUs); null: host memory (CPUs)
+};
+
+// A shared file needs one file system under every rank of the group, and one host for a node-local
+// one: why the point is skipped here (nullopt: it runs). Two file systems refuse it on every member
+// alike (gpuscale::Error). A file per rank, or a group of one, needs nothing.
+std::optional<std::string> shared_file_skip(const ShardWork& w, RunContext& ctx) {
+  const Group& g = ctx.group;
+  if (!w.shared || g.size() <= 1) return std::nullopt;
+  const std::string type = w.fs.mount ? w.fs.mount->fs_type : "unknown";
+  const auto all = g.allgather(std::vector<double>{static_cast<double>(g.world_rank()),
+                                                   ckpt_fs_key(type, w.fs.mount ? w.fs.mount->source : "")});
+  std::vector<CkptPlace> places;
+  for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
+    const int wr = static_cast<int>(all[i]);
+    places.push_back({wr, ctx.hosts ? (*ctx.hosts)[static_cast<std::size_t>(wr)] : "", all[i + 1]});
+  }
+  const auto verdict = ckpt_shared_verdict(places, type);
+  if (verdict.kind == CkptSharedVerdict::Kind::refuse) throw Error(verdict.why);
+  if (verdict.kind == CkptSharedVerdict::Kind::skip) return verdict.why;
+  return std::nullopt;
+}
+
+// What went wrong in a rank's I/O: its first error, and why a timed read may have come from memory
+// ("" when the pages were dropped).
+struct IoTrouble {
+  std::string failure;
+  std::string cache;
+};
+
+// An I/O error fails this rank's measurement, but the rank keeps every collective of the point (the
+// barriers of each repetition included): its later passes do no I/O and return at once. A rank that
+// left the loop would hold the others in their next barrier until the watchdog ended the run.
+std::function<double()> guarded(std::string& failure, std::function<double()> io) {
+  return [&failure, io = std::move(io)]() -> double {
+    if (!failure.empty()) return 0.0;  // no I/O: no time (a planted fault sleeps nothing); the reps are dropped
+    try {
+      return io();
+    } catch (const Error& e) {
+      failure = e.what();
+      return 0.0;
+    }
+  };
+}
+
+// Checked: the shard read back from the storage (its pages dropped first), every chunk compared, once
+// every writer of a shared file is done. A read error is the rank's failure, as a timed one is.
+CheckResult read_back(ShardWork& w, const Group& g, std::string& failure) {
+  std::uint64_t wrong = 0, chunks = 0;
+  g.barrier();
+  if (failure.empty()) {
+    try {
+      (void)drop_cached(w.path, w.shard.offset, w.shard.bytes);
+      read_shard(w.path, CkptIo::buffered, w.shard.offset, w.shard.bytes, *w.into, w.source.get(), &wrong);
+      chunks = (w.shard.bytes + w.into->size() - 1) / w.into->size();
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  }
+  CheckResult check;
+  check.checked = chunks;
+  check.wrong = wrong;
+  if (wrong) check.detail = fmt::format("{} of {} chunks read back differ from what was written", wrong, chunks);
+  return check;
+}
+
 class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
  public:
   explicit CheckpointBenchmark(bool write) : PointBenchmark(ckpt_info(write)), write_(write) {}
@@ -103,47 +178,16 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
     return out;
   }
 
+  // One point on this rank: its shard prepared, the shared file's file system agreed, the timed
+  // writes or reads, the shard read back and checked, the row's figures; the files removed at the end.
   RankMeasurement measure(const CkptPoint& p, RunContext& ctx) const override {
     const Group& g = ctx.group;
-    const std::uint64_t total = p.at(g.size());
-    const auto shard = ckpt_shard(total, g.size(), g.rank(), p.layout);
-    // A shared file is named after the group's first world rank (groups of one count measure at once).
-    const auto ranks = g.allgather(static_cast<double>(g.world_rank()));
-    const int owner = static_cast<int>(*std::min_element(ranks.begin(), ranks.end()));
-    const bool shared = p.layout == CkptLayout::shared_file;
-    const std::string tag = fmt::format("{:x}", ctx.seed);
-    FsInfo fs;
-    std::string path;
-    std::unique_ptr<CkptBuffer> source, into;
-    std::unique_ptr<ShardStaging> staging;  // the shard in device memory (GPUs); null: host memory (CPUs)
-    // Every rank checks its own directory and room before any rank writes.
-    agreed_setup(g, key(), [&] {
-      fs = usable_dir(ctx.opts.ckpt_dir, shared ? total : shard.bytes);
-      path = fs.path + "/" + ckpt_file_name(tag, p.layout, shared ? owner : g.world_rank());
-      const auto chunk = std::min<std::uint64_t>(kCkptChunk, shard.bytes);
-      source = std::make_unique<CkptBuffer>(chunk, ctx.seed ^ (0x9e3779b97f4a7c15ULL * (g.world_rank() + 1)));
-      into = std::make_unique<CkptBuffer>(chunk, 0);
-      staging = ctx.device.make_shard_staging(shard.bytes, chunk);
-      if (staging) fill_staged_shard(*staging, shard.bytes, *source);
-    });
-    // A shared file needs one file system under every rank of the group, and one host for a node-local one.
-    if (shared && g.size() > 1) {
-      const std::string type = fs.mount ? fs.mount->fs_type : "unknown";
-      const auto all = g.allgather(std::vector<double>{static_cast<double>(g.world_rank()),
-                                                       ckpt_fs_key(type, fs.mount ? fs.mount->source : "")});
-      std::vector<CkptPlace> places;
-      for (std::size_t i = 0; i + 1 < all.size(); i += 2) {
-        const int wr = static_cast<int>(all[i]);
-        places.push_back({wr, ctx.hosts ? (*ctx.hosts)[static_cast<std::size_t>(wr)] : "", all[i + 1]});
-      }
-      const auto verdict = ckpt_shared_verdict(places, type);
-      if (verdict.kind == CkptSharedVerdict::Kind::refuse) throw Error(verdict.why);  // every member alike
-      if (verdict.kind == CkptSharedVerdict::Kind::skip) {
-        RankMeasurement skipped;
-        skipped.skipped = true;
-        skipped.message = verdict.why;
-        return skipped;
-      }
+    ShardWork w = prepare_shard(p, ctx);
+    if (auto why = shared_file_skip(w, ctx)) {
+      RankMeasurement skipped;
+      skipped.skipped = true;
+      skipped.message = *why;
+      return skipped;
     }
     struct Removed {  // the point's files go whatever happens; a shared file once its last writer is done
       const std::string& path;
@@ -151,98 +195,20 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
       ~Removed() {
         if (mine) ::unlink(path.c_str());
       }
-    } removed{path, !shared || g.rank() == 0};
+    } removed{w.path, !w.shared || g.rank() == 0};
 
-    const auto m = checkpoint_methodology(ctx.opts);
-    const double bytes = static_cast<double>(shard.bytes);
     RankMeasurement out;
-    std::string cache;  // why a timed read may have come from memory ("" when the pages were dropped)
-    std::uint64_t wrong = 0, chunks = 0;
-    // An I/O error fails this rank's measurement, but the rank keeps every collective of the point (the
-    // barriers of each repetition included): its later passes do no I/O and return at once. A rank that
-    // left the loop would hold the others in their next barrier until the watchdog ended the run.
-    std::string failure;  // this rank's first I/O error
-    auto guarded = [&failure](std::function<double()> io) {
-      return [&failure, io = std::move(io)]() -> double {
-        if (!failure.empty()) return 0.0;  // no I/O: no time (a planted fault sleeps nothing); the reps are dropped
-        try {
-          return io();
-        } catch (const Error& e) {
-          failure = e.what();
-          return 0.0;
-        }
-      };
-    };
-    if (write_) {
-      // Each timed write makes a new file, as a training job's checkpoint does: the last one is removed
-      // untimed before it (a shared file by rank 0, between barriers), so no repetition overwrites
-      // blocks the one before allocated, nor frees them in a timed O_TRUNC.
-      out.reps = time_repetitions(
-          FaultSite::memory, m.warmup, m.reps,
-          guarded([&] { return write_shard(path, p.io, false, shard.offset, shard.bytes, *source, staging.get()); }),
-          [&](double s) { return bytes / s / 1e9; },
-          [&] {
-            g.barrier();
-            if (!shared || g.rank() == 0) ::unlink(path.c_str());
-            g.barrier();
-          });
-    } else {
-      (void)guarded([&] { return write_shard(path, CkptIo::buffered, !shared, shard.offset, shard.bytes, *source); })();
-      g.barrier();
-      out.reps = time_repetitions(
-          FaultSite::memory, m.warmup, m.reps,
-          guarded([&] { return read_shard(path, p.io, shard.offset, shard.bytes, *into, nullptr, nullptr, staging.get()); }),
-          [&](double s) { return bytes / s / 1e9; },
-          [&] {
-            if (p.io == CkptIo::buffered && failure.empty())
-              if (auto why = drop_cached(path, shard.offset, shard.bytes); !why.empty() && cache.empty()) cache = why;
-            g.barrier();
-          });
-    }
-    // Checked: the shard read back from the storage (its pages dropped first), every chunk compared.
-    g.barrier();  // a shared file: every writer done
-    if (failure.empty()) {
-      try {
-        (void)drop_cached(path, shard.offset, shard.bytes);
-        read_shard(path, CkptIo::buffered, shard.offset, shard.bytes, *into, source.get(), &wrong);
-        chunks = (shard.bytes + into->size() - 1) / into->size();
-      } catch (const Error& e) {
-        failure = e.what();
-      }
-    }
-    if (!failure.empty()) {
+    IoTrouble trouble;
+    out.reps = time_shard_io(p, w, g, checkpoint_methodology(ctx.opts), trouble);
+    const CheckResult check = read_back(w, g, trouble.failure);
+    if (!trouble.failure.empty()) {
       out.failed = true;
-      out.message = failure;
+      out.message = trouble.failure;
       out.reps.clear();
     }
-    CheckResult check;
-    check.checked = chunks;
-    check.wrong = wrong;
-    if (wrong) check.detail = fmt::format("{} of {} chunks read back differ from what was written", wrong, chunks);
     apply_check(out, check);
-
-    // The checkpoint's time is its slowest rank's (each rank's median repetition).
-    const double mine = out.reps.empty() ? 0.0 : bytes / (median_of(out.reps) * 1e9);
-    const auto times = g.allgather(mine);
-    const double slowest = *std::max_element(times.begin(), times.end());
-    out.metrics["shard_bytes"] = shard.bytes;
-    out.row_metrics["checkpoint_s"] = slowest;
-    out.row_metrics["checkpoint_total_bytes"] = total;
-    if (slowest > 0) out.row_metrics["checkpoint_gb_s"] = static_cast<double>(total) / slowest / 1e9;
-    if (write_ && slowest > 0) {  // each training preset's checkpoint at this bandwidth: derived, and named so
-      nlohmann::json presets = nlohmann::json::object();
-      for (const auto& name : model_preset_names())
-        if (const auto model = model_preset(name)) presets[name] = checkpoint_bytes(*model) / (static_cast<double>(total) / slowest);
-      out.row_metrics["preset_checkpoint_s"] = presets;
-    }
-    out.row_metrics["checkpoint_memory"] = staging ? staging->path() : "host";
-    out.row_metrics["fs_type"] = fs.mount ? fs.mount->fs_type : "unknown";
-    out.row_metrics["mount_point"] = fs.mount ? fs.mount->mount_point : "unknown";
-    out.row_metrics["mount_options"] = fs.mount ? fs.mount->options : "";
-    const auto uncached = g.allgather(cache.empty() ? 1.0 : 0.0);
-    if (std::find(uncached.begin(), uncached.end(), 0.0) != uncached.end())
-      out.row_metrics["cache_possible"] = "a rank's pages could not be dropped from the page cache before a timed read";
-    if (shared) g.barrier();  // every writer done before rank 0 removes the shared file
+    add_checkpoint_figures(out, w, g, trouble.cache);
+    if (w.shared) g.barrier();  // every writer done before rank 0 removes the shared file
     return out;
   }
 
@@ -261,6 +227,91 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
   }
 
  private:
+  // This rank's shard of the group's checkpoint and the buffers it goes through. Every rank checks
+  // its own directory and room before any rank writes (agreed_setup: a refusal on one is every rank's).
+  ShardWork prepare_shard(const CkptPoint& p, RunContext& ctx) const {
+    const Group& g = ctx.group;
+    ShardWork w;
+    w.total = p.at(g.size());
+    w.shard = ckpt_shard(w.total, g.size(), g.rank(), p.layout);
+    // A shared file is named after the group's first world rank (groups of one count measure at once).
+    const auto ranks = g.allgather(static_cast<double>(g.world_rank()));
+    const int owner = static_cast<int>(*std::min_element(ranks.begin(), ranks.end()));
+    w.shared = p.layout == CkptLayout::shared_file;
+    const std::string tag = fmt::format("{:x}", ctx.seed);
+    agreed_setup(g, key(), [&] {
+      w.fs = usable_dir(ctx.opts.ckpt_dir, w.shared ? w.total : w.shard.bytes);
+      w.path = w.fs.path + "/" + ckpt_file_name(tag, p.layout, w.shared ? owner : g.world_rank());
+      const auto chunk = std::min<std::uint64_t>(kCkptChunk, w.shard.bytes);
+      w.source = std::make_unique<CkptBuffer>(chunk, ctx.seed ^ (0x9e3779b97f4a7c15ULL * (g.world_rank() + 1)));
+      w.into = std::make_unique<CkptBuffer>(chunk, 0);
+      w.staging = ctx.device.make_shard_staging(w.shard.bytes, chunk);
+      if (w.staging) fill_staged_shard(*w.staging, w.shard.bytes, *w.source);
+    });
+    return w;
+  }
+
+  // Timed: each repetition writes (or reads) the whole shard. An I/O error is kept in `trouble`, not
+  // thrown, so that this rank still takes part in every barrier of the point (guarded above).
+  std::vector<double> time_shard_io(const CkptPoint& p, ShardWork& w, const Group& g, const Methodology& m,
+                                    IoTrouble& trouble) const {
+    const double bytes = static_cast<double>(w.shard.bytes);
+    const auto to_gb_s = [bytes](double s) { return bytes / s / 1e9; };
+    if (write_) {
+      // Each timed write makes a new file, as a training job's checkpoint does: the last one is removed
+      // untimed before it (a shared file by rank 0, between barriers), so no repetition overwrites
+      // blocks the one before allocated, nor frees them in a timed O_TRUNC.
+      return time_repetitions(
+          FaultSite::memory, m.warmup, m.reps,
+          guarded(trouble.failure,
+                  [&] { return write_shard(w.path, p.io, false, w.shard.offset, w.shard.bytes, *w.source, w.staging.get()); }),
+          to_gb_s,
+          [&] {
+            g.barrier();
+            if (!w.shared || g.rank() == 0) ::unlink(w.path.c_str());
+            g.barrier();
+          });
+    }
+    // A read needs the shard on the storage first: written untimed, through the page cache.
+    (void)guarded(trouble.failure,
+                  [&] { return write_shard(w.path, CkptIo::buffered, !w.shared, w.shard.offset, w.shard.bytes, *w.source); })();
+    g.barrier();
+    return time_repetitions(
+        FaultSite::memory, m.warmup, m.reps,
+        guarded(trouble.failure,
+                [&] { return read_shard(w.path, p.io, w.shard.offset, w.shard.bytes, *w.into, nullptr, nullptr, w.staging.get()); }),
+        to_gb_s,
+        [&] {
+          // A buffered read must come from the storage, not from the pages the last one left.
+          if (p.io == CkptIo::buffered && trouble.failure.empty())
+            if (auto why = drop_cached(w.path, w.shard.offset, w.shard.bytes); !why.empty() && trouble.cache.empty())
+              trouble.cache = why;
+          g.barrier();
+        });
+  }
+
+  // The checkpoint's time is its slowest rank's (each rank's median repetition), and where it went.
+  // A write row also says each training preset's checkpoint time at that bandwidth: planning's figure
+  // (planning/checkpoint_time.h), derived from the measurement and named so.
+  void add_checkpoint_figures(RankMeasurement& out, const ShardWork& w, const Group& g, const std::string& cache) const {
+    const double bytes = static_cast<double>(w.shard.bytes);
+    const double mine = out.reps.empty() ? 0.0 : bytes / (median_of(out.reps) * 1e9);
+    const auto times = g.allgather(mine);
+    const double slowest = *std::max_element(times.begin(), times.end());
+    out.metrics["shard_bytes"] = w.shard.bytes;
+    out.row_metrics["checkpoint_s"] = slowest;
+    out.row_metrics["checkpoint_total_bytes"] = w.total;
+    if (slowest > 0) out.row_metrics["checkpoint_gb_s"] = static_cast<double>(w.total) / slowest / 1e9;
+    if (write_ && slowest > 0) out.row_metrics["preset_checkpoint_s"] = preset_checkpoint_seconds(static_cast<double>(w.total) / slowest);
+    out.row_metrics["checkpoint_memory"] = w.staging ? w.staging->path() : "host";
+    out.row_metrics["fs_type"] = w.fs.mount ? w.fs.mount->fs_type : "unknown";
+    out.row_metrics["mount_point"] = w.fs.mount ? w.fs.mount->mount_point : "unknown";
+    out.row_metrics["mount_options"] = w.fs.mount ? w.fs.mount->options : "";
+    const auto uncached = g.allgather(cache.empty() ? 1.0 : 0.0);
+    if (std::find(uncached.begin(), uncached.end(), 0.0) != uncached.end())
+      out.row_metrics["cache_possible"] = "a rank's pages could not be dropped from the page cache before a timed read";
+  }
+
   bool write_;
 };
 

@@ -14,8 +14,8 @@
 #include "harness/benchmarks/comm_timing.h"
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/fleet/fleet_measure.h"
+#include "harness/benchmarks/fleet/node_pair_passes.h"
 #include "harness/benchmarks/fleet/pair_cells.h"
-#include "harness/benchmarks/fleet/pair_confirm.h"
 #include "harness/benchmarks/fleet/pair_schedule.h"
 #include "harness/plan/plan.h"
 #include "harness/registry.h"
@@ -27,8 +27,8 @@ using fleet::add_record;
 using fleet::gather_cells;
 using fleet::matrix_json;
 using fleet::median_of_pairs;
+using fleet::NodePairPasses;
 using fleet::PairResult;
-using fleet::Placement;
 using fleet::placement_of;
 using fleet::run_pair;
 
@@ -130,6 +130,9 @@ class NodePairs final : public PairsBase {
                   {"sendrecv", "all_reduce"}, "inter-node") {}
 
  protected:
+  // Refused on one node; else every pair of the schedule measured, the suspects confirmed, and the
+  // row's figures: the median node pair, the passes, and the matrices
+  // (harness/benchmarks/fleet/node_pair_passes.h).
   RankMeasurement measure(const PairsPoint& p, RunContext& ctx) const override {
     RankMeasurement out;
     const auto where = placement_of(*ctx.hosts);
@@ -142,124 +145,22 @@ class NodePairs final : public PairsBase {
     }
     const auto schedule =
         ctx.opts.pairs_rounds ? sampled_rounds(where.topo.nodes, *ctx.opts.pairs_rounds, ctx.seed) : round_robin(where.topo.nodes);
-    const int me = ctx.group.world_rank();
-    const auto my_node = static_cast<std::size_t>(where.topo.node_of_rank[static_cast<std::size_t>(me)]);
     // sendrecv: one two-rank group per rail; all_reduce: one group of both nodes' ranks.
     const bool by_rail = p.collective == "sendrecv";
-    std::size_t rails = 0;  // the most GPUs on one node
-    for (const auto& rs : where.ranks) rails = std::max(rails, rs.size());
-    const std::size_t matrices = by_rail ? rails : 1;
-    // --tiling sequential: the pairs of a round take turns, and within a pair its rails, each alone,
-    // as the tiled groups do: on a machine of more ranks than cores, concurrent pairs that finish
-    // first leave a slow one every core, which hides a slow NIC's extra time, and two rails at once
-    // share the cores (their two-rank exchanges spun 1.3-7.9 GB/s apart on 16 ranks / 2 cores, too
-    // wide a spread to name a 10x NIC). Concurrent tiling runs every pair and rail of a round at once.
-    const bool in_turns = ctx.opts.tiling == TilingMode::sequential;
-    const std::size_t rail_turns = in_turns && by_rail ? std::max<std::size_t>(1, rails) : 1;
-    // One pass: every pair of the schedule once (its rails at once, or in turns as above), the cells
-    // gathered (identical on every rank). Each rank measures in at most one pair a round: one record a round.
-    const auto pass = [&](const std::vector<PairRound>& rounds) {
-      std::vector<double> mine;
-      for (const auto& round : rounds) {
-        int colour = -1, my_pair = -1;
-        std::size_t a = 0, b = 0, matrix = 0;
-        for (std::size_t i = 0; i < round.pairs.size(); ++i) {
-          const auto& np = round.pairs[i];
-          if (static_cast<std::size_t>(np.a) != my_node && static_cast<std::size_t>(np.b) != my_node) continue;
-          a = static_cast<std::size_t>(np.a);
-          b = static_cast<std::size_t>(np.b);
-          my_pair = static_cast<int>(i);
-          if (!by_rail) {
-            colour = static_cast<int>(i);
-            continue;
-          }
-          for (const auto& g : rail_groups(where.ranks[a], where.ranks[b]))
-            if (g.a == me || g.b == me) {
-              matrix = static_cast<std::size_t>(g.rail);
-              colour = static_cast<int>(i * rails + matrix);
-            }
-        }
-        PairResult r;
-        double cell = kNaN;
-        const std::size_t turns = in_turns ? round.pairs.size() * rail_turns : 1;
-        for (std::size_t turn = 0; turn < turns; ++turn) {
-          {
-            const bool my_turn = !in_turns || (my_pair == static_cast<int>(turn / rail_turns) &&
-                                               (rail_turns == 1 || matrix == turn % rail_turns));
-            Group pair(ctx.group, my_turn ? colour : -1, ctx.group.rank());
-            if (pair.member()) {
-              const auto name = by_rail ? fmt::format("rail {} of pair {} + {}", matrix, where.node_hosts[a], where.node_hosts[b])
-                                        : fmt::format("pair {} + {}", where.node_hosts[a], where.node_hosts[b]);
-              r = run_pair(inner(p), p.inner, pair, ctx, name, out);
-              cell = static_cast<double>((matrix * m + a) * m + b);
-              if (std::isfinite(r.value)) out.reps.push_back(r.value);
-            }
-          }
-          // The others wait for the turn asleep, not spinning in the next turn's split: their cores
-          // are the measuring pair's (world/patient_wait.h).
-          if (in_turns) ctx.group.turn_barrier();
-        }
-        add_record(mine, cell, r);
-      }
-      return gather_cells(ctx.group, mine, matrices, m);
-    };
-    // Each node's rank on rail i (none where the node has fewer GPUs).
-    const auto rail_ranks = [&](std::size_t rail) {
-      std::vector<std::vector<int>> out_ranks;
-      for (const auto& rs : where.ranks) out_ranks.push_back(rail < rs.size() ? std::vector<int>{rs[rail]} : std::vector<int>{});
-      return out_ranks;
-    };
-    const auto node_cells = [&](const std::vector<PairCells>& cells) { return by_rail ? slowest_rail(cells) : cells.front(); };
-    auto cells = pass(schedule);
-    // A suspect is confirmed before it is named: when the first pass shows one in the node-pair matrix
-    // or in any rail's (the run's own outlier rule), every pair is measured again under the same
-    // schedule and load, and each cell of each rail keeps its better pass (best of N, as STREAM
-    // reports). A sick node, NIC or link is slow in both; a process starved for a moment (16 ranks on
-    // 2 cores, a noisy neighbour) is slow in one. The pairs behind what is still suspect then run once
-    // more, each alone: a third pass of their own, at most twice the schedule's rounds (two odd nodes'
-    // pairs; more is not a few odd nodes or links, and is left as it stands).
-    bool confirm = pass_has_suspects(node_cells(cells), where.node_hosts, where.ranks, ctx.opts.outlier);
-    for (std::size_t r = 0; by_rail && !confirm && r < rails; ++r)
-      confirm = pass_has_suspects(cells[r], where.node_hosts, rail_ranks(r), ctx.opts.outlier);
-    int passes = 1;
-    if (confirm) {
-      const auto second = pass(schedule);
-      for (std::size_t r = 0; r < matrices; ++r) cells[r] = best_cells(cells[r], second[r]);
-      passes = 2;
-      auto again = suspect_pairs(node_cells(cells), where.node_hosts, where.ranks, ctx.opts.outlier);
-      for (std::size_t r = 0; by_rail && r < rails; ++r)
-        for (const auto& np : suspect_pairs(cells[r], where.node_hosts, rail_ranks(r), ctx.opts.outlier)) again.push_back(np);
-      again = third_pass_pairs(std::move(again), schedule.size());
-      if (!again.empty()) {
-        const auto third = pass(rounds_of(again));
-        for (std::size_t r = 0; r < matrices; ++r) cells[r] = best_cells(cells[r], third[r]);
-        passes = 3;
-      }
-    }
-    const auto node = node_cells(cells);
-    out.aggregate = median_of_pairs(node[0], m);
+    NodePairPasses passes(inner(p), p.inner, where, by_rail, ctx, out);
+    auto cells = passes.pass(schedule);
+    const int measured_passes = passes.confirm(cells, schedule);
+    out.aggregate = median_of_pairs(passes.node_cells(cells)[0], m);
     out.metrics["pairs_measured"] = out.reps.size();
     out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")},
                        {"rounds", schedule.size()},
-                       {"passes", passes},
+                       {"passes", measured_passes},
                        {"tournament_rounds", round_robin_rounds(where.topo.nodes)}};
-    if (by_rail) out.row_metrics["rails"] = rails;
+    if (by_rail) out.row_metrics["rails"] = passes.rails();
     // The matrices travel in the group's first rank's summary only (harness/rows/measurement_json.h): the
     // others need not build them.
     if (ctx.group.rank() != 0) return out;
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const auto& rs : where.ranks) ranks.push_back(rs);
-    auto list = nlohmann::json::array({matrix_json("node", where.node_hosts, where.node_hosts, ranks, node)});
-    if (by_rail) {
-      list[0]["note"] = "each pair's slowest rail";
-      for (std::size_t r = 0; r < rails; ++r) {
-        auto e = matrix_json("rail", where.node_hosts, where.node_hosts, rail_ranks(r), cells[r]);
-        e["rail"] = r;
-        if (const auto note = missing_rail_note(where, r); !note.empty()) e["note"] = note;
-        list.push_back(std::move(e));
-      }
-    }
-    out.row_metrics["matrices"] = std::move(list);
+    out.row_metrics["matrices"] = passes.matrices_json(cells);
     return out;
   }
 
@@ -281,16 +182,6 @@ class NodePairs final : public PairsBase {
 
  private:
   static std::size_t round_robin_rounds(int nodes) { return nodes < 2 ? 0 : static_cast<std::size_t>(nodes % 2 ? nodes : nodes - 1); }
-
-  // Rail `rail`'s unmeasured nodes, said in the matrix: "" when every node has a GPU on it.
-  static std::string missing_rail_note(const Placement& where, std::size_t rail) {
-    std::vector<std::string> missing;
-    for (std::size_t n = 0; n < where.ranks.size(); ++n)
-      if (where.ranks[n].size() <= rail) missing.push_back(fmt::format("{} ({} GPU(s))", where.node_hosts[n], where.ranks[n].size()));
-    if (missing.empty()) return "";
-    return fmt::format("rail {}: not measured for {}: no local rank {} there, so no rail counterpart", rail,
-                       fmt::join(missing, ", "), rail);
-  }
 };
 
 // Every pair of GPUs within each node, one pair at a time per node (as nvbandwidth measures them),

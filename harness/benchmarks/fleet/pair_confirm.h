@@ -1,7 +1,7 @@
 #pragma once
 // The confirming pass of the node-pair matrices (docs/fleet.md "Outliers"): a suspect in the first pass,
 // in the node-pair matrix or in any rail's, is measured again before it is named. Pure decisions on the
-// matrices' cells, unit-tested without MPI; harness/benchmarks/fleet/fleet_pairs.cpp measures the passes.
+// matrices' cells, unit-tested without MPI; harness/benchmarks/fleet/node_pair_passes.cpp measures the passes.
 #include <string>
 #include <vector>
 
@@ -22,7 +22,7 @@ bool pass_has_suspects(const PairCells& cells, const std::vector<std::string>& h
 
 // The node pairs behind the suspects of such a matrix (a < b, sorted, no repeats): a suspect link's
 // pair, and every measured pair of a suspect node. Measured once more after the confirming pass, alone
-// (fleet_pairs.cpp), they make a third pass of their own: a cell that a busy neighbour happened to
+// (node_pair_passes.cpp), they make a third pass of their own: a cell that a busy neighbour happened to
 // slow in both full passes is rarely slow a third time, where a sick node, NIC or link always is.
 std::vector<NodePair> suspect_pairs(const PairCells& cells, const std::vector<std::string>& hosts,
                                     const std::vector<std::vector<int>>& ranks, double fraction);

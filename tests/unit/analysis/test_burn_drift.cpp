@@ -7,6 +7,7 @@
 #include <random>
 
 #include "analysis/burn_drift.h"
+#include "analysis/run_analysis.h"
 #include "core/stats.h"
 
 namespace gpuscale {
@@ -186,8 +187,9 @@ TEST(BurnDrift, ARankThatDisagreedIsNamedWithItsPlace) {
   }
   EXPECT_EQ(sdc[0]["window"], 0);
   EXPECT_EQ(sdc[1]["window"], 2);
-  json analysis = {{"outliers", json::array()}, {"outlier_hosts", json::array()}};
-  add_burn_drift(analysis, rows, json::array(), 0.10);
+  // The run's analysis object names the corrupting GPU's host a suspect (analysis/run_analysis.h).
+  const json doc = {{"ranks", json::array()}};
+  const json analysis = run_analysis(doc, rows, AnalysisRules{});
   EXPECT_EQ(analysis["outlier_hosts"], json::array({"h1"}));
   EXPECT_NE(format_burn_drift(analysis).find("silent data corruption: rank 3 (h1, device 1, local rank 1)"), std::string::npos)
       << format_burn_drift(analysis);

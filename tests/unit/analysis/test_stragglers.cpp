@@ -51,7 +51,7 @@ TEST(Stragglers, MissingDeviceDetailsPrintDash) {
 TEST(Stragglers, AnalysisSectionMatchesTheSchema) {
   auto doc = doc_json({row_json("stream.triad", "independent", kTriad, 4, {10, 10, 5, 10})});
   auto run = result_from_json("t", doc);
-  doc["analysis"] = analysis_section(run.doc, run.rows);
+  doc["analysis"] = straggler_analysis(run.doc, run.rows);
   EXPECT_EQ(validate_result_json(doc), "");
   ASSERT_EQ(doc["analysis"]["stragglers"].size(), 1u);
   EXPECT_EQ(doc["analysis"]["stragglers"][0]["rank"], 2);
