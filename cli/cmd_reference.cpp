@@ -11,6 +11,7 @@
 #include "analysis/reference.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/shown_text.h"
 #include "core/term_text.h"
 #include "core/units.h"
 

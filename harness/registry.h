@@ -19,7 +19,7 @@ class Registry {
   // Whether `key` measures once, at the job's full size (BenchmarkInfo::whole_job; resume's WholeJobRule).
   bool whole_job(const std::string& key) const;
   // The groups (BenchmarkInfo::group), in registry order: the one list `run --help`, the unknown-name
-  // message and README name (tests/e2e/e2e_quickstart.py holds README to it).
+  // message and docs/usage.md name (tests/e2e/e2e_quickstart.py holds docs/usage.md to it).
   std::vector<std::string> groups() const;
   // "stream, gemm, copy, collective, training; fleet only when named": groups() with the opt-in ones
   // (every benchmark of the group opt_in) set apart.

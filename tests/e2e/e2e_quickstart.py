@@ -3,7 +3,9 @@
 executable, and scripts/setup-and-run does what README says: two CPU ranks when there is no GPU,
 GPUSCALE_NP overrides, its arguments go to `gpuscale run`, and it prints the summary and the JSON
 path. GPUSCALE_SKIP_SETUP=1 (documented in the script and README) skips the install and the build and
-runs the binary under test. README's list of benchmark groups is also held to `gpuscale run --help`'s,
+runs the binary under test. README's sample of what a run prints is held to a real run's output: its
+verdict line's form and every table's title and column header appear as the run prints them.
+docs/usage.md's list of benchmark groups (its option table) is also held to `gpuscale run --help`'s,
 which comes from the registry (Registry::groups_text)."""
 import os
 import re
@@ -28,6 +30,19 @@ def quick_start_commands(text):
     if not m:
         fail("README has no '## Quick start' section with a sh code block")
     return [line.split("#")[0].split()[0] for line in m.group(1).splitlines() if line.strip()]
+
+
+def usage():
+    with open(os.path.join(ARGS.source, "docs", "usage.md")) as f:
+        return f.read()
+
+
+def readme_sample(text):
+    """The code block under '## What a run prints'."""
+    m = re.search(r"^## What a run prints[^\n]*\n.*?```\n(.*?)```", text, re.S | re.M)
+    if not m:
+        fail("README has no '## What a run prints' section with a code block")
+    return m.group(1).splitlines()
 
 
 def setup_and_run(*args, np=None):
@@ -61,7 +76,7 @@ def case_commands():
 
 def case_setup_and_run():
     out = e2e_common.out_path(ARGS.workdir, "quickstart.json")
-    p, env = setup_and_run("--backend", "cpu", "--quick", "--benchmarks", "stream.triad", "-o", out)
+    p, env = setup_and_run("--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce", "-o", out)
     if p.returncode != 0:
         fail(f"setup-and-run exit {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
     # Two CPU ranks when there is no GPU (one on a one-core machine: the script's rule, nproc's count).
@@ -74,13 +89,28 @@ def case_setup_and_run():
         fail(f"no result file at {out}")
     if len(doc["ranks"]) != ranks:
         fail(f"{len(doc['ranks'])} ranks in the result file, expected {ranks}")
-    if {r["benchmark"] for r in doc["results"]} != {"stream.triad"} or doc["backend"] != "cpu":
+    if {r["benchmark"] for r in doc["results"]} != {"stream.triad", "all_reduce"} or doc["backend"] != "cpu":
         fail("the arguments did not reach gpuscale run (benchmarks, backend)")
     # The summary (it opens with the verdict) and the JSON path.
     if not re.search(r"^verdict: (PASS|WARN|FAIL)", p.stdout, re.M) or "\nstream.triad (GB/s)\n" not in p.stdout:
         fail(f"setup-and-run printed no summary: {p.stdout[-2000:]}")
     if f"\nresults: {out}\n" not in p.stdout:
         fail(f"setup-and-run did not print the JSON path {out}: {p.stdout[-500:]}")
+    # README's sample: the launch line and the verdict line in their form, each table's title and column
+    # header verbatim (the figures and the file name are the sample's own run's).
+    sample = readme_sample(readme())
+    printed = p.stdout.splitlines()
+    if not sample or not re.match(r"setup-and-run: mpirun -np \d+ gpuscale run", sample[0]):
+        fail(f"README's sample does not open with setup-and-run's launch line: {sample[:1]}")
+    if not any(re.match(r"verdict: (PASS|WARN|FAIL)", l) for l in sample):
+        fail("README's sample has no verdict line")
+    for i, line in enumerate(sample):
+        if re.match(r"^[a-z_.]+ \(", line):  # a table's title; the next line is its column header
+            for shown in (line, sample[i + 1]):
+                if shown not in printed:
+                    fail(f"README's sample shows {shown!r}, which the run does not print: {p.stdout[-2000:]}")
+    if not re.match(r"results: \S+\.json$", sample[-1]):
+        fail(f"README's sample does not end with the results line: {sample[-1:]}")
 
 
 def help_groups(text):
@@ -93,11 +123,11 @@ def case_groups():
     if p.returncode != 0 or "setup-and-run: mpirun -np 1 gpuscale run --help" not in p.stdout:
         fail(f"GPUSCALE_NP=1 setup-and-run --help: exit {p.returncode}: {p.stdout[:500]} {p.stderr[-1000:]}")
     from_help = help_groups(" ".join(p.stdout.split()))  # CLI11 wraps the help text
-    row = next((l for l in readme().splitlines() if l.startswith("| `--benchmarks")), "")
+    row = next((l for l in usage().splitlines() if l.startswith("| `--benchmarks")), "")
     m = re.search(r"keys or groups \((.*?)\) \|", row)
     from_readme = re.findall(r"`([a-z_]+)`", m.group(1)) if m else None
     if not from_help or from_help != from_readme:
-        fail(f"benchmark groups: run --help names {from_help}, README names {from_readme}")
+        fail(f"benchmark groups: run --help names {from_help}, docs/usage.md names {from_readme}")
 
 
 def parse():
