@@ -7,8 +7,8 @@
 
 namespace gpuscale {
 
-std::span<const std::string_view> gemm_layouts() {
-  static constexpr std::string_view kLayouts[] = {"NN", "NT", "TN", "TT"};
+const std::vector<std::string_view>& gemm_layouts() {
+  static const std::vector<std::string_view> kLayouts{"NN", "NT", "TN", "TT"};
   return kLayouts;
 }
 

@@ -5,7 +5,6 @@
 // computed in long double from the inputs as stored, within a per-dtype tolerance.
 #include <cmath>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,8 +57,9 @@ inline double gemm_flops(const GemmShape& s) {
 bool gemm_default_transpose_a(DType type);
 // "NN", "TN", ... (op(A) then op(B), as cuBLAS's transa/transb).
 std::string gemm_layout(const GemmShape& s);
-// Every layout gemm_layout writes: NN, NT, TN, TT.
-std::span<const std::string_view> gemm_layouts();
+// Every layout gemm_layout writes: NN, NT, TN, TT. (A vector, not a span: nvcc compiles this header
+// as C++17.)
+const std::vector<std::string_view>& gemm_layouts();
 // "4096" (square) or "MxNxK"; an optional ":TN" style suffix sets the transposes. Throws on bad text.
 GemmShape parse_gemm_shape(std::string_view text);
 std::string format_gemm_shape(const GemmShape& s);  // "4096x4096x4096:NN"

@@ -1,8 +1,11 @@
 #pragma once
-// The value lists of `gpuscale run` options (time-reduce, transports, placements), each defined once,
-// and the options whose values are lists: how their text parses, how plan.options records them, and
-// how a resumed run takes them back. The run option table (harness/options/run_option_table.h) uses these;
-// dtypes and reduction ops are core's and collectives' own lists (parse_dtype, parse_redop).
+// What an option's value is, apart from which options exist: the option table
+// (harness/options/run_option_table.h) says how each option is spelled, helped, recorded and in what
+// order it is read; this file says how a value of each kind that is more than a size, a count or a
+// text is read from the command line, recorded in plan.options and taken back by a resumed run: the
+// value lists (time-reduce, transports, placements), each defined once, the list-valued options, and
+// the checked numbers (--threads, --outlier, --pairs-rounds, --max-time). dtypes and reduction ops are
+// core's and collectives' own lists (parse_dtype, parse_redop).
 #include <span>
 #include <string>
 #include <string_view>

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The layering check itself (check_layers.py) on tiny trees made here: a clean one passes; an include
 planted upward, one beside, one of a folder off the floor map, a picture unlike the table and a long
-file each fail, named with their line."""
+file each fail, named with their line; inside harness/, an include up its own floor map, one into
+another family's folder and one of a sub-folder off that map fail too."""
 import os
 import subprocess
 import sys
@@ -31,6 +32,14 @@ CLEAN = {
     "health/probe.cpp": '#include "health/probe.h"\n#include "kernels/device.h"\n#include <vector>\n',
     "cli/main.cpp": '#include "harness/run/runner.h"\n#include "health/probe.h"\n',
     "tests/unit/test_any.cpp": '#include "cli/main.h"\n',  # tests/ may include any room
+    # harness/'s own floors: run/ over benchmarks/ over plan/ over the top level over options/.
+    "harness/options/options.h": "#pragma once\n",
+    "harness/benchmark.h": '#pragma once\n#include "harness/options/options.h"\n',
+    "harness/plan/plan.h": '#pragma once\n#include "harness/benchmark.h"\n',
+    "harness/benchmarks/collective_plan.h": '#pragma once\n#include "harness/plan/plan.h"\n',
+    "harness/benchmarks/burn/burn.cpp": '#include "harness/benchmarks/burn/burn_plan.h"\n#include "harness/benchmarks/collective_plan.h"\n',
+    "harness/benchmarks/fleet/pairs.cpp": '#include "harness/benchmarks/fleet/pairs.h"\n',
+    "harness/run/runner.cpp": '#include "harness/benchmarks/burn/burn_plan.h"\n#include "harness/plan/plan.h"\n',
 }
 
 
@@ -55,6 +64,14 @@ def main():
     expect_fail("picture", {"docs/architecture.md": "```\n cli/\n  ▼\n core/   harness/\n```\n"},
                 "docs/architecture.md: the picture's floors")
     expect_fail("long file", {"core/long.cpp": "\n" * 401}, "core/long.cpp: 401 lines")
+    expect_fail("harness: up its floors",
+                {"harness/plan/plan.h": CLEAN["harness/plan/plan.h"] + '#include "harness/run/runner.h"\n'},
+                'harness/plan/plan.h:3: includes "harness/run/runner.h" (harness/run/ is above harness/plan/')
+    expect_fail("harness: another family",
+                {"harness/benchmarks/fleet/pairs.cpp": '#include "harness/benchmarks/burn/burn_plan.h"\n'},
+                'harness/benchmarks/fleet/pairs.cpp:1: includes "harness/benchmarks/burn/burn_plan.h" (another family')
+    expect_fail("harness: off its map", {"harness/misc/thing.cpp": '#include "harness/benchmark.h"\n'},
+                "harness/misc/thing.cpp is in harness/misc/, which is not on the harness floor map")
     print("PASS: the layering check passes a clean tree and names each planted offence")
 
 

@@ -1,5 +1,5 @@
 #pragma once
-// train-step's measurement on one rank, by job (harness/benchmarks/train_step.cpp plans the points,
+// train-step's measurement on one rank, by job (harness/benchmarks/train_step/train_step.cpp plans the points,
 // refuses what cannot run, and calls these in order): the communicators of the layout's groups, the
 // step's GEMMs and collectives prepared, the timed steps, their check, and the row's figures. Every
 // function that takes the group is collective: each member calls it, in the same order.

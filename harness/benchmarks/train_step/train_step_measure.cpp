@@ -1,4 +1,4 @@
-#include "harness/benchmarks/train_step_measure.h"
+#include "harness/benchmarks/train_step/train_step_measure.h"
 
 #include <algorithm>
 #include <chrono>

@@ -14,7 +14,7 @@
 #include "core/term_text.h"
 #include "core/units.h"
 #include "harness/benchmarks/defaults.h"
-#include "harness/benchmarks/train_step_measure.h"
+#include "harness/benchmarks/train_step/train_step_measure.h"
 #include "harness/registry.h"
 #include "results/result_io.h"
 #include "training/train_step_plan.h"
@@ -136,7 +136,7 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
 
   // One point on this rank's group: skipped where it cannot run at this count, else its
   // communicators, GEMMs and collectives prepared, the steps timed and checked
-  // (harness/benchmarks/train_step_measure.h), and the row's figures.
+  // (harness/benchmarks/train_step/train_step_measure.h), and the row's figures.
   RankMeasurement measure(const TrainPoint& point, RunContext& ctx) const override {
     RankMeasurement out;
     const int n = ctx.group.size();
