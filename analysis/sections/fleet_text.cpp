@@ -1,7 +1,7 @@
-// The fleet section of the terminal and Markdown reports: the outlier hosts (what a drain list
-// drains), the outliers, then the slowest members of each pair matrix and the slowest groups of each
-// intra-node row, slowest first, with the median they are set against. Both formats render one digest,
-// so they always say the same; every string from the file is escaped where it is written.
+// The fleet section in terminal text and Markdown: the outlier hosts (what a drain list drains), the
+// outliers, then the slowest members of each pair matrix and the slowest groups of each intra-node row,
+// slowest first, with the median they are set against. Both kinds render one digest, so they always say
+// the same; every string from the file is escaped where it is written. The HTML is fleet_html.cpp's.
 #include <algorithm>
 #include <map>
 
@@ -10,8 +10,9 @@
 #include "text/escape.h"
 #include "analysis/noise.h"
 #include "analysis/fleet_check.h"
-#include "analysis/report.h"
+#include "analysis/report_section.h"
 #include "analysis/row_text.h"
+#include "analysis/sections/fleet_html.h"
 #include "core/stats.h"
 
 namespace gpuscale {
@@ -142,9 +143,7 @@ std::string headline(const FleetView& v) {
   return v.outliers.empty() ? "no outliers" : "no suspect host (outliers below)";
 }
 
-}  // namespace
-
-std::string fleet_text(const FileReport& f) {
+std::string fleet_text(const FileReport& f, const TextStyle& style) {
   const auto& v = f.fleet;
   if (!v.any()) return "";
   std::string out = "\nfleet: " + term_text(headline(v)) + "\n";
@@ -163,7 +162,7 @@ std::string fleet_text(const FileReport& f) {
     }
   }
   for (const auto& p : v.problems) out += "  not shown: " + term_text(p) + "\n";
-  return out;
+  return fit_lines(out, style.width);
 }
 
 std::string fleet_markdown(const FileReport& f) {
@@ -195,6 +194,13 @@ std::string fleet_markdown(const FileReport& f) {
   if (!v.problems.empty()) out += "\nNot shown (data that does not fit the format):\n\n";
   for (const auto& p : v.problems) out += "- " + md(p) + "\n";
   return out;
+}
+
+}  // namespace
+
+const ReportSection& fleet_section() {
+  static const ReportSection fleet{fleet_text, fleet_markdown, fleet_html};
+  return fleet;
 }
 
 }  // namespace gpuscale

@@ -16,8 +16,8 @@
 
 #include "text/escape.h"
 #include "analysis/fleet_check.h"
-#include "analysis/report.h"
 #include "analysis/row_text.h"
+#include "analysis/sections/fleet_html.h"
 #include "text/svg_chart.h"
 #include "analysis/svg_heatmap.h"
 

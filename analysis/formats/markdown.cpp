@@ -1,10 +1,12 @@
-// The report as Markdown (for tickets): the verdict, per-benchmark tables and problems, stragglers, the
-// fleet, the projection and the environment. Every string from the result file goes through markdown_escape.
+// The report as Markdown (for tickets), per file: the verdict, per-benchmark tables and problems,
+// stragglers, the fleet, the burn-in, the projection, the training step and the environment. Every
+// string from the result file goes through markdown_escape.
 #include <fmt/format.h>
 
 #include "text/escape.h"
-#include "analysis/report.h"
 #include "analysis/nccl_table.h"
+#include "analysis/report_section.h"
+#include "analysis/reporter.h"
 #include "analysis/row_text.h"
 #include "core/units.h"
 
@@ -28,7 +30,12 @@ std::string markdown_table(const TextTable& t) {
   return out;
 }
 
-void tables(std::string& out, const std::vector<ResultRow>& rows, const DeviceWord& device) {
+std::string heading(const FileReport& f) { return fmt::format("\n## {}\n", md(f.run.path)); }
+
+std::string tables(const FileReport& f) {
+  const auto& rows = f.run.rows;
+  const auto device = device_word(f.run.doc.value("backend", std::string()));
+  std::string out;
   for (const auto& g : group_rows(rows)) {
     auto h = headline_table(g, device);
     for (std::size_t i = 0; i < h.table.rows.size(); ++i) h.table.rows[i][0] = h.labels[i];  // no rowspan in Markdown
@@ -47,10 +54,12 @@ void tables(std::string& out, const std::vector<ResultRow>& rows, const DeviceWo
                          device.count(r.gpu_count),
                          md(r.errors.empty() ? std::string(row_status_name(r.status)) : r.errors.front()));
     }
+  return out;
 }
 
-void verdict(std::string& out, const RunVerdict& v) {
-  out += fmt::format("\n### Verdict: {}\n\n", verdict_word(v.level));
+std::string verdict(const FileReport& f) {
+  const RunVerdict& v = f.verdict;
+  std::string out = fmt::format("\n### Verdict: {}\n\n", verdict_word(v.level));
   for (const auto& r : v.reasons) out += "- " + md(r) + "\n";
   out += "- outliers: " + md(v.outliers) + "\n";
   if (v.drain_known) {
@@ -59,10 +68,26 @@ void verdict(std::string& out, const RunVerdict& v) {
     out += "- drain list: " + (hosts.empty() ? std::string("empty") : hosts) + "\n";
   }
   out += "- GPU health: " + md(v.health) + "\n";
+  return out;
 }
 
-void projection(std::string& out, const Projection& p) {
-  out += "\n### Projection (a model fitted to this run, not a measurement)\n\n";
+std::string stragglers(const FileReport& f) {
+  const auto device = device_word(f.run.doc.value("backend", std::string()));
+  std::string out =
+      fmt::format("\n### Stragglers (more than {:.0f}% below the median of the ranks)\n\n", f.straggler_threshold * 100);
+  if (f.stragglers.empty()) return out + "None.\n";
+  out += "| benchmark | point | " + device.many + " | rank | host | GPU | UUID | PCI bus id | value | median | below |\n"
+         "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|\n";
+  for (const auto& s : f.stragglers)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g} | {:.1f}% |\n", md(s.row->benchmark),
+                       md(params_label(s.row->params, false)), s.row->gpu_count, s.rank, md(s.host), s.device_index,
+                       md(s.uuid), md(s.pci_bus_id), s.value, s.median, s.deficit * 100);
+  return out;
+}
+
+std::string projection(const FileReport& f) {
+  const Projection& p = f.projection;
+  std::string out = "\n### Projection (a model fitted to this run, not a measurement)\n\n";
   if (p.fits.empty()) out += "No collective rows at 2 or more GPUs: nothing to fit.\n";
   else {
     out += fmt::format("Alpha-beta model t = alpha x steps(n) + factor(n) x bytes / beta (ring); busbw at the largest "
@@ -97,35 +122,51 @@ void projection(std::string& out, const Projection& p) {
     for (const auto& m : d.predicted)
       out += fmt::format("| {} | {:.4g} | {:.1f}% | PROJECTED |\n", m.gpu_count, m.step_time_us, m.efficiency * 100);
   }
+  return out;
 }
+
+std::string environment(const FileReport& f) {
+  std::string out = "\n### Environment\n\n| | |\n|---|---|\n";
+  for (const auto& [k, v] : environment_summary(f.run)) out += fmt::format("| {} | {} |\n", k, md(v));
+  return out;
+}
+
+std::string file_markdown(const FileReport& f) {
+  // The verdict first, then scaling, then the detail.
+  const DocumentPart sections[] = {
+      heading,
+      verdict,
+      tables,
+      stragglers,
+      fleet_section().markdown,
+      burn_section().markdown,
+      projection,
+      training_section().markdown,
+      environment,
+  };
+  std::string out;
+  for (const DocumentPart section : sections) out += section(f);
+  return out;
+}
+
+class MarkdownReporter final : public Reporter {
+ public:
+  std::string_view flag() const override { return "--markdown"; }
+  std::string_view help() const override { return "write Markdown"; }
+  bool may_write_stdout() const override { return true; }
+
+  std::string render(const std::vector<FileReport>& files, const ReportExtras& extras) const override {
+    std::string out = "# gpuscale report\n" + extras.opening.markdown;
+    for (const auto& f : files) out += file_markdown(f);
+    return out + extras.closing.markdown;
+  }
+};
 
 }  // namespace
 
-std::string report_markdown(const std::vector<FileReport>& files) {
-  std::string out = "# gpuscale report\n";
-  for (const auto& f : files) {
-    out += fmt::format("\n## {}\n", md(f.run.path));
-    verdict(out, f.verdict);
-    const auto device = device_word(f.run.doc.value("backend", std::string()));
-    tables(out, f.run.rows, device);
-    out += fmt::format("\n### Stragglers (more than {:.0f}% below the median of the ranks)\n\n", f.straggler_threshold * 100);
-    if (f.stragglers.empty()) out += "None.\n";
-    else {
-      out += "| benchmark | point | " + device.many + " | rank | host | GPU | UUID | PCI bus id | value | median | below |\n"
-             "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|\n";
-      for (const auto& s : f.stragglers)
-        out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g} | {:.1f}% |\n", md(s.row->benchmark),
-                           md(params_label(s.row->params, false)), s.row->gpu_count, s.rank, md(s.host), s.device_index,
-                           md(s.uuid), md(s.pci_bus_id), s.value, s.median, s.deficit * 100);
-    }
-    out += fleet_markdown(f);
-    out += burn_markdown(f);
-    projection(out, f.projection);
-    out += training_markdown(f);
-    out += "\n### Environment\n\n| | |\n|---|---|\n";
-    for (const auto& [k, v] : environment_summary(f.run)) out += fmt::format("| {} | {} |\n", k, md(v));
-  }
-  return out;
+const Reporter& markdown_format() {
+  static const MarkdownReporter markdown;
+  return markdown;
 }
 
 }  // namespace gpuscale
