@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "analysis/report.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -15,7 +16,7 @@ std::string str(const nlohmann::json& j, const char* key) {
 
 std::string peak_text(const nlohmann::json& link) {
   const auto& v = link.value("value", nlohmann::json());
-  return fmt::format("{} ({})", v.is_number() ? fmt::format("{:.4g} GB/s", v.get<double>()) : "unknown",
+  return fmt::format("{} ({})", v.is_number() ? figure_text(v.get<double>()) + " GB/s" : "unknown",
                      str(link, "source"));
 }
 

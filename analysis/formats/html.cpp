@@ -12,6 +12,7 @@
 #include "analysis/report_section.h"
 #include "analysis/reporter.h"
 #include "analysis/row_text.h"
+#include "text/number_text.h"
 #include "text/svg_chart.h"
 #include "collectives/collective_table.h"
 #include "core/stats.h"
@@ -207,10 +208,10 @@ std::string stragglers_section(const FileReport& f) {
   out += "<table class=\"stragglers\"><tr><th>benchmark</th><th>point</th><th>GPUs</th><th>rank</th><th>host</th><th>GPU</th>"
          "<th>UUID</th><th>PCI bus id</th><th>value</th><th>median</th><th>below</th></tr>\n";
   for (const auto& s : f.stragglers)
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td>"
-                       "<td>{:.4g}</td><td>{:.1f}%</td></tr>\n",
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td>{}</td><td>{:.1f}%</td></tr>\n",
                        h(s.row->benchmark), h(params_label(s.row->params, false)), s.row->gpu_count, s.rank, h(s.host),
-                       s.device_index, h(s.uuid), h(s.pci_bus_id), s.value, s.median, s.deficit * 100);
+                       s.device_index, h(s.uuid), h(s.pci_bus_id), figure_text(s.value), figure_text(s.median), s.deficit * 100);
   return out + "</table>\n";
 }
 
@@ -232,11 +233,11 @@ std::string projection_section(const FileReport& f) {
                          h(c.fit.why.empty() ? "no fit at this level" : c.fit.why));
       continue;
     }
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3g}</td><td>{:.4g}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{:.4g} GB/s</td><td>{:.4g} GB/s</td></tr>\n",
-                       h(c.collective), h(c.topology), c.fit.alpha_us, c.fit.beta_gbps, c.fit.rms_rel_error * 100, c.fit.points,
-                       size_text(c.size_bytes), c.measured_busbw ? fmt::format("{:.4g} GB/s", *c.measured_busbw) : "-",
-                       c.predicted_busbw[0], c.predicted_busbw[1]);
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3g}</td><td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td>{} GB/s</td><td>{} GB/s</td></tr>\n",
+                       h(c.collective), h(c.topology), c.fit.alpha_us, figure_text(c.fit.beta_gbps), c.fit.rms_rel_error * 100,
+                       c.fit.points, size_text(c.size_bytes), c.measured_busbw ? figure_text(*c.measured_busbw) + " GB/s" : "-",
+                       figure_text(c.predicted_busbw[0]), figure_text(c.predicted_busbw[1]));
     LineChart lc{"projection", fmt::format("PROJECTION: {} ({}) busbw", c.collective, c.topology), "message size", "GB/s",
                  fmt::format("dashed: projected by the fitted model (fit error {:.1f}% RMS), not measured", c.fit.rms_rel_error * 100),
                  {{"benchmark", c.collective}, {"model", "alpha-beta"}}, true, size_text, false, {}};
@@ -262,8 +263,8 @@ std::string projection_section(const FileReport& f) {
       out += fmt::format("<p>dp-step {}: not projected: {}</p>\n", h(d.series), h(d.why));
       continue;
     }
-    out += fmt::format("<p>dp-step {}: compute {:.4g} us, overlap hides {:.4g} us of all_reduce; fit error {:.1f}% RMS.</p>\n",
-                       h(d.series), d.compute_us, d.hidden_us, d.rms_rel_error * 100);
+    out += fmt::format("<p>dp-step {}: compute {} us, overlap hides {} us of all_reduce; fit error {:.1f}% RMS.</p>\n",
+                       h(d.series), figure_text(d.compute_us), figure_text(d.hidden_us), d.rms_rel_error * 100);
     LineChart lc{"projection", fmt::format("PROJECTION: dp-step {} efficiency", d.series), "GPUs", "weak-scaling efficiency",
                  fmt::format("dashed: projected (fit error {:.1f}% RMS), not measured", d.rms_rel_error * 100),
                  {{"benchmark", "dp-step"}, {"model", "dp-step"}}, true, count_text, true, {}};

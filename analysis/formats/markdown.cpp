@@ -9,6 +9,7 @@
 #include "analysis/reporter.h"
 #include "analysis/row_text.h"
 #include "core/units.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -79,9 +80,9 @@ std::string stragglers(const FileReport& f) {
   out += "| benchmark | point | " + device.many + " | rank | host | GPU | UUID | PCI bus id | value | median | below |\n"
          "|---|---|---:|---:|---|---:|---|---|---:|---:|---:|\n";
   for (const auto& s : f.stragglers)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g} | {:.1f}% |\n", md(s.row->benchmark),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1f}% |\n", md(s.row->benchmark),
                        md(params_label(s.row->params, false)), s.row->gpu_count, s.rank, md(s.host), s.device_index,
-                       md(s.uuid), md(s.pci_bus_id), s.value, s.median, s.deficit * 100);
+                       md(s.uuid), md(s.pci_bus_id), figure_text(s.value), figure_text(s.median), s.deficit * 100);
   return out;
 }
 
@@ -102,10 +103,10 @@ std::string projection(const FileReport& f) {
                            md(c.fit.why.empty() ? "no fit at this level" : c.fit.why));
         continue;
       }
-      out += fmt::format("| {} | {} | {:.3g} | {:.4g} | {:.1f}% | {} | {} | {:.4g} | {:.4g} |\n", md(c.collective),
-                         c.topology, c.fit.alpha_us, c.fit.beta_gbps, c.fit.rms_rel_error * 100, c.fit.points,
-                         c.measured_busbw ? fmt::format("{:.4g}", *c.measured_busbw) : "-", c.predicted_busbw[0],
-                         c.predicted_busbw[1]);
+      out += fmt::format("| {} | {} | {:.3g} | {} | {:.1f}% | {} | {} | {} | {} |\n", md(c.collective), c.topology,
+                         c.fit.alpha_us, figure_text(c.fit.beta_gbps), c.fit.rms_rel_error * 100, c.fit.points,
+                         c.measured_busbw ? figure_text(*c.measured_busbw) : "-", figure_text(c.predicted_busbw[0]),
+                         figure_text(c.predicted_busbw[1]));
     }
   }
   if (p.dp_steps.empty()) out += "\ndp-step: no dp-step rows in this file, so no training-step projection.\n";
@@ -118,9 +119,10 @@ std::string projection(const FileReport& f) {
     out += fmt::format("fit error {:.1f}% RMS.\n\n| GPUs | step (us) | efficiency | |\n|---:|---:|---:|---|\n",
                        d.rms_rel_error * 100);
     for (const auto& m : d.measured)
-      out += fmt::format("| {} | {:.4g} | {:.1f}% | measured |\n", m.gpu_count, m.step_time_us, m.efficiency * 100);
+      out += fmt::format("| {} | {} | {:.1f}% | measured |\n", m.gpu_count, figure_text(m.step_time_us), m.efficiency * 100);
     for (const auto& m : d.predicted)
-      out += fmt::format("| {} | {:.4g} | {:.1f}% | PROJECTED |\n", m.gpu_count, m.step_time_us, m.efficiency * 100);
+      out += fmt::format("| {} | {} | {:.1f}% | PROJECTED |\n", m.gpu_count, figure_text(m.step_time_us),
+                         m.efficiency * 100);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "text/escape.h"
 #include "analysis/burn_drift.h"
 #include "analysis/report_section.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -30,7 +31,7 @@ std::string str(const json& o, const char* key) {
 
 std::string num(const json& o, const char* key, const char* unit = "") {
   if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return "-";
-  return fmt::format("{:.4g}{}", o[key].get<double>(), unit);
+  return figure_text(o[key].get<double>()) + unit;
 }
 
 std::string percent(const json& o, const char* key) {

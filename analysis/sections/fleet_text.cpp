@@ -14,6 +14,7 @@
 #include "analysis/row_text.h"
 #include "analysis/sections/fleet_html.h"
 #include "core/stats.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -119,7 +120,7 @@ std::vector<DigestBlock> digest(const FileReport& f) {
 
 std::string item_text(const FleetRanked& e) {
   const double change = e.median > 0 ? e.value / e.median - 1 : 0;
-  return fmt::format("{} {:.4g} ({:+.1f}%)", e.label, e.value, change * 100);
+  return fmt::format("{} {} ({:+.1f}%)", e.label, figure_text(e.value), change * 100);
 }
 
 std::string join(const std::vector<std::string>& parts, const char* sep) {
@@ -134,7 +135,7 @@ std::string ints(const std::vector<int>& v) {
   return parts.empty() ? "-" : join(parts, ",");
 }
 
-std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
+std::string figure(const std::optional<double>& v) { return v ? figure_text(*v) : "-"; }
 std::string below(const std::optional<double>& d) { return d ? fmt::format("{:.1f}%", *d * 100) : "-"; }
 
 std::string headline(const FleetView& v) {
@@ -154,7 +155,7 @@ std::string fleet_text(const FileReport& f, const TextStyle& style) {
   const auto blocks = digest(f);
   if (!blocks.empty()) out += "  slowest first (change against the median):\n";
   for (const auto& b : blocks) {
-    out += "    " + term_text(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, term_text(b.unit)) : "") + "\n";
+    out += "    " + term_text(b.title) + (b.median ? fmt::format("; median {} {}", figure_text(*b.median), term_text(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
       std::vector<std::string> items;
       for (const auto& e : l.items) items.push_back(item_text(e));
@@ -184,7 +185,7 @@ std::string fleet_markdown(const FileReport& f) {
   const auto blocks = digest(f);
   if (!blocks.empty()) out += "\nSlowest first (change against the median):\n\n";
   for (const auto& b : blocks) {
-    out += "- " + md(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, md(b.unit)) : "") + "\n";
+    out += "- " + md(b.title) + (b.median ? fmt::format("; median {} {}", figure_text(*b.median), md(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
       std::vector<std::string> items;
       for (const auto& e : l.items) items.push_back(md(item_text(e)));

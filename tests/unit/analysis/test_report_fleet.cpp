@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "analysis/reporter.h"
+#include "text/number_text.h"
 #include "fleet_fixtures.h"
 
 namespace gpuscale {
@@ -80,15 +81,15 @@ TEST(ReportFleet, TerminalListsTheSlowestHostFirstWithTheMedian) {
     // The node-pair matrix: its median, and the slow host first among the nodes and in the pairs.
     const auto& m = f.fleet.matrices[0];
     const auto med = *matrix_median(m);
-    EXPECT_NE(text.find(fmt::format("node pairs, {} nodes, {} of {} pairs measured; median {:.4g} GB/s", s.nodes,
-                                    s.nodes * (s.nodes - 1) / 2, s.nodes * (s.nodes - 1) / 2, med)),
+    EXPECT_NE(text.find(fmt::format("node pairs, {} nodes, {} of {} pairs measured; median {} GB/s", s.nodes,
+                                    s.nodes * (s.nodes - 1) / 2, s.nodes * (s.nodes - 1) / 2, figure_text(med))),
               std::string::npos)
         << text;
     const auto nodes = line_after(text, "node pairs,", "nodes: ");
     EXPECT_EQ(nodes.find("nodes: " + slow + " "), 6u) << nodes;
     const auto members = lowest_members(m, 1);
-    EXPECT_NE(nodes.find(fmt::format("{:.4g} ({:+.1f}%)", members[0].value, (members[0].value / med - 1) * 100)), std::string::npos)
-        << nodes;
+    const auto member = fmt::format("{} ({:+.1f}%)", figure_text(members[0].value), (members[0].value / med - 1) * 100);
+    EXPECT_NE(nodes.find(member), std::string::npos) << nodes;
     EXPECT_NE(line_after(text, "node pairs,", "pairs: ").find(slow), std::string::npos);
     // Both intra-node rows: the slow host's groups first.
     const auto at2 = line_after(text, "@ 2 GPU(s): ", "groups: ");
