@@ -10,6 +10,7 @@
 #include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -141,7 +142,7 @@ json burn_capacity(const std::vector<ResultRow>& rows, const json& ranks) {
 std::string format_burn_capacity(const json& capacity) {
   if (!capacity.is_array() || capacity.empty()) return "";
   auto num = [](const json& v, const char* unit) {
-    return v.is_number() ? fmt::format("{:.4g}{}", v.get<double>(), unit) : std::string("-");
+    return v.is_number() ? figure_text(v.get<double>()) + unit : std::string("-");
   };
   std::string out = "\nburn-in capacity (boost: the first quarter's median, sustained: the last quarter's; W = heat to remove):\n";
   for (const auto& c : capacity) {
@@ -158,7 +159,8 @@ std::string format_burn_capacity(const json& capacity) {
     if (node["median"].is_number())
       out += fmt::format("; {} per node (max {})", num(node["median"], " W"), num(node["max"], " W"));
     if (c.contains("work_per_j"))
-      out += fmt::format("; {:.4g} {} sustained", c["work_per_j"].get<double>(), terminal_safe(c["work_per_j_unit"].get<std::string>()));
+      out += fmt::format("; {} {} sustained", figure_text(c["work_per_j"].get<double>()),
+                         terminal_safe(c["work_per_j_unit"].get<std::string>()));
     out += "\n";
     if (c.contains("power_invalid")) out += fmt::format("    power: {}\n", terminal_safe(c["power_invalid"].get<std::string>()));
   }

@@ -13,6 +13,7 @@
 #include "analysis/fleet_outliers.h"
 #include "core/stats.h"
 #include "core/term_text.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -153,8 +154,8 @@ json burn_drift(const std::vector<ResultRow>& rows, const json& ranks, double fr
                 {"windows", {list[n - q]->params["window"], list[n - 1]->params["window"]}}};
       std::string why;
       if (below_self)
-        why = fmt::format("its last {} window(s) {:.0f}% below its first {} ({:.4g} vs {:.4g} {}; the fleet's {:+.0f}%)", q,
-                          (1 - *end / *start) * 100, q, *end, *start, list.front()->unit, (fleet_ratio - 1) * 100);
+        why = fmt::format("its last {} window(s) {:.0f}% below its first {} ({} vs {} {}; the fleet's {:+.0f}%)", q,
+                          (1 - *end / *start) * 100, q, figure_text(*end), figure_text(*start), list.front()->unit, (fleet_ratio - 1) * 100);
       if (below_fleet)
         why += fmt::format("{}{:.0f}% below the fleet's median in each of its last {} window(s)", why.empty() ? "" : "; ",
                            (1 - median_of(ratios)) * 100, q);
@@ -211,12 +212,12 @@ std::string format_burn_drift(const json& drift) {
     const auto& f = b["fleet"];
     out += fmt::format("  {:<16} {} windows: fleet {} -> {} {} ({}), worst window {} at {}\n",
                        terminal_safe(b["benchmark"].get<std::string>()), b["windows"].get<std::size_t>(),
-                       f["start"].is_number() ? fmt::format("{:.4g}", f["start"].get<double>()) : "-",
-                       f["end"].is_number() ? fmt::format("{:.4g}", f["end"].get<double>()) : "-",
+                       f["start"].is_number() ? figure_text(f["start"].get<double>()) : "-",
+                       f["end"].is_number() ? figure_text(f["end"].get<double>()) : "-",
                        terminal_safe(b["unit"].get<std::string>()),
                        f["drift"].is_number() ? fmt::format("{:+.1f}%", f["drift"].get<double>() * 100) : "no drift",
                        f["worst_window"].is_number() ? fmt::format("{}", f["worst_window"].get<long long>()) : "-",
-                       f["worst"].is_number() ? fmt::format("{:.4g}", f["worst"].get<double>()) : "-");
+                       f["worst"].is_number() ? figure_text(f["worst"].get<double>()) : "-");
   }
   for (const auto& e : drift.value("sdc", json::array()))
     out += fmt::format("  silent data corruption: rank {} ({}, device {}, local rank {}) {} window {}: its output differs "

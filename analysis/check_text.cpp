@@ -2,7 +2,6 @@
 // benchmark and unit, one line of fixed columns per row that fits the width (a long point name takes a
 // line of its own; a row with no figure to show has its reason on the line after).
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -10,14 +9,12 @@
 #include "analysis/reference.h"
 #include "analysis/row_text.h"
 #include "text/text_width.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
 
-// One number format per column: 4 significant digits.
-std::string figure(double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : "inf"; }
-
-constexpr std::size_t kStatus = 4, kVal = 9, kRange = 20;  // the widest figure(): 9 characters
+constexpr std::size_t kStatus = 4, kVal = 9, kRange = 20;  // the widest figure_text(): 9 characters
 
 }  // namespace
 
@@ -56,9 +53,10 @@ std::string format_check(const CheckOutcome& c, std::size_t width) {
     if (measured) {
       const double lo = e.lower ? e.value * (1 - *e.lower) : 0;
       const double hi = e.upper ? e.value * (1 + *e.upper) : INFINITY;
-      out += line(label.empty() ? "" : status, label, figure(*r.row->aggregate), figure(lo) + ".." + figure(hi), figure(e.value));
+      out += line(label.empty() ? "" : status, label, figure_text(*r.row->aggregate), figure_text(lo) + ".." + figure_text(hi),
+                  figure_text(e.value));
     } else {
-      if (!label.empty()) out += line(status, label, "-", "", figure(e.value));
+      if (!label.empty()) out += line(status, label, "-", "", figure_text(e.value));
       out += wrap_words(term_text(r.message), width - 7, "       ").insert(0, "       ");
     }
   }

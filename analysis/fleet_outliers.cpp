@@ -11,6 +11,7 @@
 
 #include "analysis/row_text.h"
 #include "core/term_text.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 
@@ -270,10 +271,11 @@ std::string format_fleet_outliers(const json& fleet, std::size_t max_lines) {
     if (shown++ == max_lines) break;
     std::vector<std::string> names;
     for (const auto& h : o["hosts"]) names.push_back(terminal_safe(h.get<std::string>()));
-    out += fmt::format("  {:<5} {:<24} {} {} at {} GPU(s){}: {:.4g} vs median {:.4g} {} ({:+.0f}%)\n",
+    out += fmt::format("  {:<5} {:<24} {} {} at {} GPU(s){}: {} vs median {} {} ({:+.0f}%)\n",
                        o["kind"].get<std::string>(), fmt::format("{}", fmt::join(names, "+")),
                        terminal_safe(o["benchmark"].get<std::string>()), terminal_safe(params_label(o["params"], false)),
-                       o["gpu_count"].get<int>(), rail_text(o), o["value"].get<double>(), o["median"].get<double>(),
+                       o["gpu_count"].get<int>(), rail_text(o), figure_text(o["value"].get<double>()),
+                       figure_text(o["median"].get<double>()),
                        terminal_safe(o.value("unit", std::string())), -o["deficit"].get<double>() * 100);
   }
   if (shown > max_lines) out += fmt::format("  ... more in the result file's analysis.outliers\n");

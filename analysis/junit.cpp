@@ -10,6 +10,7 @@
 
 #include "text/escape.h"
 #include "analysis/row_text.h"
+#include "analysis/suite_reporter.h"
 
 namespace gpuscale {
 
@@ -71,6 +72,25 @@ std::string junit_xml(const std::string& name, const std::vector<JUnitSuite>& su
   }
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\">\n{}</testsuites>\n",
                      html_escape(name), tests, failures, body);
+}
+
+namespace {
+
+class JUnitReporter final : public SuiteReporter {
+ public:
+  std::string_view flag() const override { return "--junit"; }
+  std::string_view help() const override { return "write JUnit XML"; }
+  bool may_write_stdout() const override { return true; }
+  std::string render(const std::string& name, const std::vector<JUnitSuite>& suites) const override {
+    return junit_xml(name, suites);
+  }
+};
+
+}  // namespace
+
+const SuiteReporter& junit_format() {
+  static const JUnitReporter junit;
+  return junit;
 }
 
 }  // namespace gpuscale

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/stats.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -70,10 +71,10 @@ std::vector<Outlier> find_outliers(OutlierKind kind, const std::vector<OutlierSa
     if (!(best < f.floor)) continue;
     out.push_back({kind, s.hosts, s.ranks, s.value, f.median, 1 - s.value / f.median,
                    fmt::format("{} below the median of {} {}s; its best repetition is {} below, beyond the noise floor "
-                               "at {} below (--outlier {}, {} x MAD {:.4g}, typical repetition spread {})",
+                               "at {} below (--outlier {}, {} x MAD {}, typical repetition spread {})",
                                pct(1 - s.value / f.median), f.population, outlier_kind_name(kind),
                                pct(1 - best / f.median), pct(1 - f.floor / f.median), rule.fraction,
-                               kMadScale * rule.mad_k, f.mad, pct(f.typical_spread_down))});
+                               kMadScale * rule.mad_k, figure_text(f.mad), pct(f.typical_spread_down))});
   }
   return out;
 }

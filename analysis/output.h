@@ -2,9 +2,22 @@
 // Where the analysis commands write: files (atomically, never over an existing file unless --force,
 // never over one of the inputs) or "-" for standard output (at most one output may take it).
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuscale {
+
+// An output a command writes on request: the option that asks for it and where to, its help line, and
+// whether '-' (standard output) may take it. The report's formats (analysis/reporter.h) and the JUnit of
+// compare and check (analysis/suite_reporter.h) are ones; the command registers each from its table
+// (cli/format_options.h).
+class OutputFormat {
+ public:
+  virtual ~OutputFormat() = default;
+  virtual std::string_view flag() const = 0;  // "--markdown"
+  virtual std::string_view help() const = 0;  // "write Markdown"; the command adds what it writes of its own
+  virtual bool may_write_stdout() const = 0;  // a format that cannot take '-' is refused it by name
+};
 
 struct OutputRequest {
   std::string flag;  // "--html", for messages

@@ -12,6 +12,7 @@
 #include "core/shown_text.h"
 #include "core/term_text.h"
 #include "results/result_io.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -166,8 +167,8 @@ CheckOutcome check_against(const LoadedResult& run, const Reference& ref) {
     const ReferenceEntry& e = **it;
     CheckedRow c{&row, &e, false, ""};
     const double lo = e.lower ? e.value * (1 - *e.lower) : 0;
-    const std::string lo_text = e.lower ? fmt::format("{:.4g}", lo) : "-";
-    const std::string hi_text = e.upper ? fmt::format("{:.4g}", e.value * (1 + *e.upper)) : "-";
+    const std::string lo_text = e.lower ? figure_text(lo) : "-";
+    const std::string hi_text = e.upper ? figure_text(e.value * (1 + *e.upper)) : "-";
     if (row.status != RowStatus::ok) {
       c.message = fmt::format("{}: {}", row_status_name(row.status), row.errors.empty() ? "no value" : row.errors.front());
     } else if (row.unit != e.unit) {
@@ -177,8 +178,8 @@ CheckOutcome check_against(const LoadedResult& run, const Reference& ref) {
     } else {
       const double v = *row.aggregate;
       c.pass = (!e.lower || v >= lo) && (!e.upper || v <= e.value * (1 + *e.upper));
-      c.message = fmt::format("{:.4g} {} {} [{}, {}] (reference {:.4g})", v, row.unit, c.pass ? "in" : "outside", lo_text,
-                              hi_text, e.value);
+      c.message = fmt::format("{} {} {} [{}, {}] (reference {})", figure_text(v), row.unit, c.pass ? "in" : "outside",
+                              lo_text, hi_text, figure_text(e.value));
     }
     out.checked.push_back(std::move(c));
   }

@@ -9,6 +9,7 @@
 
 #include "analysis/fleet_check.h"
 #include "analysis/output.h"
+#include "analysis/suite_reporter.h"
 #include "analysis/reference.h"
 #include "text/text_width.h"
 #include "core/error.h"
@@ -16,20 +17,21 @@
 #include "core/term_text.h"
 #include "core/units.h"
 #include "cli/commands.h"
+#include "cli/format_options.h"
 
 namespace gpuscale {
 namespace {
 
 struct CheckFlags {
-  std::string file, reference, junit;
+  std::string file, reference;
+  FormatPaths formats;  // suite_formats()' files
   bool fail_on_outliers = false, force = false;
 };
 
 int run_check(const CheckFlags& f) {
   if (f.reference.empty() && !f.fail_on_outliers)
     throw Error("check needs --reference REF, --fail-on-outliers, or both");
-  std::vector<OutputRequest> outputs;
-  if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
+  auto outputs = asked_outputs(suite_formats(), f.formats);
   std::vector<std::string> inputs{f.file};
   if (!f.reference.empty()) inputs.push_back(f.reference);
   check_outputs(outputs, f.force, inputs);
@@ -55,7 +57,7 @@ int run_check(const CheckFlags& f) {
     suites.push_back(outlier_suite(*outliers));
   }
   if (!any_to_stdout(outputs)) fmt::print("{}", text);
-  for (auto& o : outputs) o.text = junit_xml("gpuscale check", suites);
+  for (auto& o : outputs) o.text = suite_format(o.flag).render("gpuscale check", suites);
   std::fflush(stdout);
   write_outputs(outputs, f.force);
   const bool failed = (outcome && outcome->failures()) || (outliers && !outliers->failures.empty());
@@ -74,8 +76,7 @@ void add_check_command(CLI::App& app, Action& action) {
   cmd->add_flag("--fail-on-outliers", f->fail_on_outliers,
                 "fail (exit 1) when the run's fleet analysis named outliers (analysis.outliers), one line per outlier; "
                 "works with or without --reference; a file without outlier analysis is refused (exit 2)");
-  cmd->add_option("--junit", f->junit,
-                  "write JUnit XML, one test case per checked row and per outlier ('-': standard output)");
+  add_format_options(*cmd, suite_formats(), f->formats, ", one test case per checked row and per outlier");
   cmd->add_flag("--force", f->force, "replace an output file that already exists");
   cmd->callback([&action, f] { action = [f] { return run_check(*f); }; });
 }

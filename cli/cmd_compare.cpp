@@ -7,9 +7,11 @@
 
 #include "analysis/compare.h"
 #include "analysis/output.h"
+#include "analysis/suite_reporter.h"
 #include "text/text_width.h"
 #include "core/error.h"
 #include "cli/commands.h"
+#include "cli/format_options.h"
 
 namespace gpuscale {
 namespace {
@@ -17,7 +19,7 @@ namespace {
 struct CompareFlags {
   std::vector<std::string> files;
   double threshold = 0.05;
-  std::string junit;
+  FormatPaths formats;  // suite_formats()' files
   bool force = false, only_changes = false, wide = false, lenient = false;
 };
 
@@ -25,8 +27,7 @@ int run_compare(const CompareFlags& f) {
   if (f.files.size() < 2) throw Error("compare needs a baseline and at least one file to compare with it");
   if (!(f.threshold >= 0 && f.threshold < 1))
     throw Error(fmt::format("invalid --threshold {}: a fraction in [0, 1) (0.05 = 5%)", f.threshold));
-  std::vector<OutputRequest> outputs;
-  if (!f.junit.empty()) outputs.push_back({"--junit", f.junit, ""});
+  auto outputs = asked_outputs(suite_formats(), f.formats);
   check_outputs(outputs, f.force, f.files);
   std::vector<LoadedResult> runs;
   for (const auto& path : f.files)
@@ -40,7 +41,7 @@ int run_compare(const CompareFlags& f) {
     failed |= c.failed();
     suites.push_back(comparison_suite(c));
   }
-  for (auto& o : outputs) o.text = junit_xml("gpuscale compare", suites);
+  for (auto& o : outputs) o.text = suite_format(o.flag).render("gpuscale compare", suites);
   std::fflush(stdout);
   write_outputs(outputs, f.force);
   return failed ? kExitInvalidResult : kExitOk;
@@ -54,7 +55,7 @@ void add_compare_command(CLI::App& app, Action& action) {
   auto f = std::make_shared<CompareFlags>();
   cmd->add_option("files", f->files, "baseline A, then the files to compare with it")->required();
   cmd->add_option("--threshold", f->threshold, "smallest change that counts as a regression (default 0.05 = 5%)");
-  cmd->add_option("--junit", f->junit, "write JUnit XML, one test case per matched row ('-': standard output)");
+  add_format_options(*cmd, suite_formats(), f->formats, ", one test case per matched row");
   cmd->add_flag("--only-changes", f->only_changes,
                 "show only rows with a regression, improvement or problem (inconclusive rows are not shown; the "
                 "summary line counts every verdict)");

@@ -10,7 +10,7 @@
 #include "analysis/burn_capacity.h"
 #include "planning/capacity_plan.h"
 #include "analysis/output.h"
-#include "analysis/report.h"
+#include "analysis/reporter.h"
 #include "text/text_table.h"
 #include "core/error.h"
 #include "core/term_text.h"
@@ -137,9 +137,9 @@ int run_plan(const PlanFlags& f) {
     if (o.flag == "--html") {  // the report of the inputs with the plan as its first section
       std::vector<FileReport> reports;
       for (auto& run : runs) reports.push_back(make_file_report(std::move(run), kDefaultStragglerThreshold));
-      o.text = report_html(reports);
-      const auto at = o.text.find("<section class=\"run\">");
-      o.text.insert(at == std::string::npos ? o.text.rfind("</body>") : at, plan_html(plan));
+      ReportExtras extras;
+      extras.opening.html = plan_html(plan);
+      o.text = report_format("--html").render(reports, extras);
     }
   if (!any_to_stdout(outputs)) fmt::print("{}", plan_text(plan, terminal_columns()));
   std::fflush(stdout);

@@ -1,16 +1,18 @@
-// gpuscale report FILE...: terminal tables, and on request HTML, Markdown, CSV and Prometheus text;
-// --drain-list: only the hosts the fleet analysis names as suspects, one per line, for Slurm scripts.
-#include <optional>
+// gpuscale report FILE...: terminal tables, and on request every format of analysis/reporter.h's table
+// (HTML, Markdown, CSV, Prometheus text...); --drain-list: only the hosts the fleet analysis names as
+// suspects, one per line, for Slurm scripts.
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "analysis/fleet_check.h"
 #include "analysis/output.h"
-#include "analysis/report.h"
+#include "analysis/reporter.h"
 #include "text/text_table.h"
 #include "core/error.h"
 #include "cli/commands.h"
+#include "cli/format_options.h"
 #include "history/history_report.h"
 #include "results/result_io.h"
 
@@ -19,7 +21,7 @@ namespace {
 
 struct ReportFlags {
   std::vector<std::string> files;
-  std::string html, markdown, csv, openmetrics;
+  FormatPaths formats;  // report_formats()' files
   double straggler = kDefaultStragglerThreshold;
   bool force = false, drain = false, wide = false, lenient = false;
   std::vector<std::string> health;  // --health-file: gpuscale health documents whose failing nodes join the drain list
@@ -29,8 +31,8 @@ struct ReportFlags {
 
 // Nothing but the host names on standard output: a script pipes it into scontrol.
 int print_drain_list(const ReportFlags& f) {
-  if (!f.html.empty() || !f.markdown.empty() || !f.csv.empty() || !f.openmetrics.empty())
-    throw Error("--drain-list prints only the drain list: it cannot be combined with --html, --markdown, --csv or --openmetrics");
+  if (std::ranges::any_of(f.formats, [](const std::string& path) { return !path.empty(); }))
+    throw Error("--drain-list prints only the drain list: it cannot be combined with " + flag_list(report_formats()));
   std::vector<LoadedResult> runs;
   for (const auto& path : f.files) runs.push_back(load_result(path));
   std::vector<const LoadedResult*> list;
@@ -54,40 +56,25 @@ int run_report(const ReportFlags& f) {
   if (f.drain) return print_drain_list(f);
   if (!(f.straggler > 0 && f.straggler < 1))
     throw Error(fmt::format("invalid --straggler {}: a fraction between 0 and 1 (0.10 = 10% below the median)", f.straggler));
-  std::vector<OutputRequest> outputs;
-  if (!f.html.empty()) outputs.push_back({"--html", f.html, ""});
-  if (!f.markdown.empty()) outputs.push_back({"--markdown", f.markdown, ""});
-  if (!f.csv.empty()) outputs.push_back({"--csv", f.csv, ""});
-  if (!f.openmetrics.empty()) outputs.push_back({"--openmetrics", f.openmetrics, ""});
-  for (const auto& o : outputs)
-    if (o.flag == "--html" && o.path == "-") throw Error("--html needs a file name, not '-'");
+  auto outputs = asked_outputs(report_formats(), f.formats);
   check_outputs(outputs, f.force, f.files);
-  std::optional<history::HistoryReport> past;
+  ReportExtras extras;
   if (!f.history.empty()) {
     if (!(f.history_threshold >= 0 && f.history_threshold < 1))
       throw Error(fmt::format("invalid --history-threshold {}: a fraction in [0, 1)", f.history_threshold));
     history::RegressionRules rules;  // the defaults of `history regressions`
     rules.since = f.history_since;
     rules.threshold = f.history_threshold;
-    past = history::history_report(*history::open_store(f.history, false), rules);
+    auto past = history::history_report(*history::open_store(f.history, false), rules);
+    extras.closing.text = std::move(past.text);  // after the files' sections
+    extras.closing.html = std::move(past.html);
   }
   std::vector<FileReport> reports;
   for (const auto& path : f.files)
     reports.push_back(make_file_report(f.lenient ? load_result_lenient(path) : load_result(path), f.straggler));
-  for (auto& o : outputs) {
-    if (o.flag == "--html") {
-      o.text = report_html(reports);
-      if (past) o.text.insert(o.text.rfind("</body>"), past->html);  // the history after the files' sections
-    }
-    else if (o.flag == "--markdown") o.text = report_markdown(reports);
-    else if (o.flag == "--csv") o.text = report_csv(reports);
-    else o.text = report_openmetrics(reports);
-  }
+  for (auto& o : outputs) o.text = report_format(o.flag).render(reports, extras);
   const std::size_t width = f.wide ? 0 : terminal_columns();  // COLUMNS, 80 by default
-  if (!any_to_stdout(outputs)) {
-    for (std::size_t i = 0; i < reports.size(); ++i) fmt::print("{}{}", i ? "\n" : "", report_text(reports[i], width));
-    if (past) fmt::print("{}{}", reports.empty() ? "" : "\n", past->text);
-  }
+  if (!any_to_stdout(outputs)) fmt::print("{}", terminal_reporter(width)->render(reports, extras));
   std::fflush(stdout);
   write_outputs(outputs, f.force);
   return kExitOk;
@@ -103,11 +90,7 @@ void add_report_command(CLI::App& app, Action& action) {
   cmd->add_option("--history", f->history, "add the trends and what changed from this results history (docs/history.md)");
   cmd->add_option("--history-since", f->history_since, "--history: regressions since DATE (default: the latest run)");
   cmd->add_option("--history-threshold", f->history_threshold, "--history: worse beyond the noise by more than this (0.1)");
-  cmd->add_option("--html", f->html, "write a self-contained HTML page with charts");
-  cmd->add_option("--markdown", f->markdown, "write Markdown ('-': standard output)");
-  cmd->add_option("--csv", f->csv, "write CSV, one line per result row ('-': standard output)");
-  cmd->add_option("--openmetrics", f->openmetrics,
-                  "write Prometheus text format for node_exporter's textfile collector ('-': standard output)");
+  add_format_options(*cmd, report_formats(), f->formats);
   cmd->add_option("--straggler", f->straggler, "name ranks more than this fraction below the median (default 0.10)");
   cmd->add_flag("--drain-list", f->drain,
                 "print only the hosts the fleet analysis names as suspects (analysis.outlier_hosts), one per line, nothing "

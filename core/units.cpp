@@ -179,6 +179,8 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 }
 
 std::string human_duration(double s) {
+  // figure_text (text/number_text.h) is a floor above core/; the unit is chosen so that the figure stays
+  // below 10^4, where %.4g writes what figure_text does (only years past 9999 would differ).
   auto g = [](double v) { return fmt::format("{:.4g}", v); };
   if (s < 120) return g(s) + " s";
   if (s < 7200) return g(s / 60) + " min";

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "health/clock_events.h"
+#include "text/number_text.h"
 
 namespace gpuscale::health {
 namespace {
@@ -166,11 +167,11 @@ void judge_perf(const std::vector<PerfResult>& perf, const Thresholds& t, Verdic
     } else if (!p.value) {
       v.add(p.check, Severity::fail, fmt::format("{} measured nothing", p.what));
     } else if (!p.peak || !(*p.peak > 0)) {
-      v.note(fmt::format("{} {:.4g} {} not judged: {}", p.what, *p.value, p.unit, p.peak_source));
+      v.note(fmt::format("{} {} {} not judged: {}", p.what, figure_text(*p.value), p.unit, p.peak_source));
     } else {
       const double frac = *p.value / *p.peak;
-      const auto text = fmt::format("{} {:.4g} {}, {:.0f}% of the expected {:.4g}", p.what, *p.value, p.unit, frac * 100,
-                                    *p.peak);
+      const auto text = fmt::format("{} {} {}, {:.0f}% of the expected {}", p.what, figure_text(*p.value), p.unit,
+                                    frac * 100, figure_text(*p.peak));
       if (frac < rule.fail_below)
         v.add(p.check, Severity::fail, text + fmt::format(" (fail below {:.0f}%)", rule.fail_below * 100));
       else if (frac < rule.warn_below)

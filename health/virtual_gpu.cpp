@@ -1,4 +1,5 @@
 #include "health/virtual_gpu.h"
+#include "text/number_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -108,7 +109,7 @@ ExpectedPeak shared_peak(ExpectedPeak peak, const PeakShare& share) {
   if (share.flag.empty() || !peak.value) return peak;
   if (share.withheld) return {std::nullopt, share.why};
   *peak.value *= share.factor;
-  peak.source += fmt::format(" x {:.4g}, the vGPU profile's share of the GPU", share.factor);
+  peak.source += fmt::format(" x {}, the vGPU profile's share of the GPU", figure_text(share.factor));
   return peak;
 }
 

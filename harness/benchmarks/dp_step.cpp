@@ -16,6 +16,7 @@
 #include "harness/benchmarks/defaults.h"
 #include "harness/benchmarks/work_place.h"
 #include "harness/registry.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -165,7 +166,8 @@ class DpStepBenchmark final : public PointBenchmark<DpStepConfig> {
     const auto peak = ctx.table->compute(ctx.device, t);
     if (!peak.value) return {std::nullopt, peak.source};
     return {*peak.value * 1e12 / dp_flops_per_sample(c),
-            fmt::format("dense {} peak ({}) / {:.4g} FLOP per sample", dtype_name(t), peak.source, dp_flops_per_sample(c))};
+            fmt::format("dense {} peak ({}) / {} FLOP per sample", dtype_name(t), peak.source,
+                        figure_text(dp_flops_per_sample(c)))};
   }
 };
 

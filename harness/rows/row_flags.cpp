@@ -6,6 +6,7 @@
 
 #include "core/units.h"
 #include "results/row_fields.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -55,8 +56,8 @@ std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx) {
                         kCacheFootprintFactor, cache_text(ctx));
     else
       why = "no measurement can beat a true peak: the peak is likely wrong (or too low for this device)";
-    out.push_back({"above_peak", fmt::format("{:.1f}% of its expected peak {:.4g} {} ({}); {}", *row.fraction_of_peak * 100,
-                                             row.expected_peak.value_or(0), row.unit, row.peak_source, why)});
+    out.push_back({"above_peak", fmt::format("{:.1f}% of its expected peak {} {} ({}); {}", *row.fraction_of_peak * 100,
+                                             figure_text(row.expected_peak.value_or(0)), row.unit, row.peak_source, why)});
   }
   if (!ctx.efficiency_is_peak && row.gpu_count > 1 && row.scaling_efficiency && *row.scaling_efficiency > limit) {
     std::string why;

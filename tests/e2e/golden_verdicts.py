@@ -42,8 +42,22 @@ def point_label(r):
     fail(f"no point name for {r['benchmark']}")
 
 
-def g4(v):
-    return "%.4g" % v
+def figure(v):
+    """A figure as gpuscale writes every figure a person reads (text/number_text.h, figure_text): 4
+    significant digits, plain from 0.001 to below a million (38400, not 3.84e+04), %g's exponent beyond."""
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a < 1e-3 or a >= 999999.5:
+        return "%.4g" % v
+    s = "%.*f" % (max(0, 3 - math.floor(math.log10(a))), v)
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return "0" if s == "-0" else s
 
 
 class Expected:
@@ -117,11 +131,11 @@ def check_compare_text(text, exp, what):
         if v is None:
             continue
         if v.ratio is not None:
-            figures = [g4(v.a), g4(v.b), "%.3f" % v.ratio, "%.3f-%.3f" % (v.lo, v.hi)]
+            figures = [figure(v.a), figure(v.b), "%.3f" % v.ratio, "%.3f-%.3f" % (v.lo, v.hi)]
         else:
             rb = next(x for x in exp.b["results"] if row_key(x) == row_key(r))
-            figures = [r["status"].upper() if r["status"] != "ok" else g4(r["aggregate"]),
-                       rb["status"].upper() if rb["status"] != "ok" else g4(rb["aggregate"]), "-", "-"]
+            figures = [r["status"].upper() if r["status"] != "ok" else figure(r["aggregate"]),
+                       rb["status"].upper() if rb["status"] != "ok" else figure(rb["aggregate"]), "-", "-"]
         want.append((r["benchmark"], v.on_peak, point_label(r), r["gpu_count"], figures, v.verdict))
     if rows != want:
         bad = [(w, g) for w, g in zip(want, rows) if w != g] or [("rows", len(want), len(rows))]
@@ -152,12 +166,12 @@ def check_check_text(text, exp, what):
         c = exp.checks.get(row_key(r))
         if c is None:
             continue
-        ref = g4(c.entry["value"])
+        ref = figure(c.entry["value"])
         if r["status"] != "ok":
             figures, reasons = ["-", ref], [f"{r['status']}: {r['errors'][0]}"]
         else:
-            bounds = f"{g4(c.lo) if c.lo is not None else '0'}..{g4(c.hi) if c.hi is not None else 'inf'}"
-            figures, reasons = [g4(r["aggregate"]), bounds, ref], []
+            bounds = f"{figure(c.lo) if c.lo is not None else '0'}..{figure(c.hi) if c.hi is not None else 'inf'}"
+            figures, reasons = [figure(r["aggregate"]), bounds, ref], []
         want.append((r["benchmark"], "ok" if c.ok else "FAIL", point_label(r), r["gpu_count"], figures, reasons))
     if rows != want:
         bad = [(w, g) for w, g in zip(want, rows) if w != g] or [("rows", len(want), len(rows))]
@@ -206,7 +220,7 @@ def _straggler_rows(exp):
     for key, rank, host, v, med, deficit in exp.stragglers:
         r = exp.rows[key]
         dev = next(x["device"] for x in exp.a["ranks"] if x["rank"] == rank and x["host"] == host)
-        out.append((r["benchmark"], point_label(r), r["gpu_count"], rank, host, g4(v), g4(med), "%.1f%%" % (100 * deficit),
+        out.append((r["benchmark"], point_label(r), r["gpu_count"], rank, host, figure(v), figure(med), "%.1f%%" % (100 * deficit),
                     str(dev["index"]), dev["details"]["uuid"], dev["details"]["pci_bus_id"]))
     return out
 

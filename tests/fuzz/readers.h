@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare.h"
-#include "analysis/junit.h"
+#include "analysis/suite_reporter.h"
 #include "analysis/merge.h"
 #include "analysis/reference.h"
-#include "analysis/report.h"
+#include "analysis/reporter.h"
 #include "harness/run/resume.h"
 #include "results/result_file.h"
 #include "results/result_io.h"
@@ -36,15 +36,12 @@ inline nlohmann::json result_file(const std::string& text) {
   return read.header;
 }
 
-// gpuscale report: the analysis loader and every output format.
+// gpuscale report: the analysis loader and every output format (the terminal's and the table's).
 inline void report(const std::string& text) {
   std::vector<FileReport> files;
   files.push_back(make_file_report(load_result_text("f.json", text), kDefaultStragglerThreshold));
-  (void)report_text(files[0]);
-  (void)report_markdown(files);
-  (void)report_csv(files);
-  (void)report_html(files);
-  (void)report_openmetrics(files);
+  (void)terminal_reporter()->render(files, {});
+  for (const Reporter* format : report_formats()) (void)format->render(files, {});
 }
 
 // gpuscale compare: the file against itself and against `other` (a valid result), both ways.
@@ -54,7 +51,7 @@ inline void compare(const std::string& text, const nlohmann::json& other) {
   for (const auto& c : {compare_results(mine, mine, 0.05), compare_results(theirs, mine, 0.05),
                         compare_results(mine, theirs, 0.05)}) {
     (void)format_comparison(c);
-    (void)junit_xml("compare", {comparison_suite(c)});
+    for (const SuiteReporter* format : suite_formats()) (void)format->render("compare", {comparison_suite(c)});
   }
 }
 
@@ -64,7 +61,7 @@ inline void reference(const std::string& text, const nlohmann::json& run) {
   const auto checked = result_from_json("r.json", run);  // named: the outcome points into it
   const auto outcome = check_against(checked, ref);
   (void)format_check(outcome);
-  (void)junit_xml("check", {check_suite(outcome)});
+  for (const SuiteReporter* format : suite_formats()) (void)format->render("check", {check_suite(outcome)});
 }
 
 // gpuscale merge: the file with `other` (a valid result) and with itself; the merged document (its

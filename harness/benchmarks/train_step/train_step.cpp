@@ -18,6 +18,7 @@
 #include "harness/registry.h"
 #include "results/result_io.h"
 #include "training/train_step_plan.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -212,7 +213,7 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     if (!peak.value) return {std::nullopt, peak.source};
     const double per_token = train_flops_per_token(p.model);
     return {*peak.value * 1e12 / per_token,
-            fmt::format("dense {} peak ({}) / {:.4g} FLOP per token", dtype_name(p.model.dtype), peak.source, per_token)};
+            fmt::format("dense {} peak ({}) / {} FLOP per token", dtype_name(p.model.dtype), peak.source, figure_text(per_token))};
   }
 
  private:

@@ -9,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/report.h"
+#include "analysis/reporter.h"
+#include "text/number_text.h"
 #include "fleet_fixtures.h"
 
 namespace gpuscale {
@@ -19,6 +20,18 @@ using nlohmann::json;
 using testing::FleetSpec;
 
 FileReport report_of(const json& doc) { return make_file_report(result_from_json("fleet.json", doc), 0.1); }
+
+std::vector<FileReport> files_of(const json& doc) {
+  std::vector<FileReport> files;
+  files.push_back(report_of(doc));
+  return files;
+}
+
+std::string text_of(const std::vector<FileReport>& files, std::size_t width = kDefaultColumns) {
+  return terminal_reporter(width)->render(files, {});
+}
+std::string markdown_of(const std::vector<FileReport>& files) { return report_format("--markdown").render(files, {}); }
+std::string html_of(const std::vector<FileReport>& files) { return report_format("--html").render(files, {}); }
 
 std::size_t count(const std::string& s, const std::string& what) {
   std::size_t n = 0;
@@ -50,11 +63,12 @@ TEST(ReportFleet, TerminalListsTheSlowestHostFirstWithTheMedian) {
     s.slow = std::uniform_int_distribution<int>(0, s.nodes - 1)(gen);
     s.factor = std::uniform_real_distribution<double>(0.3, 0.7)(gen);
     std::vector<std::string> hosts;
-    const auto f = report_of(testing::fleet_doc(s, gen, &hosts));
+    const auto files = files_of(testing::fleet_doc(s, gen, &hosts));
+    const auto& f = files[0];
     const auto& slow = hosts[static_cast<std::size_t>(s.slow)];
-    const auto text = report_text(f, 0);  // --wide: whole lines (the width is tested below)
+    const auto text = text_of(files, 0);  // --wide: whole lines (the width is tested below)
     {  // at 80 columns every line fits, but the nccl-tests tables' (a title "# gpuscale ..." to a blank line)
-      std::istringstream in(report_text(f, 80));
+      std::istringstream in(text_of(files, 80));
       bool table = false;
       for (std::string l; std::getline(in, l);) {
         table = l.rfind("# gpuscale ", 0) == 0 || (table && !l.empty());
@@ -67,15 +81,15 @@ TEST(ReportFleet, TerminalListsTheSlowestHostFirstWithTheMedian) {
     // The node-pair matrix: its median, and the slow host first among the nodes and in the pairs.
     const auto& m = f.fleet.matrices[0];
     const auto med = *matrix_median(m);
-    EXPECT_NE(text.find(fmt::format("node pairs, {} nodes, {} of {} pairs measured; median {:.4g} GB/s", s.nodes,
-                                    s.nodes * (s.nodes - 1) / 2, s.nodes * (s.nodes - 1) / 2, med)),
+    EXPECT_NE(text.find(fmt::format("node pairs, {} nodes, {} of {} pairs measured; median {} GB/s", s.nodes,
+                                    s.nodes * (s.nodes - 1) / 2, s.nodes * (s.nodes - 1) / 2, figure_text(med))),
               std::string::npos)
         << text;
     const auto nodes = line_after(text, "node pairs,", "nodes: ");
     EXPECT_EQ(nodes.find("nodes: " + slow + " "), 6u) << nodes;
     const auto members = lowest_members(m, 1);
-    EXPECT_NE(nodes.find(fmt::format("{:.4g} ({:+.1f}%)", members[0].value, (members[0].value / med - 1) * 100)), std::string::npos)
-        << nodes;
+    const auto member = fmt::format("{} ({:+.1f}%)", figure_text(members[0].value), (members[0].value / med - 1) * 100);
+    EXPECT_NE(nodes.find(member), std::string::npos) << nodes;
     EXPECT_NE(line_after(text, "node pairs,", "pairs: ").find(slow), std::string::npos);
     // Both intra-node rows: the slow host's groups first.
     const auto at2 = line_after(text, "@ 2 GPU(s): ", "groups: ");
@@ -86,23 +100,23 @@ TEST(ReportFleet, TerminalListsTheSlowestHostFirstWithTheMedian) {
 
 TEST(ReportFleet, NoOutliersSaysSo) {
   std::mt19937_64 gen(3);
-  const auto f = report_of(testing::fleet_doc(FleetSpec{}, gen));
-  ASSERT_TRUE(f.fleet.outliers.empty());
-  EXPECT_NE(report_text(f).find("\nfleet: no outliers\n"), std::string::npos);
+  const auto clean = files_of(testing::fleet_doc(FleetSpec{}, gen));
+  ASSERT_TRUE(clean[0].fleet.outliers.empty());
+  EXPECT_NE(text_of(clean).find("\nfleet: no outliers\n"), std::string::npos);
   std::vector<FileReport> files;
   files.push_back(report_of(testing::fleet_doc(FleetSpec{}, gen)));
-  EXPECT_NE(report_markdown(files).find("### Fleet\n\nno outliers\n"), std::string::npos);
-  EXPECT_NE(report_html(files).find("<p class=\"none\">No outliers.</p>"), std::string::npos);
+  EXPECT_NE(markdown_of(files).find("### Fleet\n\nno outliers\n"), std::string::npos);
+  EXPECT_NE(html_of(files).find("<p class=\"none\">No outliers.</p>"), std::string::npos);
 }
 
 TEST(ReportFleet, OldFilesHaveNoFleetSection) {
   std::vector<FileReport> files;
   files.push_back(make_file_report(
       testing::loaded({testing::row_json("stream.triad", "independent", {{"dtype", "fp64"}}, 2, {100, 101})}), 0.1));
-  EXPECT_EQ(report_text(files[0]).find("fleet"), std::string::npos);
-  EXPECT_EQ(report_markdown(files).find("Fleet"), std::string::npos);
-  EXPECT_EQ(report_html(files).find("Fleet"), std::string::npos);
-  EXPECT_EQ(report_html(files).find("heatmap"), std::string::npos);
+  EXPECT_EQ(text_of(files).find("fleet"), std::string::npos);
+  EXPECT_EQ(markdown_of(files).find("Fleet"), std::string::npos);
+  EXPECT_EQ(html_of(files).find("Fleet"), std::string::npos);
+  EXPECT_EQ(html_of(files).find("heatmap"), std::string::npos);
 }
 
 TEST(ReportFleet, HtmlHeatmapsAndPerNodeBarsMarkTheSuspect) {
@@ -114,7 +128,7 @@ TEST(ReportFleet, HtmlHeatmapsAndPerNodeBarsMarkTheSuspect) {
   std::vector<FileReport> files;
   files.push_back(report_of(testing::fleet_doc(s, gen, &hosts)));
   const auto& slow = hosts[static_cast<std::size_t>(s.slow)];
-  const auto html = report_html(files);
+  const auto html = html_of(files);
   EXPECT_NE(html.find("<h3 class=\"fleet\">Fleet</h3>"), std::string::npos);
   EXPECT_NE(html.find("what a drain list drains): <strong>" + slow + "</strong>"), std::string::npos);
   EXPECT_EQ(count(html, "data-chart=\"heatmap\""), 1u + static_cast<std::size_t>(s.nodes));
@@ -160,7 +174,7 @@ TEST(ReportFleet, FleetOnlyHtmlOpensWithTheVerdictAndTheHeatmapsAndNoEmptyChart)
   doc["analysis"]["outliers"] = outliers;
   std::vector<FileReport> files;
   files.push_back(report_of(doc));
-  const auto html = report_html(files);
+  const auto html = html_of(files);
 
   // The verdict comes first: FAIL (an outlier), naming the host to drain.
   const auto verdict = html.find("<div class=\"verdict\" data-verdict=\"FAIL\">");
@@ -196,13 +210,13 @@ TEST(ReportFleet, StringsFromTheFileAreEscaped) {
   doc["results"][2]["matrices"][0]["labels"][0] = evil;
   std::vector<FileReport> files;  // hosts the file does not have: read as --lenient reads it
   files.push_back(make_file_report(result_from_json("fleet.json", doc, Contradictions::report), 0.1));
-  const auto text = report_text(files[0]);
+  const auto text = text_of(files);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_NE(text.find("h?[31m<b>"), std::string::npos);
-  const auto md = report_markdown(files);
+  const auto md = markdown_of(files);
   EXPECT_EQ(md.find("<b>"), std::string::npos);
   EXPECT_NE(md.find("&lt;b&gt;\\|\\*\\_"), std::string::npos);
-  const auto html = report_html(files);
+  const auto html = html_of(files);
   EXPECT_EQ(html.find("<b>"), std::string::npos);
   EXPECT_EQ(html.find('\x1b'), std::string::npos);
 }
@@ -224,7 +238,7 @@ TEST(ReportFleet, HtmlDrawsTheNodeMatrixThenOnlyTheRailWithAnOutlier) {
   std::vector<std::string> hosts;
   std::vector<FileReport> files;
   files.push_back(report_of(rail_doc(gen, hosts)));
-  const auto html = report_html(files);
+  const auto html = html_of(files);
   const auto node = html.find("data-kind=\"node\"");
   const auto rail = html.find("data-kind=\"rail\" data-rail=\"1\"");
   ASSERT_NE(node, std::string::npos);
@@ -241,7 +255,7 @@ TEST(ReportFleet, HtmlDrawsTheNodeMatrixThenOnlyTheRailWithAnOutlier) {
   bare.erase("analysis");
   std::vector<FileReport> plain;
   plain.push_back(report_of(bare));
-  EXPECT_EQ(count(report_html(plain), "data-kind=\"rail\""), 4u);
+  EXPECT_EQ(count(html_of(plain), "data-kind=\"rail\""), 4u);
 }
 
 TEST(ReportFleet, TextPutsTheRailsInOneBlockTheSlowRailFirst) {
@@ -249,14 +263,13 @@ TEST(ReportFleet, TextPutsTheRailsInOneBlockTheSlowRailFirst) {
   std::vector<std::string> hosts;
   std::vector<FileReport> files;
   files.push_back(report_of(rail_doc(gen, hosts)));
-  const auto& f = files.front();
-  const auto text = report_text(f, 0);
+  const auto text = text_of(files, 0);
   EXPECT_EQ(count(text, "node pairs by rail, 4 rails"), 1u) << text;
   const auto nodes = line_after(text, "node pairs by rail", "nodes:");
   EXPECT_EQ(nodes.find("nodes: rail 1: " + hosts[3] + " "), nodes.find_first_not_of(' ')) << nodes;
   EXPECT_NE(text.find("node pairs, 8 nodes, 28 of 28 pairs measured (each pair's slowest rail)"), std::string::npos) << text;
   EXPECT_NE(text.find("rail 1 (NIC mlx5_1 port 1)"), std::string::npos) << text;
-  const auto md = report_markdown(files);
+  const auto md = markdown_of(files);
   EXPECT_NE(md.find("| rail 1 (NIC mlx5\\_1 port 1) |"), std::string::npos) << md;  // Markdown-escaped
 }
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/report.h"
+#include "analysis/reporter.h"
 #include "analysis/row_text.h"
 #include "history/run_record.h"
 #include "result_doc.h"
@@ -100,7 +100,7 @@ TEST_P(RowFormats, JsonRoundTripKeepsEveryField) {
 }
 
 TEST_P(RowFormats, CsvHasEveryCsvField) {
-  const std::string csv = report_csv(report);
+  const std::string csv = report_format("--csv").render(report, {});
   const auto header = csv_cells(csv.substr(0, csv.find("\r\n")));
   const auto line = csv.substr(csv.find("\r\n") + 2);
   const auto cells = csv_cells(line.substr(0, line.find("\r\n")));
@@ -118,7 +118,7 @@ TEST_P(RowFormats, CsvHasEveryCsvField) {
 }
 
 TEST_P(RowFormats, OpenMetricsHasEveryFamily) {
-  const std::string prom = report_openmetrics(report);
+  const std::string prom = report_format("--openmetrics").render(report, {});
   for (const auto& f : row_fields()) {
     if (f.openmetrics.empty()) continue;
     const std::string name(f.openmetrics);
@@ -136,7 +136,7 @@ TEST_P(RowFormats, TablesHaveEveryColumn) {
   ASSERT_EQ(groups.size(), 1u);
   const auto device = device_word("cpu");
   const auto h = headline_table(groups[0], device);
-  const std::string md = report_markdown(report);
+  const std::string md = report_format("--markdown").render(report, {});
   for (const auto& f : row_fields()) {
     if (f.column.empty()) continue;
     const std::string heading = &f == &fields::gpu_count ? device.many : std::string(f.column);

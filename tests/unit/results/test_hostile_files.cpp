@@ -317,9 +317,9 @@ TEST(HostileFiles, LargeStringsAndArraysAreReadAndEscaped) {
   auto run = result_from_json("f.json", parse_result_text(text, "f.json"));
   std::vector<FileReport> files;
   files.push_back(make_file_report(std::move(run), kDefaultStragglerThreshold));
-  const auto shown = report_text(files[0]);
+  const auto shown = terminal_reporter()->render(files, {});
   EXPECT_EQ(shown.find('\x1b'), std::string::npos);
-  const auto html = report_html(files);
+  const auto html = report_format("--html").render(files, {});
   EXPECT_EQ(html.find("<script>"), std::string::npos);
   // Larger than any file gpuscale writes: refused before reading (a sparse file costs no disk). The
   // whole-document readers take 256 MiB; the streamed one, whose memory does not grow with the text,

@@ -16,10 +16,11 @@
 
 #include "text/escape.h"
 #include "analysis/fleet_check.h"
-#include "analysis/report.h"
 #include "analysis/row_text.h"
+#include "analysis/sections/fleet_html.h"
 #include "text/svg_chart.h"
 #include "analysis/svg_heatmap.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -172,7 +173,7 @@ std::string list(const std::vector<std::string>& v, const char* sep) {
   return out;
 }
 
-std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
+std::string num(const std::optional<double>& v) { return v ? figure_text(*v) : "-"; }
 
 std::string outlier_table(const FleetView& v) {
   if (!v.analysed) return "<p>No outlier analysis in this file (analysis.outliers absent).</p>\n";

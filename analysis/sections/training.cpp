@@ -1,11 +1,11 @@
-// The report's training-step section in Markdown and HTML (the terminal text is format_train_scaling):
-// per train-step series, each GPU count's step split into its phases, the efficiency against the
-// layout's smallest count, and the max-useful-GPUs line (analysis/train_scaling.h).
+// The report's training-step section: per train-step series, each GPU count's step split into its
+// phases, the efficiency against the layout's smallest count, and the max-useful-GPUs line
+// (analysis/train_scaling.h); the terminal text is the run summary's (format_train_scaling).
 #include <fmt/format.h>
 
 #include "text/escape.h"
 #include "text/number_text.h"
-#include "analysis/report.h"
+#include "analysis/report_section.h"
 #include "text/svg_chart.h"
 
 namespace gpuscale {
@@ -19,7 +19,8 @@ constexpr const char* kIntro =
 
 std::string count_label(int n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
 
-}  // namespace
+// A table: kept whole, like the nccl-tests tables.
+std::string training_text(const FileReport& r, const TextStyle&) { return format_train_scaling(r.training); }
 
 std::string training_markdown(const FileReport& r) {
   if (r.training.empty()) return {};
@@ -73,6 +74,13 @@ std::string training_html(const FileReport& r) {
     charts += render_bar_chart(bars);
   }
   return out + "<div class=\"charts\">\n" + charts + "</div>\n";
+}
+
+}  // namespace
+
+const ReportSection& training_section() {
+  static const ReportSection training{training_text, training_markdown, training_html};
+  return training;
 }
 
 }  // namespace gpuscale

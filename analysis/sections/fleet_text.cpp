@@ -1,7 +1,7 @@
-// The fleet section of the terminal and Markdown reports: the outlier hosts (what a drain list
-// drains), the outliers, then the slowest members of each pair matrix and the slowest groups of each
-// intra-node row, slowest first, with the median they are set against. Both formats render one digest,
-// so they always say the same; every string from the file is escaped where it is written.
+// The fleet section in terminal text and Markdown: the outlier hosts (what a drain list drains), the
+// outliers, then the slowest members of each pair matrix and the slowest groups of each intra-node row,
+// slowest first, with the median they are set against. Both kinds render one digest, so they always say
+// the same; every string from the file is escaped where it is written. The HTML is fleet_html.cpp's.
 #include <algorithm>
 #include <map>
 
@@ -10,9 +10,11 @@
 #include "text/escape.h"
 #include "analysis/noise.h"
 #include "analysis/fleet_check.h"
-#include "analysis/report.h"
+#include "analysis/report_section.h"
 #include "analysis/row_text.h"
+#include "analysis/sections/fleet_html.h"
 #include "core/stats.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -118,7 +120,7 @@ std::vector<DigestBlock> digest(const FileReport& f) {
 
 std::string item_text(const FleetRanked& e) {
   const double change = e.median > 0 ? e.value / e.median - 1 : 0;
-  return fmt::format("{} {:.4g} ({:+.1f}%)", e.label, e.value, change * 100);
+  return fmt::format("{} {} ({:+.1f}%)", e.label, figure_text(e.value), change * 100);
 }
 
 std::string join(const std::vector<std::string>& parts, const char* sep) {
@@ -133,7 +135,7 @@ std::string ints(const std::vector<int>& v) {
   return parts.empty() ? "-" : join(parts, ",");
 }
 
-std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
+std::string figure(const std::optional<double>& v) { return v ? figure_text(*v) : "-"; }
 std::string below(const std::optional<double>& d) { return d ? fmt::format("{:.1f}%", *d * 100) : "-"; }
 
 std::string headline(const FleetView& v) {
@@ -142,9 +144,7 @@ std::string headline(const FleetView& v) {
   return v.outliers.empty() ? "no outliers" : "no suspect host (outliers below)";
 }
 
-}  // namespace
-
-std::string fleet_text(const FileReport& f) {
+std::string fleet_text(const FileReport& f, const TextStyle& style) {
   const auto& v = f.fleet;
   if (!v.any()) return "";
   std::string out = "\nfleet: " + term_text(headline(v)) + "\n";
@@ -155,7 +155,7 @@ std::string fleet_text(const FileReport& f) {
   const auto blocks = digest(f);
   if (!blocks.empty()) out += "  slowest first (change against the median):\n";
   for (const auto& b : blocks) {
-    out += "    " + term_text(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, term_text(b.unit)) : "") + "\n";
+    out += "    " + term_text(b.title) + (b.median ? fmt::format("; median {} {}", figure_text(*b.median), term_text(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
       std::vector<std::string> items;
       for (const auto& e : l.items) items.push_back(item_text(e));
@@ -163,7 +163,7 @@ std::string fleet_text(const FileReport& f) {
     }
   }
   for (const auto& p : v.problems) out += "  not shown: " + term_text(p) + "\n";
-  return out;
+  return fit_lines(out, style.width);
 }
 
 std::string fleet_markdown(const FileReport& f) {
@@ -185,7 +185,7 @@ std::string fleet_markdown(const FileReport& f) {
   const auto blocks = digest(f);
   if (!blocks.empty()) out += "\nSlowest first (change against the median):\n\n";
   for (const auto& b : blocks) {
-    out += "- " + md(b.title) + (b.median ? fmt::format("; median {:.4g} {}", *b.median, md(b.unit)) : "") + "\n";
+    out += "- " + md(b.title) + (b.median ? fmt::format("; median {} {}", figure_text(*b.median), md(b.unit)) : "") + "\n";
     for (const auto& l : b.lines) {
       std::vector<std::string> items;
       for (const auto& e : l.items) items.push_back(md(item_text(e)));
@@ -195,6 +195,13 @@ std::string fleet_markdown(const FileReport& f) {
   if (!v.problems.empty()) out += "\nNot shown (data that does not fit the format):\n\n";
   for (const auto& p : v.problems) out += "- " + md(p) + "\n";
   return out;
+}
+
+}  // namespace
+
+const ReportSection& fleet_section() {
+  static const ReportSection fleet{fleet_text, fleet_markdown, fleet_html};
+  return fleet;
 }
 
 }  // namespace gpuscale

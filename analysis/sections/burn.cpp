@@ -1,13 +1,16 @@
-// The burn-in's part of the Markdown and HTML reports (docs/acceptance.md): the drift of each burn
-// kind, the GPUs whose output disagreed, and the capacity numbers (boost vs sustained per GPU, W per GPU
-// and per node), from the result file's analysis (analysis/burn_drift.h, burn_capacity.h). The
-// sustained outliers are listed with the fleet's. Every string from the file is escaped.
+// The burn-in's section of the report (docs/acceptance.md): the drift of each burn kind, the GPUs whose
+// output disagreed, and in Markdown and HTML the capacity numbers (boost vs sustained per GPU, W per GPU
+// and per node), from the result file's analysis (analysis/burn_drift.h, burn_capacity.h); the terminal
+// text is the run summary's (format_burn_drift). The sustained outliers are listed with the fleet's.
+// Every string from the file is escaped.
 #include <functional>
 
 #include <fmt/format.h>
 
 #include "text/escape.h"
-#include "analysis/report.h"
+#include "analysis/burn_drift.h"
+#include "analysis/report_section.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -28,7 +31,7 @@ std::string str(const json& o, const char* key) {
 
 std::string num(const json& o, const char* key, const char* unit = "") {
   if (!o.is_object() || !o.contains(key) || !o[key].is_number()) return "-";
-  return fmt::format("{:.4g}{}", o[key].get<double>(), unit);
+  return figure_text(o[key].get<double>()) + unit;
 }
 
 std::string percent(const json& o, const char* key) {
@@ -106,7 +109,9 @@ std::string sdc_line(const json& e) {
                                            : "in elements " + e.value("elements", json(nullptr)).dump());
 }
 
-}  // namespace
+std::string burn_text(const FileReport& r, const TextStyle& style) {
+  return fit_lines(format_burn_drift(r.run.doc.value("analysis", json())), style.width);
+}
 
 std::string burn_markdown(const FileReport& r) {
   const Escape esc = markdown_escape;
@@ -128,6 +133,13 @@ std::string burn_html(const FileReport& r) {
   out += std::string("<h3 class=\"burn\">Burn-in: capacity</h3>\n<p>") + html_escape(kCapacityNote) + "</p>\n" +
          html_table("burn-capacity", kCapacityHead, capacity_rows(r, esc));
   return out;
+}
+
+}  // namespace
+
+const ReportSection& burn_section() {
+  static const ReportSection burn{burn_text, burn_markdown, burn_html};
+  return burn;
 }
 
 }  // namespace gpuscale

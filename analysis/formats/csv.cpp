@@ -8,7 +8,7 @@
 #include "text/escape.h"
 #include "analysis/nccl_table.h"
 #include "analysis/noise.h"
-#include "analysis/report.h"
+#include "analysis/reporter.h"
 #include "analysis/row_text.h"
 #include "results/row_fields.h"
 #include "core/stats.h"
@@ -27,8 +27,6 @@ std::string field_cell(const ResultRow& r, const RowField& f) {
   if (v.is_string()) return csv_field(v.get<std::string>());
   return v.is_number_integer() ? v.dump() : csv_field(v.dump());
 }
-
-}  // namespace
 
 // Columns: the file, its cluster and the row's point; every row field with a CSV column, in the table's
 // order; then what the report derives (the requested size, the ranks' spread, noise, stragglers, and
@@ -70,6 +68,22 @@ std::string report_csv(const std::vector<FileReport>& files) {
     }
   }
   return out;
+}
+
+// One line per row: the files' sections and the extras (prose) have no place in it.
+class CsvReporter final : public Reporter {
+ public:
+  std::string_view flag() const override { return "--csv"; }
+  std::string_view help() const override { return "write CSV, one line per result row"; }
+  bool may_write_stdout() const override { return true; }
+  std::string render(const std::vector<FileReport>& files, const ReportExtras&) const override { return report_csv(files); }
+};
+
+}  // namespace
+
+const Reporter& csv_format() {
+  static const CsvReporter csv;
+  return csv;
 }
 
 }  // namespace gpuscale

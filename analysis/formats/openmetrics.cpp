@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "text/escape.h"
-#include "analysis/report.h"
+#include "analysis/reporter.h"
 #include "analysis/row_text.h"
 #include "core/error.h"
 #include "core/utc_time.h"
@@ -115,8 +115,7 @@ BaseUnit base_unit(const std::string& unit) {
   return {name.empty() ? "value" : name, 1};
 }
 
-}  // namespace
-
+// Throws gpuscale::Error when two inputs would give the same series (e.g. two runs of one cluster).
 std::string report_openmetrics(const std::vector<FileReport>& files) {
   // In output order; the throughput families (one per base unit) are made as their units appear.
   enum Fixed { run_info, run_timestamp, run_valid, valid, straggler };
@@ -203,6 +202,24 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
   for (auto& [name, fm] : per_rank) write(fm);
   write(fam[straggler]);
   return out + "# EOF\n";
+}
+
+// Gauges of the rows and the runs: the files' sections and the extras (prose) have no place in it.
+class OpenMetricsReporter final : public Reporter {
+ public:
+  std::string_view flag() const override { return "--openmetrics"; }
+  std::string_view help() const override { return "write Prometheus text format for node_exporter's textfile collector"; }
+  bool may_write_stdout() const override { return true; }
+  std::string render(const std::vector<FileReport>& files, const ReportExtras&) const override {
+    return report_openmetrics(files);
+  }
+};
+
+}  // namespace
+
+const Reporter& openmetrics_format() {
+  static const OpenMetricsReporter openmetrics;
+  return openmetrics;
 }
 
 }  // namespace gpuscale

@@ -1,14 +1,10 @@
-// The report's terminal text and the pieces every format shares (environment summary, FileReport).
+// What every format of the report shares: the FileReport of an input and its environment summary.
 #include <map>
 
 #include <fmt/format.h>
 
-#include "text/escape.h"
-#include "analysis/burn_drift.h"
 #include "analysis/report.h"
-#include "analysis/health_text.h"
-#include "analysis/row_text.h"
-#include "text/text_table.h"
+#include "text/number_text.h"
 
 namespace gpuscale {
 namespace {
@@ -20,7 +16,7 @@ std::string str(const nlohmann::json& j, const char* key) {
 
 std::string peak_text(const nlohmann::json& link) {
   const auto& v = link.value("value", nlohmann::json());
-  return fmt::format("{} ({})", v.is_number() ? fmt::format("{:.4g} GB/s", v.get<double>()) : "unknown",
+  return fmt::format("{} ({})", v.is_number() ? figure_text(v.get<double>()) + " GB/s" : "unknown",
                      str(link, "source"));
 }
 
@@ -84,26 +80,6 @@ std::vector<std::pair<std::string, std::string>> environment_summary(const Loade
   out.emplace_back("rows", fmt::format("{} ({} ok, {} invalid, {} failed, {} skipped); complete: {}, valid: {}",
                                        str(s, "rows"), str(s, "ok"), str(s, "invalid"), str(s, "failed"),
                                        str(s, "skipped"), str(s, "complete"), str(s, "valid")));
-  return out;
-}
-
-std::string report_text(const FileReport& r, std::size_t width) {
-  TextStyle style;
-  style.width = width;
-  style.device = device_word(r.run.doc.value("backend", std::string()));
-  std::string out = fit_lines(fmt::format("== {} ==\n", term_text(r.run.path)) + format_verdict(r.verdict), width);
-  // Then scaling (the tables), then the detail: health and stragglers as the run's summary prints
-  // them, the fleet, the projection, the environment.
-  out += format_summary(r.run.rows, style);
-  out += fit_lines(format_health(r.run.doc.contains("health") ? r.run.doc["health"] : nlohmann::json(), r.run.rows), width);
-  out += fit_lines(format_burn_drift(r.run.doc.value("analysis", nlohmann::json())), width);
-  out += format_stragglers(r.stragglers, r.straggler_threshold, style);
-  out += fit_lines(fleet_text(r), width);
-  out += fit_lines(format_projection(r.projection), width);
-  out += format_train_scaling(r.training);  // a table: kept whole, like the nccl-tests tables
-  std::string env = "\nenvironment\n";
-  for (const auto& [k, v] : environment_summary(r.run)) env += fmt::format("  {:<16} {}\n", k, term_text(v));
-  out += fit_lines(env, width, 19);  // continuation lines under the values
   return out;
 }
 

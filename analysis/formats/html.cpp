@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include "text/escape.h"
-#include "analysis/report.h"
+#include "analysis/report_section.h"
+#include "analysis/reporter.h"
 #include "analysis/row_text.h"
+#include "text/number_text.h"
 #include "text/svg_chart.h"
 #include "collectives/collective_table.h"
 #include "core/stats.h"
@@ -31,7 +33,8 @@ int largest_count(const Series& s) {
   return n;
 }
 
-std::string env_section(const LoadedResult& run) {
+std::string env_section(const FileReport& f) {
+  const LoadedResult& run = f.run;
   const auto& d = run.doc;
   std::string out = "<h3>Environment</h3>\n<table class=\"env\">\n";
   for (const auto& [k, v] : environment_summary(run)) out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", h(k), h(v));
@@ -54,9 +57,9 @@ std::string env_section(const LoadedResult& run) {
   return out + "</table></details>\n";
 }
 
-std::string tables_section(const std::vector<BenchmarkGroup>& groups) {
+std::string tables_section(const FileReport& f) {
   std::string out = "<h3>Results</h3>\n<div class=\"tables\">\n";
-  for (const auto& g : groups) {
+  for (const auto& g : group_rows(f.run.rows)) {
     out += fmt::format("<table class=\"results\"><caption>{} ({})</caption><tr><th>point</th><th>GPUs</th><th>value</th>"
                        "<th>scaling</th><th>% peak</th><th>valid</th></tr>\n",
                        h(g.benchmark), h(g.unit));
@@ -100,9 +103,9 @@ std::size_t gpu_counts(const BenchmarkGroup& g) {
   return counts.size();
 }
 
-std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup>& groups) {
+std::string charts_section(const FileReport& f) {
   ChartGroup scaling, busbw, pergpu, peak;
-  for (const auto& g : groups) {
+  for (const auto& g : group_rows(f.run.rows)) {
     // Scaling efficiency vs GPU count, one line per series (collectives: the largest size).
     LineChart sc{"scaling", g.benchmark + ": scaling efficiency", "GPUs", "scaling efficiency", "", {{"benchmark", g.benchmark}},
                  true, count_text, true, {}};
@@ -182,7 +185,8 @@ std::string charts_section(const FileReport& f, const std::vector<BenchmarkGroup
 }
 
 // The verdict (analysis/verdict.h), first on the page.
-std::string verdict_section(const RunVerdict& v) {
+std::string verdict_section(const FileReport& f) {
+  const RunVerdict& v = f.verdict;
   const auto word = std::string(verdict_word(v.level));
   std::string out = fmt::format("<div class=\"verdict\" data-verdict=\"{}\">\n<h3>Verdict: <span class=\"{}\">{}</span></h3>\n<ul>\n",
                                 word, v.level == VerdictLevel::pass ? "pass" : v.level == VerdictLevel::warn ? "warn" : "fail", word);
@@ -204,10 +208,10 @@ std::string stragglers_section(const FileReport& f) {
   out += "<table class=\"stragglers\"><tr><th>benchmark</th><th>point</th><th>GPUs</th><th>rank</th><th>host</th><th>GPU</th>"
          "<th>UUID</th><th>PCI bus id</th><th>value</th><th>median</th><th>below</th></tr>\n";
   for (const auto& s : f.stragglers)
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td>"
-                       "<td>{:.4g}</td><td>{:.1f}%</td></tr>\n",
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td>{}</td><td>{:.1f}%</td></tr>\n",
                        h(s.row->benchmark), h(params_label(s.row->params, false)), s.row->gpu_count, s.rank, h(s.host),
-                       s.device_index, h(s.uuid), h(s.pci_bus_id), s.value, s.median, s.deficit * 100);
+                       s.device_index, h(s.uuid), h(s.pci_bus_id), figure_text(s.value), figure_text(s.median), s.deficit * 100);
   return out + "</table>\n";
 }
 
@@ -229,11 +233,11 @@ std::string projection_section(const FileReport& f) {
                          h(c.fit.why.empty() ? "no fit at this level" : c.fit.why));
       continue;
     }
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3g}</td><td>{:.4g}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
-                       "<td>{:.4g} GB/s</td><td>{:.4g} GB/s</td></tr>\n",
-                       h(c.collective), h(c.topology), c.fit.alpha_us, c.fit.beta_gbps, c.fit.rms_rel_error * 100, c.fit.points,
-                       size_text(c.size_bytes), c.measured_busbw ? fmt::format("{:.4g} GB/s", *c.measured_busbw) : "-",
-                       c.predicted_busbw[0], c.predicted_busbw[1]);
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3g}</td><td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td>{} GB/s</td><td>{} GB/s</td></tr>\n",
+                       h(c.collective), h(c.topology), c.fit.alpha_us, figure_text(c.fit.beta_gbps), c.fit.rms_rel_error * 100,
+                       c.fit.points, size_text(c.size_bytes), c.measured_busbw ? figure_text(*c.measured_busbw) + " GB/s" : "-",
+                       figure_text(c.predicted_busbw[0]), figure_text(c.predicted_busbw[1]));
     LineChart lc{"projection", fmt::format("PROJECTION: {} ({}) busbw", c.collective, c.topology), "message size", "GB/s",
                  fmt::format("dashed: projected by the fitted model (fit error {:.1f}% RMS), not measured", c.fit.rms_rel_error * 100),
                  {{"benchmark", c.collective}, {"model", "alpha-beta"}}, true, size_text, false, {}};
@@ -259,8 +263,8 @@ std::string projection_section(const FileReport& f) {
       out += fmt::format("<p>dp-step {}: not projected: {}</p>\n", h(d.series), h(d.why));
       continue;
     }
-    out += fmt::format("<p>dp-step {}: compute {:.4g} us, overlap hides {:.4g} us of all_reduce; fit error {:.1f}% RMS.</p>\n",
-                       h(d.series), d.compute_us, d.hidden_us, d.rms_rel_error * 100);
+    out += fmt::format("<p>dp-step {}: compute {} us, overlap hides {} us of all_reduce; fit error {:.1f}% RMS.</p>\n",
+                       h(d.series), figure_text(d.compute_us), figure_text(d.hidden_us), d.rms_rel_error * 100);
     LineChart lc{"projection", fmt::format("PROJECTION: dp-step {} efficiency", d.series), "GPUs", "weak-scaling efficiency",
                  fmt::format("dashed: projected (fit error {:.1f}% RMS), not measured", d.rms_rel_error * 100),
                  {{"benchmark", "dp-step"}, {"model", "dp-step"}}, true, count_text, true, {}};
@@ -294,16 +298,45 @@ std::string html_page_head(const std::string& title, const std::string& made_fro
       h(title), kStyle, h(title), GPUSCALE_VERSION, h(made_from));
 }
 
-std::string report_html(const std::vector<FileReport>& files) {
-  std::string out = html_page_head("gpuscale report", fmt::format("{} result file(s)", files.size()));
-  for (const auto& f : files) {
-    const auto groups = group_rows(f.run.rows);
-    out += fmt::format("<section class=\"run\"><h2>{} &mdash; {}</h2>\n", h(f.run.cluster), h(f.run.path));
-    // The verdict and the fleet (its heatmaps) first, then scaling, then the detail.
-    out += verdict_section(f.verdict) + fleet_html(f) + burn_html(f) + charts_section(f, groups) + stragglers_section(f) +
-           projection_section(f) + training_html(f) + tables_section(groups) + env_section(f.run) + "</section>\n";
+namespace {
+
+class HtmlReporter final : public Reporter {
+ public:
+  std::string_view flag() const override { return "--html"; }
+  std::string_view help() const override { return "write a self-contained HTML page with charts"; }
+  bool may_write_stdout() const override { return false; }  // a page to open in a browser
+
+  std::string render(const std::vector<FileReport>& files, const ReportExtras& extras) const override {
+    std::string out = html_page_head("gpuscale report", fmt::format("{} result file(s)", files.size())) + extras.opening.html;
+    for (const auto& f : files) out += file_html(f);
+    return out + extras.closing.html + "</body></html>\n";
   }
-  return out + "</body></html>\n";
+
+ private:
+  static std::string file_html(const FileReport& f) {
+    // The verdict and the fleet (its heatmaps) first, then scaling, then the detail.
+    const DocumentPart sections[] = {
+        verdict_section,
+        fleet_section().html,
+        burn_section().html,
+        charts_section,
+        stragglers_section,
+        projection_section,
+        training_section().html,
+        tables_section,
+        env_section,
+    };
+    std::string out = fmt::format("<section class=\"run\"><h2>{} &mdash; {}</h2>\n", h(f.run.cluster), h(f.run.path));
+    for (const DocumentPart section : sections) out += section(f);
+    return out + "</section>\n";
+  }
+};
+
+}  // namespace
+
+const Reporter& html_format() {
+  static const HtmlReporter html;
+  return html;
 }
 
 }  // namespace gpuscale
