@@ -104,11 +104,16 @@ def case_setup_and_run():
         fail(f"README's sample does not open with setup-and-run's launch line: {sample[:1]}")
     if not any(re.match(r"verdict: (PASS|WARN|FAIL)", l) for l in sample):
         fail("README's sample has no verdict line")
+    # A column is as wide as its widest figure, so a header's spacing is the run's own: its words are compared.
+    printed_words = [l.split() for l in printed]
     for i, line in enumerate(sample):
         if re.match(r"^[a-z_.]+ \(", line):  # a table's title; the next line is its column header
-            for shown in (line, sample[i + 1]):
-                if shown not in printed:
-                    fail(f"README's sample shows {shown!r}, which the run does not print: {p.stdout[-2000:]}")
+            if line not in printed:
+                fail(f"README's sample shows the table {line!r}, which the run does not print: {p.stdout[-2000:]}")
+            header = printed.index(line) + 1
+            if header >= len(printed) or printed_words[header] != sample[i + 1].split():
+                fail(f"README's sample shows {line!r} with the header {sample[i + 1]!r}, the run "
+                     f"{printed[header] if header < len(printed) else None!r}")
     if not re.match(r"results: \S+\.json$", sample[-1]):
         fail(f"README's sample does not end with the results line: {sample[-1:]}")
 
