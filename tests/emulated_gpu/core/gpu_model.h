@@ -1,0 +1,33 @@
+#pragma once
+// The GPU models the emulated node runs at (tests only). Each is built from the datasheet peaks that
+// peaks/gpus.json records for that GPU (its source line is cited beside each figure in gpu_model.cpp),
+// times a stated efficiency: the fraction of a peak a well-written benchmark reaches on that GPU
+// (BabelStream's triad, cuBLAS's large GEMMs, nccl-tests' busbw). A test computes its oracle from these
+// numbers, never from gpuscale's output.
+#include <map>
+#include <string>
+
+namespace gpuscale_emu {
+
+struct GpuModel {
+  std::string key;   // "h100-sxm", "h200", "h100-pcie" (GPUSCALE_EMU_GPU)
+  std::string name;  // the CUDA device name, as cudaGetDeviceProperties reports it
+  int cc_major = 9, cc_minor = 0;
+  int sm_count = 132;
+  unsigned long long memory_bytes = 0;
+  double hbm_gbps = 0;            // peak, 1e9 bytes/s
+  double hbm_efficiency = 0.9;    // of hbm_gbps reached by a streaming kernel
+  std::map<std::string, double> tflops;  // dense peak per element type ("fp64", "bf16", ... as peaks/gpus.json)
+  double gemm_efficiency = 0.8;   // of tflops reached by a large GEMM
+  double nvlink_gbps = 0;         // per direction; 0: none
+  double pcie_gbps = 0;           // per direction
+  double nic_gbps = 50;           // per GPU per direction across hosts (a 400 Gb/s NIC per GPU)
+  double nvlink_latency_us = 2, pcie_latency_us = 4, nic_latency_us = 5;
+  double launch_overhead_us = 4;  // host time a kernel launch costs
+  int max_threads_per_block = 1024, max_blocks_per_sm = 32, warp_size = 32;
+};
+
+// The model named by key; throws std::invalid_argument with the known keys for another.
+const GpuModel& gpu_model(const std::string& key);
+
+}  // namespace gpuscale_emu
