@@ -1,0 +1,30 @@
+#pragma once
+// The project's own CUDA kernels, run on the host (tests only). nvcc registers each kernel with the
+// runtime under its mangled device name (__cudaRegisterFunction's deviceFun); the emulated runtime
+// looks that name up here and runs the host twin: the same kernel source compiled for the host, or a
+// hand-written twin where the kernel synchronises a block (__syncthreads, warp shuffles).
+#include <cstddef>
+
+namespace gpuscale_emu {
+
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  std::size_t shared_bytes = 0;
+};
+
+struct KernelTwin {
+  const char* name;  // the kernel's mangled name, as nvcc registers it
+  // Runs every thread of every block on the host; args[i] points at the kernel's i-th parameter
+  // (cudaLaunchKernel's contract: CUDA Runtime API, "Execution Control").
+  void (*run)(const LaunchShape& shape, void** args);
+  // The bytes of device memory the launch reads plus writes, from its arguments: the performance
+  // model's cost of the kernel (core/cost.h turns bytes into time at the GPU's HBM bandwidth).
+  double (*bytes_moved)(const LaunchShape& shape, void** args);
+};
+
+// The twin of the kernel nvcc registered as `mangled_name`; nullptr when there is none (the runtime
+// then fails the launch with cudaErrorInvalidDeviceFunction).
+const KernelTwin* find_kernel_twin(const char* mangled_name);
+
+}  // namespace gpuscale_emu
