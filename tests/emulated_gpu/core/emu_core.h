@@ -40,6 +40,12 @@ struct Device {
   std::uint64_t memory_total = 0;
   std::uint64_t memory_held = 0;  // by cudaMalloc, cuBLASLt workspaces, NCCL communicators
   double slow_factor = 1;         // planted (faults.h): every duration on this device is multiplied by it
+  // Added:
+  bool is_mig = false;            // a MIG instance (no peer access: MIG user guide, "P2P not supported")
+  double hbm_slow_factor = 1;     // planted slow-hbm: memory-kind durations only
+  long sticky_after_launches = 0; // planted sticky: the N-th kernel launch sets cudaErrorIllegalAddress
+  long launches = 0;              // kernel launches so far (Operation::launch)
+  double noise_factor = 1;        // GPUSCALE_EMU_NOISE's per-GPU factor (faults.h)
 };
 
 int device_count();
@@ -73,6 +79,12 @@ struct Operation {
   double duration_us = 0;     // from the model (cost.h), before any planted slowness
   std::function<void()> work;  // the real computation on host memory; may be empty
   bool repeatable_result = false;  // a graph replay may skip `work` (the same inputs give the same output)
+  // Added:
+  enum class Kind { memory, compute, communication, other };
+  Kind kind = Kind::other;  // which planted slowness applies (slow-hbm: memory only)
+  bool launch = false;      // a kernel launch: counts toward a planted sticky fault (faults.h)
+  // Set by enqueue_timed (and an event record): the end is decided when it runs; duration_us unused.
+  std::function<double(double start_us)> finish;
 };
 double enqueue(Stream* s, Operation op);
 
@@ -82,11 +94,16 @@ double enqueue_timed(Stream* s, const std::string& what, const std::function<dou
 
 // The host thread's simulated clock.
 double host_clock_us();
+// Added: when the last operation enqueued on any stream of the device ends (cudaDeviceSynchronize).
+double device_clock_us(int ordinal);
+// Added: a duration after the planted slowness and noise of `d` (faults.h) for an operation of `kind`.
+double effective_duration_us(const Device& d, double duration_us, Operation::Kind kind);
 void wait_for(double clock_us);  // a synchronise: the host clock becomes max(host, clock_us)
 
 // Graphs (cudaStreamBeginCapture .. cudaGraphLaunch): the captured operations, replayed in order.
 struct Graph {
   std::vector<Operation> ops;
+  mutable int launches = 0;  // added: replays so far (the first runs every `work`, repeatable or not)
 };
 void launch_graph(const Graph& g, Stream* s);
 

@@ -25,6 +25,11 @@ struct GpuModel {
   double nvlink_latency_us = 2, pcie_latency_us = 4, nic_latency_us = 5;
   double launch_overhead_us = 4;  // host time a kernel launch costs
   int max_threads_per_block = 1024, max_blocks_per_sm = 32, warp_size = 32;
+  // Added for cudaGetDeviceProperties / cudaDeviceGetAttribute (gpu_model.cpp cites each figure).
+  int sm_clock_mhz = 1980, mem_clock_mhz = 2619, memory_bus_width = 5120;
+  int l2_bytes = 50 << 20;
+  double link_efficiency = 0.9;   // of pcie_gbps / nvlink_gbps reached by a copy-engine copy
+  double kernel_floor_us = 2;     // the shortest a kernel lasts on the GPU (cost.h)
 };
 
 // The model named by key; throws std::invalid_argument with the known keys for another.
