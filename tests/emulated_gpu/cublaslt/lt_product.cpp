@@ -1,0 +1,197 @@
+// The product on the host. op(A) and op(B) are first copied into rows and columns of the accumulator's
+// type (converted exactly, then rounded as the compute type says), so the O(m n k) loop is a plain
+// dot product over contiguous memory. Conversions to the output type use CUDA's own host conversions
+// (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h: round to nearest even; fp8 saturating to the finite range).
+#include "tests/emulated_gpu/cublaslt/lt_product.h"
+
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+namespace gpuscale_emu::lt {
+
+Accumulator accumulator_of(cublasComputeType_t c) {
+  switch (c) {
+    case CUBLAS_COMPUTE_64F:
+    case CUBLAS_COMPUTE_64F_PEDANTIC: return Accumulator::f64;
+    case CUBLAS_COMPUTE_16F:
+    case CUBLAS_COMPUTE_16F_PEDANTIC: return Accumulator::f16;
+    case CUBLAS_COMPUTE_32I:
+    case CUBLAS_COMPUTE_32I_PEDANTIC: return Accumulator::i32;
+    default: return Accumulator::f32;
+  }
+}
+
+InputRounding rounding_of(cublasComputeType_t c) {
+  switch (c) {
+    case CUBLAS_COMPUTE_32F_FAST_TF32: return InputRounding::tf32;
+    case CUBLAS_COMPUTE_32F_FAST_16BF: return InputRounding::bf16;
+    case CUBLAS_COMPUTE_32F_FAST_16F: return InputRounding::fp16;
+    default: return InputRounding::none;
+  }
+}
+
+float round_to_tf32(float x) {
+  if (!std::isfinite(x)) return x;
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x1000u) & ~0x1fffu;  // add half of the 13 dropped bits' unit (ties away), then drop them
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+namespace {
+
+template <typename T>
+T at(const void* base, std::int64_t idx) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(base) + idx * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+
+double load(const void* base, cudaDataType_t t, std::int64_t idx) {
+  switch (t) {
+    case CUDA_R_64F: return at<double>(base, idx);
+    case CUDA_R_32F: return at<float>(base, idx);
+    case CUDA_R_16F: return __half2float(at<__half>(base, idx));
+    case CUDA_R_16BF: return __bfloat162float(at<__nv_bfloat16>(base, idx));
+    case CUDA_R_8F_E4M3: return static_cast<float>(at<__nv_fp8_e4m3>(base, idx));
+    case CUDA_R_8F_E5M2: return static_cast<float>(at<__nv_fp8_e5m2>(base, idx));
+    case CUDA_R_8I: return at<std::int8_t>(base, idx);
+    case CUDA_R_32I: return at<std::int32_t>(base, idx);
+    default: return 0;
+  }
+}
+
+template <typename T>
+void put(void* base, std::int64_t idx, T v) {
+  std::memcpy(static_cast<char*>(base) + idx * static_cast<std::int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+void store_float(void* base, cudaDataType_t t, std::int64_t idx, float v) {
+  switch (t) {
+    case CUDA_R_32F: put(base, idx, v); break;
+    case CUDA_R_16F: put(base, idx, __float2half(v)); break;
+    case CUDA_R_16BF: put(base, idx, __float2bfloat16(v)); break;
+    case CUDA_R_8F_E4M3: put(base, idx, __nv_fp8_e4m3(v)); break;
+    case CUDA_R_8F_E5M2: put(base, idx, __nv_fp8_e5m2(v)); break;
+    case CUDA_R_8I: {  // IMMA with an 8-bit output: rounded to nearest, saturated to [-128, 127]
+      const float r = std::nearbyint(v);
+      put(base, idx, static_cast<std::int8_t>(r > 127.f ? 127.f : r < -128.f ? -128.f : r));
+      break;
+    }
+    default: break;
+  }
+}
+
+float round_input(float x, InputRounding r) {
+  switch (r) {
+    case InputRounding::tf32: return round_to_tf32(x);
+    case InputRounding::bf16: return __bfloat162float(__float2bfloat16(x));
+    case InputRounding::fp16: return __half2float(__float2half(x));
+    case InputRounding::none: break;
+  }
+  return x;
+}
+
+// Independent partial sums (a fixed order, so results repeat bit for bit) that the compiler can keep
+// in vector registers.
+template <typename T, typename Sum>
+Sum dot(const T* a, const T* b, std::uint64_t k) {
+  constexpr int kLanes = 8;
+  Sum part[kLanes] = {};
+  std::uint64_t p = 0;
+  for (; p + kLanes <= k; p += kLanes)
+    for (int l = 0; l < kLanes; ++l) part[l] += static_cast<Sum>(a[p + l]) * static_cast<Sum>(b[p + l]);
+  Sum s = 0;
+  for (int l = 0; l < kLanes; ++l) s += part[l];
+  for (; p < k; ++p) s += static_cast<Sum>(a[p]) * static_cast<Sum>(b[p]);
+  return s;
+}
+
+// CUBLAS_COMPUTE_16F: the accumulator is fp16, rounded after every step.
+float dot_f16(const float* a, const float* b, std::uint64_t k) {
+  float s = 0;
+  for (std::uint64_t p = 0; p < k; ++p) s = __half2float(__float2half(std::fma(a[p], b[p], s)));
+  return s;
+}
+
+// One input element in the accumulator's type: exact for fp64 and integers, rounded as the compute type
+// says for fp32 accumulation.
+template <typename T>
+T input(const MatrixRef& m, std::int64_t idx, InputRounding r) {
+  const double v = load(m.data, m.type, idx);
+  if constexpr (std::is_same_v<T, float>)
+    return round_input(static_cast<float>(v), r);
+  else
+    return static_cast<T>(v);
+}
+
+template <typename T>
+void one_batch(const ProductSpec& s, int batch) {
+  const std::int64_t ao = batch * s.a.batch_stride, bo = batch * s.b.batch_stride;
+  const std::int64_t co = batch * s.c.batch_stride, dof = batch * s.d.batch_stride;
+  const std::uint64_t m = s.m, n = s.n, k = s.k;
+  std::vector<T> rows(m * k), cols(n * k);  // op(A)'s rows, op(B)'s columns
+  for (std::uint64_t i = 0; i < m; ++i)
+    for (std::uint64_t p = 0; p < k; ++p) {
+      const auto idx = s.trans_a ? static_cast<std::int64_t>(p + i * s.a.ld) : static_cast<std::int64_t>(i + p * s.a.ld);
+      rows[i * k + p] = input<T>(s.a, ao + idx, s.rounding);
+    }
+  for (std::uint64_t j = 0; j < n; ++j)
+    for (std::uint64_t p = 0; p < k; ++p) {
+      const auto idx = s.trans_b ? static_cast<std::int64_t>(j + p * s.b.ld) : static_cast<std::int64_t>(p + j * s.b.ld);
+      cols[j * k + p] = input<T>(s.b, bo + idx, s.rounding);
+    }
+  void* out = const_cast<void*>(s.d.data);  // D is the one matrix written
+  const bool read_c = s.beta != 0;  // BLAS convention: with beta zero C is not read (NaN in C stays out)
+  for (std::uint64_t j = 0; j < n; ++j)
+    for (std::uint64_t i = 0; i < m; ++i) {
+      const T* a = rows.data() + i * k;
+      const T* b = cols.data() + j * k;
+      const auto ci = co + static_cast<std::int64_t>(i + j * s.c.ld);
+      const auto di = dof + static_cast<std::int64_t>(i + j * s.d.ld);
+      const double c = read_c ? load(s.c.data, s.c.type, ci) : 0.0;
+      if constexpr (std::is_same_v<T, double>) {
+        put(out, di, s.alpha * dot<double, double>(a, b, k) + s.beta * c);
+      } else if constexpr (std::is_same_v<T, std::int32_t>) {
+        const std::int64_t acc = dot<std::int32_t, std::int64_t>(a, b, k);
+        if (s.scale_type == CUDA_R_32I) {
+          // int32 arithmetic wraps modulo 2^32 (computed unsigned, where overflow is defined)
+          const auto r = static_cast<std::uint32_t>(static_cast<std::int64_t>(s.alpha)) * static_cast<std::uint32_t>(acc) +
+                         static_cast<std::uint32_t>(static_cast<std::int64_t>(s.beta)) *
+                             static_cast<std::uint32_t>(static_cast<std::int64_t>(c));
+          put(out, di, static_cast<std::int32_t>(r));
+        } else {
+          const float r = static_cast<float>(s.alpha) * static_cast<float>(static_cast<std::int32_t>(acc)) +
+                          static_cast<float>(s.beta) * static_cast<float>(c);
+          store_float(out, s.d.type, di, r);
+        }
+      } else {
+        const float acc = s.acc == Accumulator::f16 ? dot_f16(a, b, k) : dot<float, float>(a, b, k);
+        const float ab = static_cast<float>(s.alpha) * s.scale_a * s.scale_b;
+        const float cb = static_cast<float>(s.beta) * s.scale_c;
+        store_float(out, s.d.type, di, s.scale_d * (ab * acc + cb * static_cast<float>(c)));
+      }
+    }
+}
+
+}  // namespace
+
+void compute_product(const ProductSpec& s) {
+  for (int b = 0; b < s.batch; ++b) {
+    switch (s.acc) {
+      case Accumulator::f64: one_batch<double>(s, b); break;
+      case Accumulator::i32: one_batch<std::int32_t>(s, b); break;
+      case Accumulator::f32:
+      case Accumulator::f16: one_batch<float>(s, b); break;
+    }
+  }
+}
+
+}  // namespace gpuscale_emu::lt
