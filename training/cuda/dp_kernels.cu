@@ -1,18 +1,11 @@
 #include "training/cuda/dp_kernels.cuh"
 
 #include "kernels/cuda/device_types.cuh"
+#include "training/cuda/dp_kernels_device.cuh"
 
 namespace gpuscale::cuda {
-namespace {
 
-template <typename T>
-__global__ void dp_fill_kernel(T* p, std::uint64_t n, std::uint64_t seed, DpInput which, int id, double scale) {
-  for (std::uint64_t i = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-    p[i] = from_double<T>(dp_input_value(seed, which, id, i, scale));
-}
-
-}  // namespace
+using device_code::dp_fill_kernel;
 
 cudaError_t dp_fill(DType type, void* p, std::uint64_t n, std::uint64_t seed, DpInput which, int id, double scale,
                     int blocks, int threads, cudaStream_t s) {

@@ -4,6 +4,7 @@
 // looks that name up here and runs the host twin: the same kernel source compiled for the host, or a
 // hand-written twin where the kernel synchronises a block (__syncthreads, warp shuffles).
 #include <cstddef>
+#include <vector>
 
 namespace gpuscale_emu {
 
@@ -26,5 +27,8 @@ struct KernelTwin {
 // The twin of the kernel nvcc registered as `mangled_name`; nullptr when there is none (the runtime
 // then fails the launch with cudaErrorInvalidDeviceFunction).
 const KernelTwin* find_kernel_twin(const char* mangled_name);
+
+// Every twin, in no particular order (tests hold the table to the module's kernels with it).
+std::vector<const KernelTwin*> all_kernel_twins();
 
 }  // namespace gpuscale_emu
