@@ -113,6 +113,11 @@ TEST(EmulatedNcclLifecycle, AbortEndsAnOperationAPlantedHangKeepsInProgress) {
 TEST(EmulatedNcclLifecycle, AWaitForARankThatNeverArrivesIsBounded) {
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  // A rank's abort would end its peer's wait with ncclRemoteError: each aborts only once both have
+  // seen their own bound pass (one pipe per direction).
+  int to0[2], to1[2];
+  ASSERT_EQ(pipe(to0), 0);
+  ASSERT_EQ(pipe(to1), 0);
   EXPECT_EQ(run_ranks(2, 60, [&](int rank) {
               setenv("GPUSCALE_EMU_FAULTS", "hang-collective:1:1", 1);
               setenv("GPUSCALE_EMU_NCCL_WAIT_S", "2", 1);
@@ -130,6 +135,10 @@ TEST(EmulatedNcclLifecycle, AWaitForARankThatNeverArrivesIsBounded) {
               ncclResult_t state = ncclSuccess;
               ncclCommGetAsyncError(comm, &state);
               EMU_EXPECT(rank, state == ncclSystemError, "the error stays, got %d", state);
+              char token = 'x';
+              EMU_EXPECT(rank, write(rank == 0 ? to1[1] : to0[1], &token, 1) == 1, "signal");
+              pollfd p{rank == 0 ? to0[0] : to1[0], POLLIN, 0};
+              EMU_EXPECT(rank, poll(&p, 1, 30000) == 1, "the peer's signal");
               ncclCommAbort(comm);
               return failures;
             }),
