@@ -21,6 +21,7 @@ constexpr int kRanks = 4;
 constexpr double kNvlinkEff = 0.80, kNicEff = 0.90, kConnect = 50000;
 
 struct Setting {
+  const char* name;    // the test's name
   const char* hosts;   // GPUSCALE_TEST_HOSTS ("" : unset)
   const char* faults;  // GPUSCALE_EMU_FAULTS
   bool across;         // the members span hosts (NIC)
@@ -79,8 +80,11 @@ TEST_P(Timing, TheLatestStartPlusTheRingTimeEndsEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Links, Timing,
-                         ::testing::Values(Setting{"", "", false, 1}, Setting{"a,a,a,a", "slow-link:a:2", false, 2},
-                                           Setting{"a,a,b,b", "", true, 1}, Setting{"a,a,b,b", "slow-nic:b:3,slow-link:a:5", true, 3}));
+                         ::testing::Values(Setting{"nvlink", "", "", false, 1},
+                                           Setting{"slow_link", "a,a,a,a", "slow-link:a:2", false, 2},
+                                           Setting{"nic", "a,a,b,b", "", true, 1},
+                                           Setting{"slow_nic", "a,a,b,b", "slow-nic:b:3,slow-link:a:5", true, 3}),
+                         [](const ::testing::TestParamInfo<Setting>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace emu_nccl_test
