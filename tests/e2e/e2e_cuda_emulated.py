@@ -43,19 +43,31 @@ def scenario(name, gpus):
 
 
 def emulated_env(scenario_path, gpu="h100-sxm", extra=None):
-    """The environment of a run on the emulated node: its libraries first on the loader's path (and the
-    search for others pointed at an empty folder), the fake NVML with the same GPUs."""
-    empty = e2e_common.work("no-cuda-libraries")
-    os.makedirs(empty, exist_ok=True)
-    env = {**lib_env(), "GPUSCALE_CUDA_SEARCH_ROOT": empty, "GPUSCALE_NVML_LIBRARY": ARGS.fake_nvml,
+    """The environment of a run on the emulated node: its libraries first on the loader's path, where
+    the CUDA module's loader looks first (docs/cuda.md, "CUDA libraries at run time"), and the fake
+    NVML with the same GPUs. run_gpuscale checks that --version names them."""
+    env = {**lib_env(), "GPUSCALE_NVML_LIBRARY": ARGS.fake_nvml,
            "GPUSCALE_FAKE_NVML_SCENARIO": scenario_path, "GPUSCALE_EMU_GPU": gpu}
     env.update(extra or {})
     return env
 
 
+DROP = ("CUDA_HOME", "CUDA_VISIBLE_DEVICES", "GPUSCALE_EMU_FAULTS", "GPUSCALE_EMU_NOISE", "GPUSCALE_TEST_FAULT")
+
+
+def check_libraries(env):
+    """The three CUDA libraries gpuscale loads are the emulated ones (never a real CUDA install's)."""
+    p = e2e_common.run([ARGS.gpuscale, "--version"], env, env_drop=DROP, echo=False)
+    for lib in ("libcudart.so.13", "libcublasLt.so.13", "libnccl.so.2"):
+        want = os.path.join(ARGS.emu_libs, lib)
+        if not any(lib in l and want in l for l in p.stdout.splitlines()):
+            fail(f"gpuscale --version does not load {lib} from {ARGS.emu_libs}:\n{p.stdout}")
+
+
 def run_gpuscale(name, ranks, args, env, timeout=600):
+    check_libraries(env)
     out = e2e_common.work(f"{name}.json", fresh=True)
-    drop = ("CUDA_HOME", "CUDA_VISIBLE_DEVICES", "GPUSCALE_EMU_FAULTS", "GPUSCALE_EMU_NOISE", "GPUSCALE_TEST_FAULT")
+    drop = DROP
     if ranks == 1:
         p = e2e_common.run([ARGS.gpuscale, "run", "--backend", "cuda", "-o", out] + args, env, timeout=timeout,
                            env_drop=drop)
@@ -79,9 +91,14 @@ DTYPE_BYTES = {"fp64": 8, "fp32": 4}
 
 
 def stream_oracle_gbps(m, kernel, elements, dtype):
-    """GB/s of one STREAM kernel on the model: its bytes over HBM at peak x efficiency, plus the floor."""
+    """GB/s of one STREAM kernel as gpuscale times it on the model. The kernel lasts its bytes over HBM
+    at peak x efficiency plus the kernel floor (core/cost.h). gpuscale times each kernel between two
+    events recorded after a synchronise (kernels/cuda/cuda_stream.cpp, as BabelStream does), so the
+    interval also holds the one launch's host overhead: the start event completes on the idle stream
+    at once, the kernel reaches the GPU a launch later (core/emu_core.h), as on a GPU."""
     nbytes = STREAM_ARRAYS[kernel] * elements * DTYPE_BYTES[dtype]
-    seconds = nbytes / (m["hbm_gbps"] * m["hbm_efficiency"] * 1e9) + m["kernel_floor_us"] * 1e-6
+    seconds = (nbytes / (m["hbm_gbps"] * m["hbm_efficiency"] * 1e9) +
+               (m["kernel_floor_us"] + m["launch_overhead_us"]) * 1e-6)
     return nbytes / seconds / 1e9
 
 
