@@ -107,6 +107,15 @@ struct Graph {
 };
 void launch_graph(const Graph& g, Stream* s);
 
+// Writes to device memory, counted: every operation but a repeatable product (Operation::
+// repeatable_result) counts as one when it runs, whether a copy, a set, a kernel or a collective, and
+// a library whose repeatable product did write (computed, or a planted flip) notes it. A product
+// cache keyed by this count knows that nothing has touched its inputs or its output while the count
+// stands, without reading them (cuBLASLt's emulation: "Repeated identical work ... may be computed
+// once").
+std::uint64_t device_write_epoch();
+void note_device_write();
+
 // Sticky errors (CUDA Runtime API, cudaGetLastError: "a sticky error ... the process must be
 // terminated"): once set, every call on the device returns it.
 int sticky_error();             // 0: none

@@ -2,8 +2,11 @@
 // Repeated identical products computed once (the emulated node's issue allows it: "Repeated identical
 // work ... may be computed once"): a benchmark runs one product many times over the same inputs, and
 // a large product takes the host minutes. A product is skipped only when the same product (pointers,
-// sizes, types, scalars and scales, and the contents of A, B and, when read, C) already left its
-// result in D and D still holds it; results never depend on whether it was skipped.
+// sizes, types, scalars, scales and planted flips) left its result in D and no write to device memory
+// has happened since (the core's device_write_epoch: copies, sets, kernels, collectives and every
+// product computed count), so A, B, C and D hold what they held; results never depend on whether it
+// was skipped. Reading the contents instead (hashing A, B and D) took 98% of a GEMM run's time:
+// a batch of 2,000 products of 512^3 hashed 12 GB per graph launch.
 #include <cstdint>
 #include <functional>
 

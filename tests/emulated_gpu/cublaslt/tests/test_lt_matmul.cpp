@@ -129,10 +129,12 @@ TEST_F(LtMatmul, RepeatedIdenticalProductsAreComputedOnce) {
   EXPECT_EQ(now.computed - before.computed, 1u);
   EXPECT_EQ(now.skipped - before.skipped, 1u);
   EXPECT_EQ(d, first);
-  d.assign(256, 0);  // D overwritten: computed again
+  d.assign(256, 0);  // D overwritten (as a cudaMemset would, which the core counts): computed again
+  gpuscale_emu::note_device_write();
   run();
   EXPECT_EQ(d, first);
-  test_store(a, 5, 0.75);  // A changed: computed again, with another result
+  test_store(a, 5, 0.75);  // A changed (as a copy would): computed again, with another result
+  gpuscale_emu::note_device_write();
   run();
   now = gpuscale_emu::lt::product_cache_counts();
   EXPECT_EQ(now.computed - before.computed, 3u);
