@@ -172,3 +172,8 @@ EMU_CUDART_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   delete graph(exec);
   return result(cudaSuccess);
 }
+
+// Not a CUDA function: the emulated node's simulated host clock, which the CUDA module's host clock
+// (kernels/cuda/host_clock.h) reads where the loaded runtime exports it, so work it times on the host
+// (nccl-tests' way: host clock, launches, a wait, host clock) lasts simulated time here.
+extern "C" __attribute__((visibility("default"))) double gpuscale_emulated_host_clock_us() { return host_clock_us(); }
