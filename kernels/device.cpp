@@ -1,12 +1,17 @@
 #include "kernels/device.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
 #include "core/units.h"
 
 namespace gpuscale {
+
+double Device::clock_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 std::uint64_t DeviceInfo::usable_memory_bytes() const {
   if (!memory_unread.empty()) return UINT64_MAX;

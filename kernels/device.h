@@ -73,7 +73,14 @@ struct OutputDigest {
 class GemmProblem {
  public:
   virtual ~GemmProblem() = default;
-  virtual double run() = 0;  // one product; seconds on the device's own clock
+  // One timed call: products_per_call() products back to back, and the seconds of one on the device's
+  // own clock. The device picks the count so a call outlasts its launch cost (the CUDA device: a graph
+  // of about 2 ms of products); the gemm benchmark and the burn-in time this.
+  virtual double run() = 0;
+  virtual int products_per_call() const { return 1; }
+  // Exactly one product, and its seconds on the device's clock: where the caller counts the work
+  // itself (a training step runs each of its GEMMs once, and times the step as a whole).
+  virtual double run_one() = 0;
   virtual CheckResult verify() = 0;
   virtual nlohmann::json details() const { return nlohmann::json::object(); }  // e.g. the algorithm chosen
   // The last product's digest (kernels/output_digest.h), which ranks that ran the same product compare
@@ -107,6 +114,12 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
+
+  // The device's clock, in seconds from any origin, read once the work enqueued so far has finished:
+  // how a span of device work that no event pair covers (a training step of GEMMs and collectives) is
+  // timed. The CPU's work is done when its call returns: the host's steady clock. A GPU's: its own timer
+  // after a synchronise (events), which an emulated GPU keeps as its simulated clock.
+  virtual double clock_s();
 
   virtual std::vector<StreamOp> stream_ops() const = 0;
   virtual std::vector<DType> stream_dtypes() const = 0;

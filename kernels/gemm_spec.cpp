@@ -98,6 +98,11 @@ bool gemm_default_transpose_a(DType type) {
   return r && r->tn_default;
 }
 
+GemmShape gemm_shape_for(DType type, GemmShape s) {
+  if (!s.layout_given && gemm_default_transpose_a(type)) s.trans_a = true, s.trans_b = false;
+  return s;
+}
+
 GemmTolerance gemm_tolerance(DType type, bool fast_accum) {
   const auto* r = gemm_type_rule(type);
   if (!r) return dtype_is_float(type) ? GemmTolerance{dtype_epsilon(DType::fp32), dtype_epsilon(DType::fp32)}

@@ -55,6 +55,11 @@ inline double gemm_flops(const GemmShape& s) {
 // The layout a default (square sweep) shape uses at `type`: TN (A transposed) for fp8 and int8, the
 // layout their tensor-core GEMMs take in cuBLAS(Lt); NN otherwise.
 bool gemm_default_transpose_a(DType type);
+// The shape as it runs at `type`, the one place a GEMM's layout is decided for its type (the gemm
+// benchmark, the burn-in and train-step ask it): a layout given with the shape (":NN") stands; else a
+// type whose tensor-core GEMMs take TN (gemm_default_transpose_a: fp8, int8) runs TN, as fp8 training
+// keeps transposed copies of its operands to do; any other type keeps the shape's own transposes.
+GemmShape gemm_shape_for(DType type, GemmShape s);
 // "NN", "TN", ... (op(A) then op(B), as cuBLAS's transa/transb).
 std::string gemm_layout(const GemmShape& s);
 // Every layout gemm_layout writes: NN, NT, TN, TT. (A vector, not a span: nvcc compiles this header

@@ -22,11 +22,12 @@ struct Builder {
   void gemm(const std::string& what, u64 m, u64 n, u64 k, bool ta, bool tb) {
     if (m == 0 || n == 0 || k == 0) return;  // a rank that receives no tokens has no expert GEMM
     GemmShape s;
-    s.m = m, s.n = n, s.k = k, s.trans_a = ta, s.trans_b = tb, s.layout_given = true;
+    s.m = m, s.n = n, s.k = k, s.trans_a = ta, s.trans_b = tb;
+    s = gemm_shape_for(p.model.dtype, s);  // the model's layout, or TN where the type's tensor cores take only TN
     int at = -1;
     for (std::size_t i = 0; i < p.gemms.size() && at < 0; ++i) {
       const auto& g = p.gemms[i].shape;
-      if (g.m == m && g.n == n && g.k == k && g.trans_a == ta && g.trans_b == tb) at = static_cast<int>(i);
+      if (g.m == s.m && g.n == s.n && g.k == s.k && g.trans_a == s.trans_a && g.trans_b == s.trans_b) at = static_cast<int>(i);
     }
     if (at < 0) {
       at = static_cast<int>(p.gemms.size());

@@ -76,7 +76,7 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
     std::vector<nlohmann::json> out;
     for (DType t : types)
       for (auto s : shapes) {
-        if (!s.layout_given) s.trans_a = gemm_default_transpose_a(t);  // TN for fp8 and int8
+        s = gemm_shape_for(t, s);  // without a given layout: TN for fp8 and int8
         nlohmann::json pt = {{"dtype", dtype_name(t)}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"layout", gemm_layout(s)}};
         if (!gemm_has_fast_accum(t)) {
           out.push_back(pt);

@@ -202,7 +202,7 @@ void register_all(Device& dev, const Flags& f) {
       continue;
     }
     for (GemmShape s : shapes) {
-      if (!s.layout_given) s.trans_a = gemm_default_transpose_a(t);
+      s = gemm_shape_for(t, s);
       if (auto why = dev.gemm_shape_unsupported(t, s)) {
         fmt::print(stderr, "gpuscale-kernels: no gemm/{}/{}: {}\n", dtype_name(t), format_gemm_shape(s), *why);
         continue;

@@ -3,7 +3,9 @@
 #include "kernels/cuda/cuda_device.h"
 #include "kernels/cuda/cpu_binding.h"
 
+#include <array>
 #include <cstdlib>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -89,6 +91,7 @@ class CudaDevice final : public Device {
     const int bus_width = attribute(cudaDevAttrGlobalMemoryBusWidth, o.ordinal);
 
     ctx_ = std::make_unique<CudaContext>(o.ordinal, p.multiProcessorCount, cc);
+    ctx_->name = p.name;
     sizing_ = cuda::default_stream_array_bytes(static_cast<std::uint64_t>(p.l2CacheSize), free);
     copies_ = make_cuda_copy_engine(*ctx_);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -130,6 +133,24 @@ class CudaDevice final : public Device {
 
   const DeviceInfo& info() const override { return info_; }
 
+  // The GPU's own timer at a moment it is idle: every stream's work finished (NCCL's too), then an
+  // event on the idle stream. Each reading adds the interval from the last one in double: an event
+  // pair's float milliseconds keep their precision over one interval, not over hours.
+  double clock_s() override {
+    ScopedDevice on(ctx_->ordinal);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    if (!clock_events_[0]) clock_events_ = {std::make_unique<Event>(), std::make_unique<Event>()};
+    Event& now = *clock_events_[clock_next_];
+    now.record(ctx_->stream.get());
+    if (clock_read_)
+      clock_seconds_ += elapsed_seconds(*clock_events_[1 - clock_next_], now);
+    else
+      check(cudaEventSynchronize(now.get()), "cudaEventSynchronize");
+    clock_read_ = true;
+    clock_next_ = 1 - clock_next_;
+    return clock_seconds_;
+  }
+
   std::vector<StreamOp> stream_ops() const override {
     std::vector<StreamOp> ops;
     for (const auto& k : kStreamKernels) ops.push_back(k.op);
@@ -169,6 +190,10 @@ class CudaDevice final : public Device {
   std::unique_ptr<CopyEngine> copies_;
   ArraySizing sizing_;
   DeviceInfo info_;
+  std::array<std::unique_ptr<Event>, 2> clock_events_;  // clock_s's last reading and the next
+  int clock_next_ = 0;
+  bool clock_read_ = false;
+  double clock_seconds_ = 0;
 };
 
 std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }

@@ -53,8 +53,18 @@ class CudaGemm final : public GemmProblem {
       for (int i = 0; i < batch_; ++i) matmul(algo_);
     stop_.record(st);
     const double seconds = elapsed_seconds(start_, stop_) / batch_;
-    if (fault_injected("wrong:gemm"))
-      check(gemm_corrupt(out_type_, c_.get(), s_.m / 2 + (s_.n / 2) * s_.m, st), "gemm_corrupt launch");
+    corrupt_if_planted();
+    return seconds;
+  }
+  int products_per_call() const override { return batch_; }
+
+  double run_one() override {
+    const auto st = ctx_.stream.get();
+    start_.record(st);
+    matmul(algo_);
+    stop_.record(st);
+    const double seconds = elapsed_seconds(start_, stop_);
+    corrupt_if_planted();
     return seconds;
   }
 
@@ -105,8 +115,9 @@ class CudaGemm final : public GemmProblem {
     return r;
   }
 
-  // The output copied to the host and hashed; the algorithm, compute and output types decide its bits
-  // (ranks whose heuristic or timing chose another algorithm are not compared with this one).
+  // The output copied to the host and hashed. Its config is all that decides its bits (gemm_bits_config:
+  // library, GPU model, compute capability, SM count, algorithm, types), so ranks are compared only
+  // within one configuration of a mixed fleet, and not with ranks whose heuristic chose another algorithm.
   OutputDigest output_digest() override {
     const auto st = ctx_.stream.get();
     auto& host = digested_;  // kept for range_digests until the next digest
@@ -115,10 +126,9 @@ class CudaGemm final : public GemmProblem {
     check(cudaStreamSynchronize(st), "cudaStreamSynchronize");
     const std::uint64_t es = dtype_size(out_type_), n = host.size() / es;
     if (const auto pick = flip_bit_due()) flip_one_bit(host.data(), n, es, *pick);
-    auto config = algo_config(algo_);
-    config["compute_type"] = lt_.types().compute_name;
-    config["output_dtype"] = dtype_name(out_type_);
-    return {text_digest(config.dump()), n, block_digests(host.data(), n, es)};
+    const GemmBitsConfig config{fmt::format("cuBLASLt {}", cuda_versions().cublaslt), ctx_.name, ctx_.cc, ctx_.sm_count,
+                                algo_config(algo_).dump(), lt_.types().compute_name, std::string(dtype_name(out_type_))};
+    return {gemm_bits_config(config), n, block_digests(host.data(), n, es)};
   }
 
   std::vector<std::uint64_t> range_digests(std::uint64_t first, std::uint64_t last) override {
@@ -147,6 +157,11 @@ class CudaGemm final : public GemmProblem {
   }
 
  private:
+  void corrupt_if_planted() {
+    if (fault_injected("wrong:gemm"))
+      check(gemm_corrupt(out_type_, c_.get(), s_.m / 2 + (s_.n / 2) * s_.m, ctx_.stream.get()), "gemm_corrupt launch");
+  }
+
   void matmul(const cublasLtMatmulAlgo_t& algo) {
     lt_matmul(ctx_.lt, lt_, algo, a_.get(), b_.get(), c_.get(), workspace_.get(), kGemmWorkspaceBytes,
               ctx_.stream.get());

@@ -14,6 +14,7 @@ struct CudaContext {
   int ordinal = 0;
   int sm_count = 1;
   ComputeCapability cc;
+  std::string name;                 // as the driver reports it (the SDC digest's config)
   Stream stream;                    // every measurement of this device runs on it
   cublasLtHandle_t lt = nullptr;
 

@@ -38,6 +38,18 @@ nlohmann::json algo_config(const cublasLtMatmulAlgo_t& algo) {
         written == sizeof v)
       j[name] = v;
   }
+  // The inner and cluster shapes are 16-bit attributes.
+  const std::pair<cublasLtMatmulAlgoConfigAttributes_t, const char*> shapes[] = {
+      {CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, "inner_shape_id"},
+      {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, "cluster_shape_id"},
+  };
+  for (const auto& [attr, name] : shapes) {
+    std::uint16_t v = 0;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS &&
+        written == sizeof v)
+      j[name] = v;
+  }
   return j;
 }
 

@@ -7,6 +7,9 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/output_digest.h"
 
 namespace gpuscale::cuda {
 
@@ -162,6 +165,14 @@ int gemm_warmup_next(double warmed_seconds, double seconds_per_product, int roun
 std::string call_failure(std::string_view call, std::string_view error_string, std::string_view error_name) {
   if (error_name.empty()) return fmt::format("{} failed: {}", call, error_string);
   return fmt::format("{} failed: {} ({})", call, error_string, error_name);
+}
+
+std::uint64_t gemm_bits_config(const GemmBitsConfig& c) {
+  const nlohmann::json j = {{"library", c.library},           {"device_name", c.device_name},
+                            {"compute_capability", format_cc(c.cc)}, {"sm_count", c.sm_count},
+                            {"algorithm", c.algorithm},       {"compute_type", c.compute_type},
+                            {"output_dtype", c.output_dtype}};
+  return text_digest(j.dump());
 }
 
 }  // namespace gpuscale::cuda

@@ -133,6 +133,23 @@ enum class DeviceOpenStep {
 inline constexpr DeviceOpenStep kDeviceOpenOrder[] = {DeviceOpenStep::read_pci_bus_id, DeviceOpenStep::bind_cpus,
                                                       DeviceOpenStep::set_device, DeviceOpenStep::create_context};
 
+// ---- the burn-in's agreement check ---------------------------------------------------------------
+
+// What decides a GEMM output's bits on a GPU: the SDC digest's config (GemmProblem::output_digest), so
+// ranks compare bits only when all of it is equal. cuBLAS promises identical results only on the same
+// architecture and SM count with the same toolkit ("cuBLAS: Results reproducibility"), and for the same
+// algorithm; a mixed fleet is compared within each of its configurations.
+struct GemmBitsConfig {
+  std::string library;      // "cuBLASLt 13.0.0"
+  std::string device_name;  // as the driver reports it
+  ComputeCapability cc;
+  int sm_count = 0;
+  std::string algorithm;    // the algorithm's config attributes, ids, tile, stages, split-K, inner and
+                            // cluster shape (kernels/cuda/cuda_lt.h's algo_config, as JSON text)
+  std::string compute_type, output_dtype;
+};
+std::uint64_t gemm_bits_config(const GemmBitsConfig& c);  // their digest
+
 // ---- errors --------------------------------------------------------------------------------------
 
 // "cudaMemcpyAsync failed: out of memory (cudaErrorMemoryAllocation)". The harness adds the rank and

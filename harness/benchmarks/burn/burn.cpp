@@ -200,11 +200,12 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
   // slice's figure is this rank's GEMM TFLOP/s alone, so a slow GPU is told from the peers it makes wait.
   RankMeasurement measure_gemm(const BurnPoint& p, RunContext& ctx, bool mix) const {
     RankMeasurement out;
-    GemmShape shape{p.n, p.n, p.n, false, false};
-    shape.fixed_algorithm = true;  // every GPU of a model runs the same algorithm: outputs comparable bit for bit
-    if (auto why = ctx.device.gemm_unsupported(p.dtype)) {
+    const GemmShape shape = burn_gemm_shape(p.dtype, p.n);  // its type's layout, a fixed algorithm
+    auto cannot = ctx.device.gemm_unsupported(p.dtype);
+    if (!cannot) cannot = ctx.device.gemm_shape_unsupported(p.dtype, shape);  // the rule the gemm benchmark applies
+    if (cannot) {
       out.skipped = true;
-      out.message = *why;
+      out.message = *cannot;
       return out;
     }
     decltype(ctx.device.make_gemm(p.dtype, shape, ctx.seed)) problem;
@@ -316,9 +317,10 @@ class BurnBenchmark final : public PointBenchmark<BurnPoint> {
       const FaultScope planted(place);
       return stretch_timed(runner->time(iters));
     };
-    const auto firsts = ctx.group.allgather(timed_ops(1));  // also the warm-up
-    const double first = *std::max_element(firsts.begin(), firsts.end());
-    const int batch = static_cast<int>(std::clamp(std::floor(slice_s / 10 / std::max(first, 1e-9)), 1.0, 1e5));
+    const int batch = all_reduce_batch(slice_s, timed_ops, [&](double mine) {
+      const auto all = ctx.group.allgather(mine);
+      return *std::max_element(all.begin(), all.end());
+    });
     std::vector<double> per_op;
     const auto start = SteadyClock::now();
     const auto window_end = start + std::chrono::duration<double>(p.seconds);

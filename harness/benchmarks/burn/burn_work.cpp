@@ -1,6 +1,7 @@
 #include "harness/benchmarks/burn/burn_work.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/gemm_spec.h"
 
@@ -28,6 +29,18 @@ BurnWork burn_work(const PlanContext& ctx) {
   w.all_reduce_bytes = ctx.opts.max_bytes.value_or(cuda ? (ctx.opts.quick ? (32ULL << 20) : (256ULL << 20))
                                                         : (ctx.opts.quick ? (1ULL << 20) : (8ULL << 20)));
   return w;
+}
+
+GemmShape burn_gemm_shape(DType type, std::uint64_t n) {
+  GemmShape shape = gemm_shape_for(type, GemmShape{n, n, n, false, false});
+  shape.fixed_algorithm = true;
+  return shape;
+}
+
+int all_reduce_batch(double slice_s, const std::function<double(int)>& timed, const std::function<double(double)>& slowest) {
+  (void)timed(1);  // untimed: the transport connects lazily on its first operation
+  const double first = slowest(timed(1));
+  return static_cast<int>(std::clamp(std::floor(slice_s / 10 / std::max(first, 1e-9)), 1.0, 1e5));
 }
 
 }  // namespace gpuscale

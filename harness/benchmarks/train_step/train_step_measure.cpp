@@ -1,7 +1,6 @@
 #include "harness/benchmarks/train_step/train_step_measure.h"
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -65,28 +64,32 @@ StepWork prepare_step(const TrainStepPlan& plan, const StepComms& comms, DType d
   return w;
 }
 
+double run_step(const TrainStepPlan& plan, StepWork& work, const StepComms& comms, Device& device, const WorkPlace& mine,
+                std::array<double, kTrainPhases>& phase) {
+  const double t0 = device.clock_s();
+  for (const auto& op : plan.program) {
+    double t = 0;
+    if (op.gemm) {
+      const FaultScope planted(mine);  // a planted slow GPU spends its time in the GEMMs
+      t = work.gemms[static_cast<std::size_t>(op.index)]->run_one();  // once, as the program says
+      t += spend_planted(FaultSite::compute, t);
+    } else {
+      const auto& c = plan.comms[static_cast<std::size_t>(op.index)];
+      const FaultScope planted(comms.places[comms.dim_of(c)]);  // a NIC or link fault acts on the traffic crossing it
+      t = work.runners[static_cast<std::size_t>(op.index)]->time(1);
+    }
+    phase[static_cast<std::size_t>(op.phase)] += t;
+  }
+  return device.clock_s() - t0;
+}
+
 StepTimes time_steps(const TrainStepPlan& plan, StepWork& work, const StepComms& comms, RunContext& ctx,
                      const DpMethodology& m) {
   const int n = ctx.group.size();
   const WorkPlace mine = comm_work_place(ctx.group, ctx.hosts);
-  // One step: the program in order, each op's seconds added to its phase.
   auto step = [&](std::array<double, kTrainPhases>& phase) {
     ctx.group.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& op : plan.program) {
-      double t = 0;
-      if (op.gemm) {
-        const FaultScope planted(mine);  // a planted slow GPU spends its time in the GEMMs
-        t = work.gemms[static_cast<std::size_t>(op.index)]->run();
-        t += spend_planted(FaultSite::compute, t);
-      } else {
-        const auto& c = plan.comms[static_cast<std::size_t>(op.index)];
-        const FaultScope planted(comms.places[comms.dim_of(c)]);  // a NIC or link fault acts on the traffic crossing it
-        t = work.runners[static_cast<std::size_t>(op.index)]->time(1);
-      }
-      phase[static_cast<std::size_t>(op.phase)] += t;
-    }
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return run_step(plan, work, comms, ctx.device, mine, phase);
   };
   for (int i = 0; i < m.warmup; ++i) {
     std::array<double, kTrainPhases> ignored{};

@@ -47,6 +47,12 @@ struct StepWork {
 StepWork prepare_step(const TrainStepPlan& plan, const StepComms& comms, DType dtype, RunContext& ctx,
                       const std::string& benchmark);
 
+// One step of this rank's program, after the group's barrier: each GEMM run once and each collective
+// once, in order, each op's seconds added to its phase. The step's seconds come from the device's clock
+// (Device::clock_s, its work finished), so they count exactly the work the program names.
+double run_step(const TrainStepPlan& plan, StepWork& work, const StepComms& comms, Device& device, const WorkPlace& mine,
+                std::array<double, kTrainPhases>& phase);
+
 // The timed steps: this rank's tokens/s per GPU and step time per repetition, the group's step (its
 // slowest rank's) and that rank's time in each phase, then its wait (the step less its phases).
 struct StepTimes {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "test_seed.h"
+#include "harness/benchmarks/burn/sdc_agreement.h"
 #include "kernels/cuda/cuda_plan.h"
 
 namespace gpuscale::cuda {
@@ -149,6 +150,51 @@ TEST(GemmMemory, CountsEveryMatrixAtItsTypeWithoutWrapping) {
   EXPECT_EQ(gemm_device_bytes(DType::fp64, {16384, 16384, 16384}, 0), 6 * GiB);
   const GemmShape huge{1ULL << 40, 1ULL << 40, 1ULL << 40};
   EXPECT_EQ(gemm_device_bytes(DType::fp32, huge, 0), std::numeric_limits<std::uint64_t>::max());
+}
+
+// The SDC digest's config holds everything that decides a GEMM's bits: two GPUs that differ in any of
+// it may differ in bits without a fault, so the agreement check compares them with no one.
+TEST(GemmBitsConfig, EveryFieldThatDecidesTheBitsSeparatesConfigurations) {
+  const GemmBitsConfig h100{"cuBLASLt 13.0.0", "NVIDIA H100 80GB HBM3", {9, 0}, 132,
+                            R"({"algo_id":66,"cluster_shape_id":0,"inner_shape_id":0,"tile_id":18})", "fp32", "bf16"};
+  const auto base = gemm_bits_config(h100);
+  EXPECT_EQ(gemm_bits_config(h100), base);
+  auto c = h100;
+  c.sm_count = 114;
+  EXPECT_NE(gemm_bits_config(c), base) << "SM count";
+  c = h100;
+  c.library = "cuBLASLt 12.9.1";
+  EXPECT_NE(gemm_bits_config(c), base) << "library version";
+  c = h100;
+  c.cc = {10, 0};
+  EXPECT_NE(gemm_bits_config(c), base) << "compute capability";
+  c = h100;
+  c.device_name = "NVIDIA H100 PCIe";
+  EXPECT_NE(gemm_bits_config(c), base) << "device name";
+  c = h100;
+  c.algorithm = R"({"algo_id":66,"cluster_shape_id":2,"inner_shape_id":0,"tile_id":18})";
+  EXPECT_NE(gemm_bits_config(c), base) << "cluster shape";
+}
+
+TEST(GemmBitsConfig, AMixedFleetIsComparedWithinEachConfiguration) {
+  // Seeded: how many ranks of each SM count, and each configuration's own (fault-free) bits.
+  std::mt19937_64 rng(test_seed());
+  GemmBitsConfig sxm{"cuBLASLt 13.0.0", "NVIDIA H100", {9, 0}, 132, R"({"algo_id":66})", "fp32", "bf16"};
+  GemmBitsConfig fewer = sxm;
+  fewer.sm_count = 114;  // the same name, architecture and library: only the SM count differs
+  const int a = std::uniform_int_distribution<int>(2, 6)(rng), b = std::uniform_int_distribution<int>(1, a - 1)(rng);
+  const std::vector<std::uint64_t> bits_sxm = {rng(), rng()}, bits_fewer = {rng(), rng()};
+  std::vector<std::uint64_t> configs;
+  std::vector<std::vector<std::uint64_t>> digests;
+  for (int r = 0; r < a + b; ++r) {
+    configs.push_back(gemm_bits_config(r < a ? sxm : fewer));
+    digests.push_back(r < a ? bits_sxm : bits_fewer);
+  }
+  const auto verdicts = sdc_agreement(configs, digests);
+  for (int r = 0; r < a + b; ++r) {
+    EXPECT_NE(verdicts[static_cast<std::size_t>(r)].status, SdcStatus::disagrees) << "rank " << r << " of " << a << "+" << b;
+    EXPECT_EQ(verdicts[static_cast<std::size_t>(r)].compared, r < a ? a : b) << "rank " << r;
+  }
 }
 
 TEST(GemmAlgorithmChoice, FastestThatRanWins) {

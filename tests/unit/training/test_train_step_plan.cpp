@@ -274,6 +274,26 @@ TEST(TrainStepPlan, AccumulationHoldsTheGlobalBatchAndReducesOncePerStep) {
   EXPECT_THROW(make_train_step_plan(m, *resolve_layout(layout("dp"), 2), 0, 0), std::invalid_argument);
 }
 
+TEST(TrainStepPlan, Fp8AndInt8GemmsRunInTheirTensorCoresLayout) {
+  // fp8 and int8 tensor-core GEMMs take TN (cuBLASLt on Hopper): fp8 training keeps transposed copies
+  // of its operands so every GEMM is TN; the other types keep the model's NN, TN and NT, and the
+  // FLOPs are the same either way.
+  auto m = shrink_model(preset("llama3-8b"), true, std::nullopt);
+  const auto l = *resolve_layout(layout("tp=2"), 2);
+  m.dtype = DType::bf16;
+  const auto natural = make_train_step_plan(m, l, 0);
+  std::set<std::string> layouts;
+  for (const auto& g : natural.gemms) layouts.insert(gemm_layout(g.shape));
+  EXPECT_EQ(layouts, (std::set<std::string>{"NN", "TN", "NT"}));
+  for (DType t : {DType::fp8_e4m3, DType::fp8_e5m2, DType::int8}) {
+    m.dtype = t;
+    const auto p = make_train_step_plan(m, l, 0);
+    for (const auto& g : p.gemms) EXPECT_EQ(gemm_layout(g.shape), "TN") << dtype_name(t) << " " << g.what;
+    EXPECT_DOUBLE_EQ(p.gemm_flops, natural.gemm_flops) << dtype_name(t);
+    EXPECT_EQ(p.program.size(), natural.program.size()) << dtype_name(t);
+  }
+}
+
 TEST(TrainStepPlan, FiguresAddTheBubble) {
   const auto m = shrink_model(preset("llama3-8b"), true, std::nullopt);
   const auto p = make_train_step_plan(m, *resolve_layout(layout("pp=2"), 4), 0);
