@@ -30,6 +30,12 @@ struct GpuModel {
   int l2_bytes = 50 << 20;
   double link_efficiency = 0.9;   // of pcie_gbps / nvlink_gbps reached by a copy-engine copy
   double kernel_floor_us = 2;     // the shortest a kernel lasts on the GPU (cost.h)
+  // Collectives (the emulated NCCL's ring model, tests/emulated_gpu/nccl/collective_model.h): the
+  // fraction of the link's per-direction bandwidth a ring's bus bandwidth reaches inside a host
+  // (NVLink, or PCIe without it) and across hosts (the NIC), and the lazy connection the first
+  // operation on a communicator pays (stated assumptions, given there).
+  double collective_nvlink_efficiency = 0.80, collective_nic_efficiency = 0.90;
+  double collective_connect_us = 50000;
 };
 
 // The model named by key; throws std::invalid_argument with the known keys for another.

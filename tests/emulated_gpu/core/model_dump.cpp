@@ -32,7 +32,10 @@ int main(int argc, char** argv) {
                         {"nic_latency_us", m.nic_latency_us},
                         {"launch_overhead_us", m.launch_overhead_us},
                         {"link_efficiency", m.link_efficiency},
-                        {"kernel_floor_us", m.kernel_floor_us}};
+                        {"kernel_floor_us", m.kernel_floor_us},
+                        {"collective_nvlink_efficiency", m.collective_nvlink_efficiency},
+                        {"collective_nic_efficiency", m.collective_nic_efficiency},
+                        {"collective_connect_us", m.collective_connect_us}};
     std::printf("%s\n", j.dump(1).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "emulated-gpu-model: %s\n", e.what());

@@ -37,7 +37,7 @@ double op_duration_us(const OpShape& s, const gpuscale_emu::GpuModel& m, const s
   const bool one_host = std::all_of(s.hosts.begin(), s.hosts.end(), [&](const std::string& h) { return h == s.hosts.front(); });
   // Inside a host without NVLink (h100-pcie) the ring runs over PCIe, at NVLink's efficiency.
   const bool nvlink = m.nvlink_gbps > 0;
-  const double busbw_gbps = one_host ? (nvlink ? m.nvlink_gbps : m.pcie_gbps) * kNvlinkEfficiency : m.nic_gbps * kNicEfficiency;
+  const double busbw_gbps = one_host ? (nvlink ? m.nvlink_gbps : m.pcie_gbps) * m.collective_nvlink_efficiency : m.nic_gbps * m.collective_nic_efficiency;
   const double latency_us = one_host ? (nvlink ? m.nvlink_latency_us : m.pcie_latency_us) : m.nic_latency_us;
   // bytes / (GB/s x 1e9) seconds = bytes / (GB/s x 1e3) microseconds
   double us = ring_steps(s.kind, s.nranks) * latency_us;
@@ -48,7 +48,7 @@ double op_duration_us(const OpShape& s, const gpuscale_emu::GpuModel& m, const s
     if (involved && f.nic == !one_host) slow = std::max(slow, f.factor);
   }
   us *= slow;
-  if (s.first_on_comm) us += kConnectUs;
+  if (s.first_on_comm) us += m.collective_connect_us;
   return us;
 }
 

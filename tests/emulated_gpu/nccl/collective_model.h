@@ -13,7 +13,7 @@
 //    about 360 of H100 SXM's 450 GB/s; PCIe where the GPU has no NVLink); the NIC (GpuModel::nic_gbps) otherwise, kNicEfficiency = 0.90.
 //  - Plus one link latency per ring step: all_reduce 2(n-1) steps, the other collectives n-1,
 //    a point-to-point group 1.
-//  - Lazy connection: the first operation on a communicator pays kConnectUs = 50 ms (NCCL 2.22+
+//  - Lazy connection: the first operation on a communicator pays GpuModel::collective_connect_us = 50 ms (NCCL 2.22+
 //    connects at first use by default: NCCL documentation, "Environment Variables", NCCL_RUNTIME_CONNECT).
 //  - A planted slow-link:HOST:F multiplies an operation inside one host by F when that host is its
 //    host; slow-nic:HOST:F an operation across hosts by F when HOST is among its members' hosts.
@@ -25,9 +25,6 @@
 
 namespace emu_nccl {
 
-inline constexpr double kNvlinkEfficiency = 0.80;
-inline constexpr double kNicEfficiency = 0.90;
-inline constexpr double kConnectUs = 50000;
 
 enum class OpKind { all_reduce, all_gather, reduce_scatter, broadcast, reduce, p2p };
 
