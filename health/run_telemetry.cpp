@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "health/consistency.h"
 #include "health/device_match.h"
+#include "health/pid_namespace.h"
 #include "health/verdict.h"
 
 namespace gpuscale::health {
@@ -148,7 +149,7 @@ nlohmann::json RunTelemetry::finish(const World& world, const nlohmann::json& ra
   if (session_) {
     const auto& id = session_->identities().front();
     const auto& total = session_->totals().front();
-    Verdict v = judge_gpu({id, total, own, {}}, thresholds_);
+    Verdict v = judge_gpu({id, total, own, {}, this_pid_space() != PidSpace::separate}, thresholds_);
     v.absorb(judge_software(software_, thresholds_));
     mine = to_json(v);
     mine["rank"] = world.rank();
