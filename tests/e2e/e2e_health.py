@@ -392,7 +392,8 @@ def case_run_energy():
 def case_run_vgpu():
     # A vGPU guest (the fake NVML says mode 2 and names each GPU by its vGPU type): every rank's
     # identity says so, and every row is flagged virtual_gpu naming the profiles. (The CPU backend has
-    # no peaks, so the percent of peak that follows the profile's share is in the unit test.)
+    # no peaks, so what becomes of a MIG-backed profile's peak, kept or unknown, never scaled by an
+    # invented share, is in the unit test.)
     doc, p = run_doc("run-vgpu.json", 2, ["--benchmarks", "stream.triad", "--telemetry-interval", "60s"], fake_env("vgpu"))
     modes = [r["telemetry"]["gpu"]["virtualization_mode"] for r in doc["ranks"]]
     if modes != ["vgpu_guest", "vgpu_guest"]:
