@@ -129,10 +129,15 @@ void RunTelemetry::attach(Window& w, nlohmann::json& metrics) {
   if (window.empty()) return;
   metrics["telemetry"] = point_summary(window.front(), thresholds_);
   metrics["energy"] = to_json(gpu_energy(window.front()));
+  metrics["energy"]["counter"] = session_->identities().front().uuid;  // a MIG slice's: its GPU's
 }
 
 nlohmann::json RunTelemetry::run_energy() const {
-  if (session_ && !session_->totals().empty()) return to_json(gpu_energy(session_->totals().front()));
+  if (session_ && !session_->totals().empty()) {
+    auto e = to_json(gpu_energy(session_->totals().front()));
+    e["counter"] = session_->identities().front().uuid;  // the GPU's, once per host whatever slices share it
+    return e;
+  }
   if (rapl_ && rapl_->zones.empty()) return to_json(EnergyWindow{"node", "RAPL", {std::nullopt, rapl_->why_none}, 0});
   if (rapl_ && rapl_first_ && rapl_last_) return to_json(rapl_energy(*rapl_, *rapl_first_, *rapl_last_));
   return nullptr;

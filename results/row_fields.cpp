@@ -191,6 +191,9 @@ constexpr std::array kFields = {
              .meaning = "gpu (each rank's GPU, NVML) or node (each host's CPU packages once, RAPL)"},
     RowField{.name = "energy_invalid", .place = P::row_metric, .type = T::text,
              .meaning = "why energy_j is null (no counter, not readable, reset while measuring)"},
+    RowField{.name = "energy_shared", .place = P::row_metric, .type = T::text,
+             .meaning = "the GPUs whose energy counter several ranks read (MIG slices read the whole GPU's), "
+                        "each counted once"},
     // --- Rank metrics (columns of the rank table).
     RowField{.name = "energy_j", .place = P::rank_metric, .unit = "J",
              .meaning = "the rank's GPU's (or its node's) energy over the point, where its counter could say",
