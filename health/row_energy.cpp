@@ -34,6 +34,7 @@ void add_row_energy(ResultRow& row) {
   // GPU scope: one reading per GPU counter per host. MIG slices of one GPU each read the whole GPU's
   // counter (its UUID in "counter"): counted once, the number of ranks sharing it said in the row.
   std::map<std::pair<std::string, std::string>, int> sharing;
+  std::set<std::string> windows;  // "timed" (the timed repetitions) or "point" (the whole point)
   double joules = 0, watts = 0;
   std::string invalid;
   for (const auto& r : row.ranks) {
@@ -41,6 +42,7 @@ void add_row_energy(ResultRow& row) {
     const auto& e = r.metrics["energy"];
     const auto s = e.value("scope", std::string());
     if (scope.empty()) scope = s;
+    if (e.contains("window") && e["window"].is_string()) windows.insert(e["window"].get<std::string>());
     if (s != scope) {
       invalid = "its ranks' energy came from different sources (GPU and node)";
       continue;
@@ -61,6 +63,7 @@ void add_row_energy(ResultRow& row) {
   if (scope.empty()) return;
   compact_rank_energy(row);
   row.metrics["energy_scope"] = scope;
+  if (!windows.empty()) row.metrics["energy_window"] = windows.size() == 1 ? *windows.begin() : "point";
   std::string shared;
   for (const auto& [where, ranks] : sharing)
     if (ranks > 1) shared += fmt::format("{}{} ranks share {} on {}", shared.empty() ? "" : "; ", ranks, where.second, where.first);

@@ -7,7 +7,8 @@
 //   avg_power_w  the sum of their average powers
 //   work_per_j   the row's work per joule: the sum of its groups' figures over avg_power_w, in the
 //                row's unit per second made per joule (core/units.h: TFLOP/J, GB/J, tokens/J); only for an ok row
-//   energy_scope, energy_invalid (why energy_j is null), energy_shared (the GPUs several ranks shared)
+//   energy_scope, energy_invalid (why energy_j is null), energy_shared (the GPUs several ranks shared),
+//   energy_window ("timed": read around the timed repetitions; "point": the whole point, setup included)
 // and each rank's energy object is cut to its energy_j and avg_power_w (rank metrics), only where known.
 // Pure: tests/unit/health/test_row_energy.cpp.
 #include <optional>

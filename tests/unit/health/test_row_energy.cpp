@@ -56,6 +56,7 @@ TEST(RowEnergy, GpusSummedNodesOnceWorkPerJouleFromTheGroups) {
   EXPECT_DOUBLE_EQ(gpus.metrics["avg_power_w"].get<double>(), w0 + w1);
   EXPECT_DOUBLE_EQ(gpus.metrics["work_per_j"].get<double>(), (g0 + g1) / (w0 + w1));
   EXPECT_EQ(gpus.metrics["work_per_j_unit"], "TFLOP/J");
+  EXPECT_FALSE(gpus.metrics.contains("energy_window")) << "no rank said which window";
   // Each rank keeps its two figures; the scope and the source are the row's.
   EXPECT_FALSE(gpus.ranks[0].metrics.contains("energy"));
   EXPECT_DOUBLE_EQ(gpus.ranks[1].metrics["energy_j"].get<double>(), j1);
