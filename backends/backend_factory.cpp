@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "backends/cuda/device_binding.h"
+#include "backends/cuda_module/cuda_library_plan.h"
 #include "backends/cuda_module/cuda_loader.h"
 #include "core/error.h"
 
@@ -77,7 +78,8 @@ std::unique_ptr<Backend> open_backend(const std::string& choice, const World& wo
     return module->make_backend(world, cuda_opts);
   }
   if (choice == "cuda") throw Error(fmt::format("no CUDA device: {}", *missing), kExitNoDevice);
-  *why_chosen = fmt::format("auto: no CUDA device ({}), using the CPU backend", *missing);
+  *why_chosen = fmt::format("auto: no CUDA device ({}), using the CPU backend ({})", *missing,
+                            cuda_libs::module_requirement());
 #endif
   return make_cpu_backend(world, opts);
 }

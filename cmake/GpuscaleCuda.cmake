@@ -17,6 +17,12 @@ if(NOT GPUSCALE_CUDA STREQUAL "OFF")
     set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 knows no CUDA20 flags for nvcc; kernels need only C++17
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
+    # CUDA 12.4 and newer: the module links that toolkit's libcudart/libcublasLt (.so.12 or .so.13) and
+    # the loader looks for the same major (backends/cuda_module/cuda_library_plan.cpp).
+    if(CUDAToolkit_VERSION VERSION_LESS 12.4)
+      message(FATAL_ERROR "gpuscale: CUDA ${CUDAToolkit_VERSION} found; the CUDA backend needs 12.4 or newer "
+                          "(or configure with -DGPUSCALE_CUDA=OFF)")
+    endif()
     # NCCL, the CUDA backend's collective transport: in the CUDA toolkit's directories (NVIDIA's
     # packages put it there) or NCCL_HOME.
     find_path(GPUSCALE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)

@@ -18,6 +18,15 @@ Energy energy_between(const EnergyCounter& counter, std::uint64_t before, std::u
                                     counter.name, before, after)};
 }
 
+void SpanEnergy::add(const EnergyCounter& counter, std::optional<std::uint64_t> before,
+                     std::optional<std::uint64_t> after, double span_seconds, const std::string& why_unread) {
+  seconds += span_seconds;
+  if (!before || !after)
+    parts.push_back({std::nullopt, why_unread.empty() ? counter.name + " was not read at both ends of a timed span" : why_unread});
+  else
+    parts.push_back(energy_between(counter, *before, *after));
+}
+
 std::optional<double> average_power_w(const Energy& e, double seconds) {
   if (!e.joules || !(seconds > 0)) return std::nullopt;
   return *e.joules / seconds;

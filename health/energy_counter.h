@@ -35,6 +35,17 @@ std::optional<double> average_power_w(const Energy& e, double seconds);
 // reason, when any is.
 Energy sum_energy(const std::vector<Energy>& parts);
 
+// One counter's energy over the timed spans of a point (core/timed_span.h): each span's energy between
+// its two readings, summed, the untimed work between spans left out; unknown, with the first reason,
+// when a reading is missing (`why_unread`) or a span's energy is unknown.
+struct SpanEnergy {
+  std::vector<Energy> parts;
+  double seconds = 0;  // the spans' time, summed
+  void add(const EnergyCounter& counter, std::optional<std::uint64_t> before, std::optional<std::uint64_t> after,
+           double span_seconds, const std::string& why_unread);
+  Energy total() const { return sum_energy(parts); }
+};
+
 // One source's energy over one window (a benchmark point, a whole run), as a rank's metrics["energy"]
 // and the run's health.energy say it.
 struct EnergyWindow {

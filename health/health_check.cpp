@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "health/device_match.h"
+#include "health/pid_namespace.h"
 #include "health/telemetry.h"
 
 namespace gpuscale::health {
@@ -143,10 +144,11 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
 
   r.node.absorb(judge_software(r.software, t));
   const std::vector<unsigned> own{static_cast<unsigned>(getpid())};
+  const bool comparable = this_pid_space() != PidSpace::separate;  // NVML's PIDs are the host's
   for (std::size_t i = 0; i < r.gpus.size(); ++i) {
     auto& g = r.gpus[i];
     g.observation = window[i];
-    g.verdict = judge_gpu({g.identity, g.observation, own, g.perf}, t);
+    g.verdict = judge_gpu({g.identity, g.observation, own, g.perf, comparable}, t);
     g.summary = point_summary(g.observation, t);
     for (const auto& f : r.node.findings) g.verdict.add(f.check, f.severity, f.message);
   }

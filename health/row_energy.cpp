@@ -31,6 +31,10 @@ void compact_rank_energy(ResultRow& row) {
 void add_row_energy(ResultRow& row) {
   std::string scope;
   std::set<std::string> hosts;  // node scope: one reading per host
+  // GPU scope: one reading per GPU counter per host. MIG slices of one GPU each read the whole GPU's
+  // counter (its UUID in "counter"): counted once, the number of ranks sharing it said in the row.
+  std::map<std::pair<std::string, std::string>, int> sharing;
+  std::set<std::string> windows;  // "timed" (the timed repetitions) or "point" (the whole point)
   double joules = 0, watts = 0;
   std::string invalid;
   for (const auto& r : row.ranks) {
@@ -38,11 +42,14 @@ void add_row_energy(ResultRow& row) {
     const auto& e = r.metrics["energy"];
     const auto s = e.value("scope", std::string());
     if (scope.empty()) scope = s;
+    if (e.contains("window") && e["window"].is_string()) windows.insert(e["window"].get<std::string>());
     if (s != scope) {
       invalid = "its ranks' energy came from different sources (GPU and node)";
       continue;
     }
     if (s == "node" && !hosts.insert(r.host).second) continue;
+    const auto counter = e.value("counter", std::string());
+    if (s == "gpu" && !counter.empty() && ++sharing[{r.host, counter}] > 1) continue;
     const auto& j = e["energy_j"];
     const auto& w = e["avg_power_w"];
     if (!j.is_number() || !w.is_number()) {
@@ -56,6 +63,12 @@ void add_row_energy(ResultRow& row) {
   if (scope.empty()) return;
   compact_rank_energy(row);
   row.metrics["energy_scope"] = scope;
+  if (!windows.empty()) row.metrics["energy_window"] = windows.size() == 1 ? *windows.begin() : "point";
+  std::string shared;
+  for (const auto& [where, ranks] : sharing)
+    if (ranks > 1) shared += fmt::format("{}{} ranks share {} on {}", shared.empty() ? "" : "; ", ranks, where.second, where.first);
+  if (!shared.empty())
+    row.metrics["energy_shared"] = shared + ": the GPU's energy counter is counted once (MIG slices read the whole GPU's)";
   if (!invalid.empty()) {
     row.metrics["energy_j"] = nullptr;
     row.metrics["avg_power_w"] = nullptr;
@@ -82,6 +95,7 @@ void add_row_energy(ResultRow& row) {
 nlohmann::json run_energy_by_host(const std::vector<RankEnergy>& ranks) {
   nlohmann::json hosts = nlohmann::json::array();
   std::map<std::string, std::size_t> at;  // host -> index in hosts
+  std::map<std::string, std::set<std::string>> counted;  // host -> GPU counters counted (MIG: once)
   std::string scope, invalid;
   for (const auto& r : ranks) {
     if (!r.energy.is_object()) continue;
@@ -92,6 +106,8 @@ nlohmann::json run_energy_by_host(const std::vector<RankEnergy>& ranks) {
                                 {"seconds", r.energy.value("seconds", 0.0)}});
     auto& h = hosts[it->second];
     if (s == "node" && !fresh) continue;  // the node's counter, already counted
+    const auto counter = r.energy.value("counter", std::string());
+    if (s == "gpu" && !counter.empty() && !counted[r.host].insert(counter).second) continue;  // another slice's GPU
     h["units"] = h["units"].get<int>() + 1;
     if (h.contains("invalid")) continue;
     if (!r.energy["energy_j"].is_number() || !r.energy["avg_power_w"].is_number()) {

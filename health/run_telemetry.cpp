@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "health/consistency.h"
 #include "health/device_match.h"
+#include "health/pid_namespace.h"
 #include "health/verdict.h"
 
 namespace gpuscale::health {
@@ -105,6 +106,54 @@ double RunTelemetry::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+RunTelemetry::Window::Window(const RunTelemetry* owner, TelemetrySession* s, std::optional<RaplReading> rapl)
+    : owner_(owner), session_(s), rapl_(std::move(rapl)) {
+  if (session_) session_->begin();
+  listening_ = session_ != nullptr || rapl_.has_value();
+  if (listening_) previous_ = set_timed_span_listener(this);
+}
+
+RunTelemetry::Window::~Window() {
+  if (listening_) set_timed_span_listener(previous_);
+  if (session_) session_->end();
+}
+
+void RunTelemetry::Window::span_opened() {
+  span_t_ = owner_->seconds();
+  span_why_.clear();
+  if (session_) span_mj_ = session_->gpus().front().energy_mj(&span_why_);
+  if (rapl_) span_rapl_ = read_rapl(*owner_->rapl_, span_t_);
+}
+
+void RunTelemetry::Window::span_closed() {
+  const double t = owner_->seconds();
+  ++span_count_;
+  if (session_) {
+    std::string why;
+    const auto mj = session_->gpus().front().energy_mj(&why);
+    const EnergyCounter nvml{1e-3, std::nullopt, "NVML's energy counter"};
+    spans_.add(nvml, span_mj_, mj, t - span_t_, span_why_.empty() ? why : span_why_);
+  } else if (span_rapl_) {
+    const auto e = rapl_energy(*owner_->rapl_, *span_rapl_, read_rapl(*owner_->rapl_, t));
+    spans_.parts.push_back(e.energy);
+    spans_.seconds += t - span_t_;
+  }
+}
+
+// The energy the point's row gets: over its timed spans where there were any, else over the window.
+nlohmann::json RunTelemetry::point_energy(const Window& w, EnergyWindow whole) const {
+  nlohmann::json e;
+  if (w.span_count_ > 0) {
+    e = to_json(EnergyWindow{whole.scope, whole.source, w.spans_.total(), w.spans_.seconds});
+    e["window"] = "timed";
+    e["spans"] = w.span_count_;
+  } else {
+    e = to_json(whole);
+    e["window"] = "point";
+  }
+  return e;
+}
+
 RunTelemetry::Window RunTelemetry::watch() {
   std::optional<RaplReading> r;
   // A node without RAPL has nothing to read: its rows carry no energy, and the run's energy says why
@@ -113,13 +162,13 @@ RunTelemetry::Window RunTelemetry::watch() {
     r = read_rapl(*rapl_, seconds());
     if (!rapl_first_) rapl_first_ = r;
   }
-  return Window(session_.get(), std::move(r));
+  return Window(this, session_.get(), std::move(r));
 }
 
 void RunTelemetry::attach(Window& w, nlohmann::json& metrics) {
   if (w.rapl_) {
     rapl_last_ = read_rapl(*rapl_, seconds());
-    metrics["energy"] = to_json(rapl_energy(*rapl_, *w.rapl_, *rapl_last_));
+    metrics["energy"] = point_energy(w, rapl_energy(*rapl_, *w.rapl_, *rapl_last_));
     w.rapl_.reset();
   }
   if (!w.session_) return;
@@ -127,11 +176,16 @@ void RunTelemetry::attach(Window& w, nlohmann::json& metrics) {
   w.session_ = nullptr;
   if (window.empty()) return;
   metrics["telemetry"] = point_summary(window.front(), thresholds_);
-  metrics["energy"] = to_json(gpu_energy(window.front()));
+  metrics["energy"] = point_energy(w, gpu_energy(window.front()));
+  metrics["energy"]["counter"] = session_->identities().front().uuid;  // a MIG slice's: its GPU's
 }
 
 nlohmann::json RunTelemetry::run_energy() const {
-  if (session_ && !session_->totals().empty()) return to_json(gpu_energy(session_->totals().front()));
+  if (session_ && !session_->totals().empty()) {
+    auto e = to_json(gpu_energy(session_->totals().front()));
+    e["counter"] = session_->identities().front().uuid;  // the GPU's, once per host whatever slices share it
+    return e;
+  }
   if (rapl_ && rapl_->zones.empty()) return to_json(EnergyWindow{"node", "RAPL", {std::nullopt, rapl_->why_none}, 0});
   if (rapl_ && rapl_first_ && rapl_last_) return to_json(rapl_energy(*rapl_, *rapl_first_, *rapl_last_));
   return nullptr;
@@ -148,7 +202,7 @@ nlohmann::json RunTelemetry::finish(const World& world, const nlohmann::json& ra
   if (session_) {
     const auto& id = session_->identities().front();
     const auto& total = session_->totals().front();
-    Verdict v = judge_gpu({id, total, own, {}}, thresholds_);
+    Verdict v = judge_gpu({id, total, own, {}, this_pid_space() != PidSpace::separate}, thresholds_);
     v.absorb(judge_software(software_, thresholds_));
     mine = to_json(v);
     mine["rank"] = world.rank();

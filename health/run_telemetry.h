@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/timed_span.h"
+#include "health/energy_counter.h"
 #include "health/rapl.h"
 #include "health/row_energy.h"
 #include "health/telemetry.h"
@@ -40,22 +42,32 @@ class RunTelemetry {
   nlohmann::json identity() const;
 
   // A window around one point on this rank: its GPU's telemetry, or its node's RAPL reading on the
-  // CPU backend (nothing when telemetry is off).
-  class Window {
+  // CPU backend (nothing when telemetry is off). While it is open it listens to the point's timed
+  // spans (core/timed_span.h) and reads the energy counter at each end of each: the point's energy is
+  // that of its timed repetitions, where its driver opened spans, and the whole point's otherwise.
+  class Window final : public TimedSpanListener {
    public:
-    Window(TelemetrySession* s, std::optional<RaplReading> rapl) : session_(s), rapl_(std::move(rapl)) {
-      if (session_) session_->begin();
-    }
-    ~Window() {
-      if (session_) session_->end();
-    }
+    Window(const RunTelemetry* owner, TelemetrySession* s, std::optional<RaplReading> rapl);
+    ~Window() override;
     Window(const Window&) = delete;
     Window& operator=(const Window&) = delete;
+    void span_opened() override;
+    void span_closed() override;
 
    private:
     friend class RunTelemetry;
+    const RunTelemetry* owner_;
     TelemetrySession* session_;
     std::optional<RaplReading> rapl_;
+    TimedSpanListener* previous_ = nullptr;
+    bool listening_ = false;
+    // The spans so far: their energy, and the reading at the open one's start.
+    SpanEnergy spans_;
+    int span_count_ = 0;
+    double span_t_ = 0;
+    std::optional<std::uint64_t> span_mj_;
+    std::optional<RaplReading> span_rapl_;
+    std::string span_why_;
   };
   Window watch();
   // Ends the window and stores its summary as metrics["telemetry"] and its energy as metrics["energy"].
@@ -81,6 +93,7 @@ class RunTelemetry {
   std::optional<RaplReading> rapl_first_, rapl_last_;
   double seconds() const;  // on the RAPL readings' clock
   nlohmann::json run_energy() const;  // this rank's GPU or node over the run (null when none)
+  nlohmann::json point_energy(const Window& w, EnergyWindow whole) const;
 };
 
 // Sets row.metrics["throttled"] (and "throttled_ranks") from the ranks' telemetry summaries; leaves

@@ -138,10 +138,25 @@ void judge_use(const GpuJudgement& in, const Thresholds& t, Verdict& v) {
   const auto& g = in.identity;
   std::vector<std::string> others;
   const auto& c = in.observation.last();
-  if (c && c->processes) {
+  if (c && c->processes && in.pids_comparable) {
     for (const auto& p : *c->processes)
       if (std::find(in.own_pids.begin(), in.own_pids.end(), p.pid) == in.own_pids.end())
         others.push_back(fmt::format("pid {} ({:.1f} GiB)", p.pid, p.used_bytes / 1073741824.0));
+  } else if (c && c->processes && !c->processes->empty()) {
+    // NVML's PIDs are the host's and ours the namespace's: each of this job's processes is listed at
+    // most once, so only a list longer than the job's is sure to hold another's.
+    std::vector<std::string> listed;
+    for (const auto& p : *c->processes) listed.push_back(fmt::format("{}", p.pid));
+    const std::size_t extra = c->processes->size() > in.own_pids.size() ? c->processes->size() - in.own_pids.size() : 0;
+    if (extra > 0)
+      others.push_back(fmt::format("at least {} other process{} (NVML lists pids {} in the host's PID namespace, "
+                                   "this job has {} process{} here)",
+                                   extra, extra == 1 ? "" : "es", fmt::join(listed, ", "), in.own_pids.size(),
+                                   in.own_pids.size() == 1 ? "" : "es"));
+    else
+      v.note(fmt::format("other processes: cannot tell (PID namespace): NVML lists pids {} in the host's PID "
+                         "namespace, which this job's own cannot be compared with",
+                         fmt::join(listed, ", ")));
   }
   const bool exclusive = g.compute_mode == "exclusive_process" || g.compute_mode == "exclusive_thread";
   if (exclusive && !others.empty())

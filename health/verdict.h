@@ -50,6 +50,10 @@ struct GpuJudgement {
   const Observation& observation;
   std::vector<unsigned> own_pids;  // this job's processes: not "another process using the GPU"
   std::vector<PerfResult> perf;
+  // False in a PID namespace of our own (health/pid_namespace.h): NVML's PIDs are the host's, own_pids
+  // are ours, so only their counts can be compared; "in use" is then said only when NVML lists more
+  // processes than the job has, and otherwise "cannot tell (PID namespace)" is a note.
+  bool pids_comparable = true;
 };
 
 Verdict judge_gpu(const GpuJudgement& in, const Thresholds& t);

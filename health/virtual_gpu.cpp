@@ -52,7 +52,7 @@ VirtualGpu virtual_gpu(const std::string& mode, const std::string& name) {
     const int slices = std::stoi(parts[parts.size() - 2]);
     if (slices >= 1 && slices <= kMigComputeSlices) {
       v.sharing = "mig";
-      v.share = static_cast<double>(slices) / kMigComputeSlices;
+      v.slices = slices;
     }
     return v;
   }
@@ -68,13 +68,16 @@ VirtualGpu virtual_gpu_of(const nlohmann::json& rank) {
   const auto mode = g.contains("virtualization_mode") && g["virtualization_mode"].is_string()
                         ? g["virtualization_mode"].get<std::string>()
                         : std::string();
-  return virtual_gpu(mode, g.value("name", std::string()));
+  auto v = virtual_gpu(mode, g.value("name", std::string()));
+  if (g.contains("sm_count") && g["sm_count"].is_number_integer()) v.sm_count = g["sm_count"].get<int>();
+  if (g.contains("memory_bytes") && g["memory_bytes"].is_number_unsigned())
+    v.memory_bytes = g["memory_bytes"].get<std::uint64_t>();
+  return v;
 }
 
 PeakShare vgpu_peak_share(const std::vector<VirtualGpu>& ranks) {
   PeakShare p;
-  std::set<std::string> profiles;
-  std::set<double> shares;
+  std::set<std::string> profiles, instances;
   bool sliced = false, unknown = false, whole = false;
   for (const auto& r : ranks) {
     if (r.mode != "vgpu_guest") {
@@ -83,33 +86,39 @@ PeakShare vgpu_peak_share(const std::vector<VirtualGpu>& ranks) {
     }
     profiles.insert(r.profile.empty() ? "unknown" : r.profile);
     if (r.sharing == "time_sliced") sliced = true;
-    else if (r.share) shares.insert(*r.share);
-    else unknown = true;
+    else if (r.sharing != "mig") unknown = true;
+    std::string size;
+    if (r.sm_count) size = fmt::format("{} SMs", *r.sm_count);
+    if (r.memory_bytes) size += fmt::format("{}{} GiB", size.empty() ? "" : ", ", figure_text(static_cast<double>(*r.memory_bytes) / (1ULL << 30)));
+    instances.insert(size);
   }
   if (profiles.empty()) return p;
   std::string list;
   for (const auto& s : profiles) list += (list.empty() ? "" : ", ") + s;
-  p.flag = fmt::format("measured on a vGPU ({}): a share of a GPU, not a whole one", list);
+  // The instance's size, where every vGPU of the row is MIG-backed of one profile and says the same one.
+  if (profiles.size() == 1 && !sliced && !unknown && instances.size() == 1) p.instance = *instances.begin();
+  p.flag = fmt::format("measured on a vGPU ({}{}): a share of a GPU, not a whole one", list,
+                       p.instance.empty() ? "" : ": " + p.instance);
   if (sliced || unknown) {
     p.withheld = true;
     p.why = fmt::format("withheld: the vGPU {} {} the GPU with other virtual machines in turns, a share the guest "
                         "cannot know",
                         list, profiles.size() > 1 ? "profiles share" : "shares");
     if (unknown && !sliced) p.why = fmt::format("withheld: the vGPU profile {} says no share of the GPU", list);
-  } else if (whole || shares.size() > 1) {
+  } else if (whole || profiles.size() > 1) {
     p.withheld = true;
     p.why = "withheld: the row's GPUs are of different shares (whole GPUs and vGPU slices)";
-  } else {
-    p.factor = *shares.begin();
   }
   return p;
 }
 
 ExpectedPeak shared_peak(ExpectedPeak peak, const PeakShare& share) {
-  if (share.flag.empty() || !peak.value) return peak;
-  if (share.withheld) return {std::nullopt, share.why};
-  *peak.value *= share.factor;
-  peak.source += fmt::format(" x {}, the vGPU profile's share of the GPU", figure_text(share.factor));
+  if (share.flag.empty()) return peak;
+  if (share.withheld) return peak.value ? ExpectedPeak{std::nullopt, share.why} : peak;
+  if (peak.value) return peak;  // found by the vGPU type's own name: the instance's peak, not a whole GPU's
+  peak.source += fmt::format("; a MIG-backed vGPU: no share of a whole GPU's peak is taken (MIG slices are not "
+                             "equal shares){}",
+                             share.instance.empty() ? "" : fmt::format("; the instance has {}", share.instance));
   return peak;
 }
 

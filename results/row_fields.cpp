@@ -174,11 +174,14 @@ constexpr std::array kFields = {
              .meaning = "copy.d2d: the group's figure with each byte counted once (nvbandwidth's)",
              .non_negative = true},
     RowField{.name = "energy_j", .place = P::row_metric, .unit = "J",
-             .meaning = "energy of the row's GPUs (NVML) or nodes (RAPL) while it measured; null when a counter "
-                        "could not say (energy_invalid)",
+             .meaning = "energy of the row's GPUs (NVML, each GPU once) or nodes (RAPL) over its timed repetitions "
+                        "(the whole point for a benchmark that marks none); null when a counter could not say "
+                        "(energy_invalid)",
              .nullable = true, .non_negative = true, .csv = "energy_j", .history = "energy_j"},
     RowField{.name = "avg_power_w", .place = P::row_metric, .unit = "W",
-             .meaning = "sum of the row's GPUs' or nodes' average power while it measured", .nullable = true,
+             .meaning = "sum of the row's GPUs' or nodes' average power over its timed repetitions (the whole "
+                        "point for a benchmark that marks none)",
+             .nullable = true,
              .non_negative = true, .column = "W", .csv = "avg_power_w",
              .openmetrics = "gpuscale_avg_power_watts", .history = "avg_power_w"},
     RowField{.name = "work_per_j", .place = P::row_metric,
@@ -191,6 +194,12 @@ constexpr std::array kFields = {
              .meaning = "gpu (each rank's GPU, NVML) or node (each host's CPU packages once, RAPL)"},
     RowField{.name = "energy_invalid", .place = P::row_metric, .type = T::text,
              .meaning = "why energy_j is null (no counter, not readable, reset while measuring)"},
+    RowField{.name = "energy_window", .place = P::row_metric, .type = T::text,
+             .meaning = "what energy_j covers: timed (the timed repetitions) or point (the whole point, setup and "
+                        "warm-up included, for a benchmark that marks no timed repetitions)"},
+    RowField{.name = "energy_shared", .place = P::row_metric, .type = T::text,
+             .meaning = "the GPUs whose energy counter several ranks read (MIG slices read the whole GPU's), "
+                        "each counted once"},
     // --- Rank metrics (columns of the rank table).
     RowField{.name = "energy_j", .place = P::rank_metric, .unit = "J",
              .meaning = "the rank's GPU's (or its node's) energy over the point, where its counter could say",

@@ -103,16 +103,36 @@ std::vector<std::pair<std::string, std::string>> conda_dirs(const SearchInputs& 
 
 }  // namespace
 
-const std::vector<LibrarySpec>& module_libraries() {
+// "13" of "libcudart.so.13".
+std::string soname_major(const std::string& soname) {
+  const auto at = soname.rfind(".so.");
+  return at == std::string::npos ? "?" : soname.substr(at + 4);
+}
+
+std::vector<LibrarySpec> module_libraries_for(int cuda_major) {
   // CUDA 13's wheels put every toolkit library in nvidia/cu13/lib; CUDA 12's had one folder each.
-  static const std::vector<LibrarySpec> libs = {
-      {"libcudart.so.13", "the CUDA runtime", {"nvidia/cu13/lib", "nvidia/cuda_runtime/lib"}, "cudaRuntimeGetVersion",
-       0, "libcudart.so.12"},
-      {"libcublasLt.so.13", "cuBLASLt", {"nvidia/cu13/lib", "nvidia/cublas/lib"}, "cublasLtGetVersion", 0,
-       "libcublasLt.so.12"},
-      {"libnccl.so.2", "NCCL", {"nvidia/nccl/lib", "nvidia/cu13/lib"}, "ncclGetVersion",
-       nccl::version_code(nccl::kOldestMajor, nccl::kOldestMinor, 0), ""},
+  const std::string so = fmt::format(".so.{}", cuda_major), older = fmt::format(".so.{}", cuda_major - 1);
+  const auto wheels = [&](const char* own) {
+    return cuda_major >= 13 ? std::vector<std::string>{fmt::format("nvidia/cu{}/lib", cuda_major), own}
+                            : std::vector<std::string>{own};
   };
+  std::vector<std::string> nccl_wheels{"nvidia/nccl/lib"};
+  if (cuda_major >= 13) nccl_wheels.push_back(fmt::format("nvidia/cu{}/lib", cuda_major));
+  return {
+      {"libcudart" + so, "the CUDA runtime", wheels("nvidia/cuda_runtime/lib"), "cudaRuntimeGetVersion", 0,
+       "libcudart" + older},
+      {"libcublasLt" + so, "cuBLASLt", wheels("nvidia/cublas/lib"), "cublasLtGetVersion", 0, "libcublasLt" + older},
+      {"libnccl.so.2", "NCCL", nccl_wheels, "ncclGetVersion", nccl::version_code(nccl::kOldestMajor, nccl::kOldestMinor, 0),
+       ""},
+  };
+}
+
+#ifndef GPUSCALE_CUDA_RUNTIME_MAJOR
+#define GPUSCALE_CUDA_RUNTIME_MAJOR 13  // a build without CUDA loads no module; the release's major
+#endif
+
+const std::vector<LibrarySpec>& module_libraries() {
+  static const std::vector<LibrarySpec> libs = module_libraries_for(GPUSCALE_CUDA_RUNTIME_MAJOR);
   return libs;
 }
 
@@ -160,11 +180,27 @@ std::string searched_places(const SearchInputs& in) {
   return out;
 }
 
+std::string module_requirement(int cuda_major) {
+  // The oldest driver branch each runtime major runs on (NVIDIA's compatibility tables: CUDA 13.0 needs
+  // 580; 12.x, by minor-version compatibility, 525).
+  const char* branch = cuda_major >= 13 ? "R580" : "R525";
+  const char* older = cuda_major >= 13 ? "R535, R550 and R570 nodes" : "older nodes";
+  return fmt::format("the CUDA module needs libcudart.so.{} and with it an NVIDIA driver of branch {} or newer: {} "
+                     "fall back to the CPU backend",
+                     cuda_major, branch, older);
+}
+
+const std::string& module_requirement() {
+  static const std::string text = module_requirement(GPUSCALE_CUDA_RUNTIME_MAJOR);
+  return text;
+}
+
 std::string not_found(const LibrarySpec& lib, const SearchInputs& in, const std::string& older_found) {
   if (!older_found.empty())
-    return fmt::format("{} ({}) not found; only {} is there ({}): this gpuscale was built with CUDA 13 and needs "
-                       "CUDA 13's libraries (install them, or use a gpuscale built with that CUDA)",
-                       lib.soname, lib.what, lib.older_soname, older_found);
+    return fmt::format("{} ({}) not found; only {} is there ({}): this gpuscale was built with CUDA {} and needs "
+                       "CUDA {}'s libraries (install them, or use a gpuscale built with that CUDA)",
+                       lib.soname, lib.what, lib.older_soname, older_found, soname_major(lib.soname),
+                       soname_major(lib.soname));
   return fmt::format("{} ({}) not found in {}", lib.soname, lib.what, searched_places(in));
 }
 

@@ -32,8 +32,18 @@ struct LibrarySpec {
   std::string older_soname;             // the previous major's soname ("libcudart.so.12"), to say it is the wrong one
 };
 
-// The libraries the module needs, in the order they are loaded.
+// The libraries a module built against CUDA `cuda_major` needs, in the order they are loaded: its
+// runtime and cuBLASLt by that major's sonames (the module's NEEDED entries: a build with CUDA 12.x
+// links libcudart.so.12, with 13.x libcudart.so.13), then NCCL.
+std::vector<LibrarySpec> module_libraries_for(int cuda_major);
+// Those of this build's module (GPUSCALE_CUDA_RUNTIME_MAJOR, from the toolkit CMake found; 13 when
+// the build has no CUDA).
 const std::vector<LibrarySpec>& module_libraries();
+// What the module asks of a node, said where `auto` falls back to the CPU backend: the runtime's
+// soname and the oldest driver branch that runs it ("... libcudart.so.13 ... R580 or newer ...").
+std::string module_requirement(int cuda_major);
+const std::string& module_requirement();  // this build's
+std::string soname_major(const std::string& soname);  // "13" of "libcudart.so.13"
 
 struct SearchInputs {
   std::function<std::optional<std::string>(const std::string&)> env;  // getenv

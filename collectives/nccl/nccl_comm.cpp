@@ -26,11 +26,12 @@ int runtime_version() {
 namespace {
 
 // This process's NCCL log (nccl_plan.h's net_log_plan), set up once before NCCL first reads its
-// environment (at the first communicator); the folder is removed when the process ends.
+// environment (at the first communicator); the folder is removed when the process ends, unless a
+// communicator failed (NetLogFolder: kept and named in the error).
 struct NetLog {
   std::string dir, why_not;
 };
-std::string net_log_dir;  // for the exit handler
+NetLogFolder net_log_folder;  // for the exit handler and the errors
 
 const NetLog& net_log() {
   static const NetLog log = [] {
@@ -47,10 +48,10 @@ const NetLog& net_log() {
     l.why_not = plan.why_not;
     for (const auto& [k, v] : plan.set) ::setenv(k.c_str(), v.c_str(), 1);
     if (!l.dir.empty()) {
-      net_log_dir = l.dir;
+      net_log_folder = NetLogFolder(l.dir);
       std::atexit([] {
         std::error_code ec;
-        std::filesystem::remove_all(net_log_dir, ec);
+        if (net_log_folder.remove_at_exit()) std::filesystem::remove_all(net_log_folder.dir(), ec);
       });
     }
     return l;
@@ -157,8 +158,9 @@ void Comm::call(ncclResult_t rc, const char* call, const std::string& what) {
     // Refused before anything was queued: this row fails, the communicator measures the next one.
     const char* last = ncclGetLastError(comm_);
     const auto& me = members_.at(static_cast<std::size_t>(rank_));
-    throw Error(fmt::format("{} ({}) failed on rank {} ({}): {}{}", what, call, me.world_rank, me.host,
-                            ncclGetErrorString(rc), last != nullptr && *last != '\0' ? fmt::format(": {}", last) : ""),
+    throw Error(fmt::format("{} ({}) failed on rank {} ({}): {}{}{}", what, call, me.world_rank, me.host,
+                            ncclGetErrorString(rc), last != nullptr && *last != '\0' ? fmt::format(": {}", last) : "",
+                            net_log_folder.keep()),
                 kExitInvalidResult);
   }
   give_up(false, rc, fmt::format("{} ({})", what, call));
@@ -222,11 +224,12 @@ void Comm::give_up(bool timed_out, ncclResult_t error, const std::string& what) 
   }
   if (timed_out) {
     const auto r = report_hang(mpi_, members_, what, opts_.timeout_s, hang_grace_seconds(opts_.timeout_s));
-    throw CommunicatorAborted(r.message, r.report);
+    throw CommunicatorAborted(r.message + net_log_folder.keep(), r.report);
   }
   const auto& me = members_.at(static_cast<std::size_t>(rank_));
-  throw CommunicatorAborted(fmt::format("{} failed on rank {} ({}): {}{}; the communicator was aborted", what,
-                                        me.world_rank, me.host, ncclGetErrorString(error), detail),
+  throw CommunicatorAborted(fmt::format("{} failed on rank {} ({}): {}{}; the communicator was aborted{}", what,
+                                        me.world_rank, me.host, ncclGetErrorString(error), detail,
+                                        net_log_folder.keep()),
                             true);
 }
 

@@ -68,6 +68,14 @@ NetLogPlan net_log_plan(const std::map<std::string, std::string>& nccl_env, cons
   return p;
 }
 
+std::string NetLogFolder::keep() {
+  if (dir_.empty()) return "";
+  kept_ = true;
+  return fmt::format("; NCCL's log is kept in {} (this rank's host)", dir_);
+}
+
+bool NetLogFolder::remove_at_exit() const { return !dir_.empty() && !kept_; }
+
 nlohmann::json network_from_log(std::string_view log) {
   // The rest of the last line holding `marker` (clipped: a NIC list can be long), or nullopt.
   const auto rest_of_last = [&](std::string_view marker) -> std::optional<std::string> {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -76,6 +77,21 @@ struct NetLogPlan {
   std::string why_not;                     // why the network is not recorded (the user's NCCL_DEBUG)
 };
 NetLogPlan net_log_plan(const std::map<std::string, std::string>& nccl_env, const std::string& dir);
+
+// The folder of that log: removed when the process ends after clean communicators; a communicator that
+// failed keeps it (what NCCL said is the first thing to read) and its error names it.
+class NetLogFolder {
+ public:
+  explicit NetLogFolder(std::string dir = {}) : dir_(std::move(dir)) {}
+  // A communicator failed: the folder is kept. The words its error ends with ("" without a folder).
+  std::string keep();
+  bool remove_at_exit() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  bool kept_ = false;
+};
 
 // What a log of NCCL's says about its network: {"network": "IB" | "Socket" | a plugin's name,
 // "devices": the NIC list NCCL printed, "sockets": true when it is the socket transport}; null when the

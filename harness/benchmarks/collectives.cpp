@@ -2,6 +2,7 @@
 // collectives/collective_table.h, points over dtypes, ops, placements and message sizes.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,6 +11,7 @@
 #include "collectives/collective_check.h"
 #include "core/error.h"
 #include "core/fault.h"
+#include "core/timed_span.h"
 #include "core/stats.h"
 #include "core/term_text.h"
 #include "core/units.h"
@@ -156,6 +158,7 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     if (m.warmup > 0) runner->time(m.warmup);
     const WorkPlace place = comm_work_place(ctx.group, ctx.hosts);  // where a planted NIC or link fault acts
     std::vector<double> mine_t, mine_bw, reduced_bw, reduced_t;
+    std::optional<TimedSpan> timed(std::in_place);  // the row's energy: these repetitions only (core/timed_span.h)
     for (int r = 0; r < m.reps; ++r) {
       double t = 0;
       {
@@ -169,6 +172,7 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
       reduced_bw.push_back(collective_bandwidth(spec_, counts, es, n, tr).busbw);
       reduced_t.push_back(tr);
     }
+    timed.reset();
     const double wrong_mine = static_cast<double>(runner->check());
     const auto wrong_all = ctx.group.allgather(wrong_mine);
     const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/fault.h"
+#include "core/timed_span.h"
 #include "core/units.h"
 #include "harness/benchmarks/defaults.h"
 
@@ -14,6 +15,7 @@ std::vector<double> time_repetitions(FaultSite site, int warmup, int reps, const
   for (int i = 0; i < warmup; ++i) pass();
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(reps));
+  const TimedSpan timed;  // the row's energy is read around these repetitions only (core/timed_span.h)
   for (int i = 0; i < reps; ++i) {
     before_each();
     const FaultScope planted(WorkPlace{});  // a planted fault's factor for this repetition (core/fault.h)

@@ -176,6 +176,16 @@ GpuSample NvmlGpu::sample(double t, Reasons* unsupported, Reasons* errors) const
   return s;
 }
 
+std::optional<std::uint64_t> NvmlGpu::energy_mj(std::string* why) const {
+  const Api& api = lib_->api();
+  Reasons unsupported, errors;
+  const Sink sink{&unsupported, &errors, nullptr};
+  unsigned long long mj = 0;
+  if (NVML_CALL(sink, "energy_mj", nvmlDeviceGetTotalEnergyConsumption, handle_, &mj)) return mj;
+  if (why) *why = !unsupported.empty() ? unsupported.begin()->second : errors.empty() ? "" : errors.begin()->second;
+  return std::nullopt;
+}
+
 GpuCounters NvmlGpu::counters() const {
   const Api& api = lib_->api();
   GpuCounters c;

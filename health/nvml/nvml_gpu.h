@@ -5,6 +5,7 @@
 // error, NVML_ERROR_GPU_IS_LOST also as gpu_lost. Nothing throws; the rest of the reading goes on.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,9 @@ class NvmlGpu {
   // The fast fields (the sampler's): when `unsupported`/`errors` are given, why a field is empty.
   GpuSample sample(double t, Reasons* unsupported = nullptr, Reasons* errors = nullptr) const;
   GpuCounters counters() const;
+  // The total energy counter alone (mJ), read at a timed span's ends (core/timed_span.h); nullopt with
+  // `why` when it cannot be read.
+  std::optional<std::uint64_t> energy_mj(std::string* why) const;
   nvml::nvmlDevice_t handle() const { return handle_; }
   int index() const { return index_; }
 

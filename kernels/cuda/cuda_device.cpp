@@ -128,7 +128,8 @@ class CudaDevice final : public Device {
     };
     // The NIC its inter-node traffic leaves by (the rail outliers name it: docs/fleet.md "Rails").
     const char* hca = std::getenv("NCCL_IB_HCA");
-    info_.details.update(nic_details("/sys", bus, o.ordinal, hca ? hca : ""));
+    const char* topo = std::getenv("NCCL_TOPO_FILE");
+    info_.details.update(nic_details("/sys", bus, hca ? hca : "", topo ? topo : ""));
   }
 
   const DeviceInfo& info() const override { return info_; }

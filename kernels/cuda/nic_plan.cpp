@@ -50,7 +50,10 @@ bool hca_selected(std::string_view filter, const NicPort& p) {
   return exclude ? !listed : listed;
 }
 
-NicChoice nearest_nic(std::string_view gpu_path, int gpu_index, std::vector<NicPort> ports, std::string_view filter) {
+NicChoice nearest_nic(std::string_view gpu_path, std::optional<int> node_index, std::vector<NicPort> ports,
+                      std::string_view filter, std::string_view topo_file) {
+  if (!topo_file.empty())
+    return {std::nullopt, fmt::format("unknown: NCCL_TOPO_FILE={} gives NCCL a topology of its own in place of the PCI tree", topo_file)};
   if (gpu_path.empty()) return {std::nullopt, "the GPU's PCI path is unknown (no sysfs entry for its bus id)"};
   const auto total = ports.size();
   std::erase_if(ports, [&](const NicPort& p) { return !p.active || !hca_selected(filter, p); });
@@ -64,9 +67,19 @@ NicChoice nearest_nic(std::string_view gpu_path, int gpu_index, std::vector<NicP
   std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
     return a.device != b.device ? a.device < b.device : a.port < b.port;
   });
-  const auto pick = static_cast<std::size_t>(std::max(gpu_index, 0)) % ports.size();
+  if (ports.size() > 1 && !node_index) {
+    std::string tied;
+    for (const auto& p : ports) tied += fmt::format("{}{}:{}", tied.empty() ? "" : ", ", p.device, p.port);
+    return {std::nullopt, fmt::format("unknown: {} ports equally near ({}) and the GPU's index among the node's GPUs "
+                                      "is unknown",
+                                      ports.size(), tied)};
+  }
+  const int index = node_index.value_or(0);
+  const auto pick = static_cast<std::size_t>(std::max(index, 0)) % ports.size();
   auto rule = fmt::format("the active port nearest the GPU by PCI path ({} hops){}", best,
-                          ports.size() > 1 ? fmt::format(", of {} equally near: GPU index {} mod {}", ports.size(), gpu_index, ports.size())
+                          ports.size() > 1 ? fmt::format(", of {} equally near: the GPU's index among the node's GPUs "
+                                                         "by bus id, {}, mod {}",
+                                                         ports.size(), index, ports.size())
                                            : std::string());
   if (!filter.empty()) rule += fmt::format("; NCCL_IB_HCA={}", filter);
   return {ports[pick], rule + "; as NCCL chooses unless a topology file or NCCL_NET says otherwise"};

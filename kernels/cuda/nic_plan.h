@@ -38,8 +38,12 @@ struct NicChoice {
 };
 
 // The port a GPU at `gpu_path` sends through: of the active ports NCCL_IB_HCA (`filter`) selects, the
-// nearest by pci_distance; among ports equally near, sorted by device and port, the (gpu_index mod
-// their count)-th, as NCCL spreads GPUs over them. `gpu_path` empty: unknown (no choice).
-NicChoice nearest_nic(std::string_view gpu_path, int gpu_index, std::vector<NicPort> ports, std::string_view filter);
+// nearest by pci_distance; among ports equally near, sorted by device and port, the (node_index mod
+// their count)-th, as NCCL spreads GPUs over them. `node_index` is the GPU's place among all the
+// node's GPUs in bus-id order (nic_probe.h's node_gpu_index), not its CUDA ordinal, which is 0 in
+// every process that sees one GPU. Unknown (no choice, the rule says why): `gpu_path` empty, a tie
+// with no node index, or `topo_file` (NCCL_TOPO_FILE) set, whose topology replaces the PCI tree.
+NicChoice nearest_nic(std::string_view gpu_path, std::optional<int> node_index, std::vector<NicPort> ports,
+                      std::string_view filter, std::string_view topo_file = {});
 
 }  // namespace gpuscale::cuda

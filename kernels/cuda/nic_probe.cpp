@@ -52,8 +52,26 @@ std::string read_pci_path(const std::string& sysfs_root, std::string_view bus_id
   return resolved(fs::path(sysfs_root) / "bus/pci/devices" / id);
 }
 
-nlohmann::json nic_details(const std::string& sysfs_root, std::string_view bus_id, int gpu_index, std::string_view filter) {
-  const auto choice = nearest_nic(read_pci_path(sysfs_root, bus_id), gpu_index, read_nic_ports(sysfs_root), filter);
+std::optional<int> node_gpu_index(const std::string& sysfs_root, std::string_view bus_id) {
+  const auto mine = fs::path(read_pci_path(sysfs_root, bus_id)).filename().string();
+  if (mine.empty()) return std::nullopt;
+  std::vector<std::string> gpus;  // "0000:1b:00.0": fixed-width hex, so text order is bus-id order
+  std::error_code ec;
+  for (const auto& dev : fs::directory_iterator(fs::path(sysfs_root) / "bus/pci/devices", ec)) {
+    const auto klass = first_line(dev.path() / "class");  // "0x030200": 3D controller
+    if (first_line(dev.path() / "vendor") == "0x10de" && (klass.rfind("0x0302", 0) == 0 || klass.rfind("0x0300", 0) == 0))
+      gpus.push_back(dev.path().filename().string());
+  }
+  std::sort(gpus.begin(), gpus.end());
+  const auto at = std::find(gpus.begin(), gpus.end(), mine);
+  if (at == gpus.end()) return std::nullopt;
+  return static_cast<int>(at - gpus.begin());
+}
+
+nlohmann::json nic_details(const std::string& sysfs_root, std::string_view bus_id, std::string_view filter,
+                           std::string_view topo_file) {
+  const auto choice = nearest_nic(read_pci_path(sysfs_root, bus_id), node_gpu_index(sysfs_root, bus_id),
+                                  read_nic_ports(sysfs_root), filter, topo_file);
   if (!choice.nic) return {{"nic", nullptr}, {"nic_note", choice.rule}};
   const auto& n = *choice.nic;
   return {{"nic", {{"device", n.device}, {"port", n.port}, {"pci_bus_id", fs::path(n.pci_path).filename().string()}, {"rule", choice.rule}}}};

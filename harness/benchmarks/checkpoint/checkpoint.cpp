@@ -101,6 +101,19 @@ std::optional<std::string> shared_file_skip(const ShardWork& w, RunContext& ctx)
   return std::nullopt;
 }
 
+// A direct point where any rank's file system refuses O_DIRECT (tmpfs, overlay): why it is skipped on
+// every rank of the group alike (nullopt: it runs). Each rank probed its own --ckpt-dir (fs_probe.h).
+std::optional<std::string> direct_skip(const CkptPoint& p, const ShardWork& w, const Group& g) {
+  if (p.io != CkptIo::direct) return std::nullopt;
+  const auto refused = g.allgather(w.fs.direct_problem.empty() ? -1.0 : static_cast<double>(g.world_rank()));
+  std::vector<std::string> problems;
+  if (!w.fs.direct_problem.empty()) problems.push_back(w.fs.direct_problem);  // this rank's own words first
+  for (double r : refused)
+    if (r >= 0 && static_cast<int>(r) != g.world_rank())
+      problems.push_back(fmt::format("rank {}'s file system refuses it", static_cast<int>(r)));
+  return ckpt_direct_skip(p.io, problems);
+}
+
 // What went wrong in a rank's I/O: its first error, and why a timed read may have come from memory
 // ("" when the pages were dropped).
 struct IoTrouble {
@@ -183,7 +196,9 @@ class CheckpointBenchmark final : public PointBenchmark<CkptPoint> {
   RankMeasurement measure(const CkptPoint& p, RunContext& ctx) const override {
     const Group& g = ctx.group;
     ShardWork w = prepare_shard(p, ctx);
-    if (auto why = shared_file_skip(w, ctx)) {
+    auto why = shared_file_skip(w, ctx);
+    if (!why) why = direct_skip(p, w, g);
+    if (why) {
       RankMeasurement skipped;
       skipped.skipped = true;
       skipped.message = *why;

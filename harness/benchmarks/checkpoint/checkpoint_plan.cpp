@@ -92,4 +92,11 @@ CkptSharedVerdict ckpt_shared_verdict(const std::vector<CkptPlace>& ranks, std::
   return v;
 }
 
+std::optional<std::string> ckpt_direct_skip(CkptIo io, const std::vector<std::string>& problems) {
+  if (io != CkptIo::direct) return std::nullopt;
+  for (const auto& why : problems)
+    if (!why.empty()) return fmt::format("direct I/O not measured: {}; the buffered points measure this directory", why);
+  return std::nullopt;
+}
+
 }  // namespace gpuscale

@@ -68,4 +68,10 @@ struct CkptSharedVerdict {
 // a fact of the storage, not a failure), refused when two ranks see --ckpt-dir on different file systems.
 CkptSharedVerdict ckpt_shared_verdict(const std::vector<CkptPlace>& ranks, std::string_view fs_type);
 
+// Whether a point of `io` runs on a group whose ranks' O_DIRECT probes (fs_probe.h's direct_io_problem)
+// said `problems`, one per rank ("" where it works): a direct point is skipped, with the first reason,
+// when any rank's file system refuses O_DIRECT (tmpfs, overlay: a fact of the storage, not a failure);
+// nullopt: it runs. Buffered points always run.
+std::optional<std::string> ckpt_direct_skip(CkptIo io, const std::vector<std::string>& problems);
+
 }  // namespace gpuscale

@@ -1,5 +1,6 @@
 #include "harness/benchmarks/checkpoint/fs_probe.h"
 
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -102,12 +103,29 @@ FsInfo probe_fs(const std::string& dir) {
   std::stringstream text;
   text << in.rdbuf();
   f.mount = mount_of(parse_mountinfo(text.str()), f.path);
+  f.direct_problem = direct_io_problem(f.path, f.mount ? f.mount->fs_type : "", open_file);
   struct statvfs s {};
   if (::statvfs(f.path.c_str(), &s) == 0) {
     f.free_bytes = static_cast<std::uint64_t>(s.f_bavail) * s.f_frsize;
     f.total_bytes = static_cast<std::uint64_t>(s.f_blocks) * s.f_frsize;
   }
   return f;
+}
+
+int open_file(const char* path, int flags, mode_t mode) { return ::open(path, flags, mode); }
+
+std::string direct_io_problem(const std::string& dir, const std::string& fs_type, OpenFile open_file) {
+  const std::string probe = fmt::format("{}/.gpuscale-direct-probe-{}", dir, ::getpid());
+  const int fd = open_file(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return "";
+  }
+  const int err = errno;
+  ::unlink(probe.c_str());  // a file system may create the file before it refuses the flag
+  return fmt::format("O_DIRECT is refused by {} at {} ({})", fs_type.empty() ? "its file system" : fs_type,
+                     terminal_quote(dir), std::strerror(err));
 }
 
 }  // namespace gpuscale

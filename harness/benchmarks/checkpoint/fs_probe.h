@@ -3,6 +3,8 @@
 // directory without room before writing): its mount point, type and options from /proc/self/mountinfo,
 // and its free and total bytes from statvfs. parse_mountinfo and mount_of are pure
 // (tests/unit/harness/benchmarks/checkpoint/test_checkpoint_plan.cpp); probe_fs is the thin reader.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,7 +29,16 @@ struct FsInfo {
   std::optional<MountEntry> mount;
   std::optional<std::uint64_t> free_bytes, total_bytes;  // for an unprivileged user (f_bavail)
   std::string problem;  // why it cannot be used: missing, not a directory, not writable ("" when usable)
+  std::string direct_problem;  // why O_DIRECT cannot be used there (direct_io_problem; "" when it can)
 };
 FsInfo probe_fs(const std::string& dir);
+
+// Whether O_DIRECT works in `dir` (on a file system of type `fs_type`): a probe file is opened there
+// with O_DIRECT, then removed. tmpfs before Linux 6.6 and overlayfs over some lower file systems refuse
+// it (EINVAL). "" when it works; otherwise why, naming the file system. `open_file` is ::open (a
+// variadic function, hence the wrapper); tests pass one that refuses.
+using OpenFile = int (*)(const char* path, int flags, mode_t mode);
+int open_file(const char* path, int flags, mode_t mode);
+std::string direct_io_problem(const std::string& dir, const std::string& fs_type, OpenFile open_file);
 
 }  // namespace gpuscale

@@ -67,6 +67,37 @@ TEST(CudaLibraryPlan, TheModuleNeedsCudartCublasLtAndNccl) {
   EXPECT_EQ(names, (std::vector<std::string>{"libcudart.so.13", "libcublasLt.so.13", "libnccl.so.2"}));
 }
 
+// A module built with CUDA 12.x links libcudart.so.12 and libcublasLt.so.12: the loader looks for those
+// (CUDA 12's wheels have a folder per library, no nvidia/cu13), and names 11's as the wrong ones.
+TEST(CudaLibraryPlan, TheSonamesFollowTheCudaMajorTheModuleWasBuiltWith) {
+  const auto twelve = module_libraries_for(12);
+  ASSERT_EQ(twelve.size(), 3u);
+  EXPECT_EQ(twelve[0].soname, "libcudart.so.12");
+  EXPECT_EQ(twelve[0].older_soname, "libcudart.so.11");
+  EXPECT_EQ(twelve[0].wheel_dirs, (std::vector<std::string>{"nvidia/cuda_runtime/lib"}));
+  EXPECT_EQ(twelve[1].soname, "libcublasLt.so.12");
+  EXPECT_EQ(twelve[1].wheel_dirs, (std::vector<std::string>{"nvidia/cublas/lib"}));
+  EXPECT_EQ(twelve[2].soname, "libnccl.so.2");
+  const auto thirteen = module_libraries_for(13);
+  EXPECT_EQ(thirteen[0].soname, "libcudart.so.13");
+  EXPECT_EQ(thirteen[0].older_soname, "libcudart.so.12");
+  EXPECT_EQ(thirteen[1].wheel_dirs, (std::vector<std::string>{"nvidia/cu13/lib", "nvidia/cublas/lib"}));
+}
+
+TEST(CudaLibraryPlan, TheFallbackSaysWhatTheModuleNeeds) {
+  const auto r13 = module_requirement(13);
+  EXPECT_NE(r13.find("libcudart.so.13"), std::string::npos) << r13;
+  EXPECT_NE(r13.find("R580 or newer"), std::string::npos) << r13;
+  EXPECT_NE(r13.find("R535, R550 and R570 nodes fall back to the CPU backend"), std::string::npos) << r13;
+  EXPECT_NE(module_requirement(12).find("libcudart.so.12"), std::string::npos);
+  EXPECT_EQ(soname_major("libcudart.so.12"), "12");
+  // A CUDA 12 build over CUDA 11's runtime names 12, not 13.
+  const auto twelve = module_libraries_for(12);
+  FakeMachine m;
+  const auto text = not_found(twelve[0], m.inputs(), "/usr/lib/libcudart.so.11");
+  EXPECT_NE(text.find("built with CUDA 12 and needs CUDA 12's libraries"), std::string::npos) << text;
+}
+
 TEST(CudaLibraryPlan, LoaderFirstThenCudaHomeThenUsrLocalCuda) {
   std::mt19937_64 rng(test_seed());
   FakeMachine m;

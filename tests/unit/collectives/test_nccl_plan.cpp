@@ -86,6 +86,18 @@ TEST(NcclPlan, NcclsLogGoesToAFileOfItsOwnUnlessTheUserSetNcclDebug) {
   EXPECT_TRUE(net_log_plan({}, "").set.empty());
 }
 
+TEST(NcclPlan, NcclsLogFolderIsKeptAndNamedWhenACommunicatorFailed) {
+  NetLogFolder folder("/tmp/gpuscale-nccl-Q7xk2a");
+  EXPECT_TRUE(folder.remove_at_exit()) << "a clean run leaves nothing behind";
+  const std::string note = folder.keep();
+  EXPECT_FALSE(folder.remove_at_exit()) << "a failed run keeps NCCL's log";
+  EXPECT_NE(note.find("NCCL's log is kept in /tmp/gpuscale-nccl-Q7xk2a"), std::string::npos) << note;
+  EXPECT_EQ(folder.keep(), note) << "kept once, named the same in every error";
+  NetLogFolder none;  // the user's NCCL_DEBUG: no folder of ours
+  EXPECT_EQ(none.keep(), "");
+  EXPECT_FALSE(none.remove_at_exit());
+}
+
 TEST(NcclPlan, TheNetworkNcclChoseIsReadFromItsLog) {
   // Lines as NCCL 2.18-2.28 print them (init.cc "Using network %s", net_ib "NET/IB : Using...").
   const std::string ib =

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "health/energy_counter.h"
+#include "test_seed.h"
 
 namespace gpuscale::health {
 namespace {
@@ -46,6 +47,38 @@ TEST(EnergyCounter, NeverNegativeOnRandomReadings) {
       EXPECT_FALSE(wraps);  // only a counter that does not wrap can be unknown here
     }
   }
+}
+
+}  // namespace
+}  // namespace gpuscale::health
+
+namespace gpuscale::health {
+namespace {
+
+// The counter keeps running through setup, warm-up and the check between a point's timed spans: only
+// the spans' own energy counts, and one unread end makes the whole unknown with its reason.
+TEST(SpanEnergy, OnlyTheTimedSpansCount) {
+  std::mt19937_64 rng(test_seed());
+  const EnergyCounter nvml{1e-3, std::nullopt, "NVML's energy counter"};
+  std::uint64_t c = rng() % 1000000000;
+  SpanEnergy spans;
+  double want = 0, secs = 0;
+  for (int i = 0; i < 3; ++i) {
+    c += 1000000 + rng() % 100000000;  // untimed: setup, warm-up, check
+    const std::uint64_t before = c;
+    const std::uint64_t timed = 1000 + rng() % 1000000;
+    c += timed;
+    const double s = 0.5 + static_cast<double>(rng() % 1000) / 100;
+    spans.add(nvml, before, c, s, "");
+    want += static_cast<double>(timed) * 1e-3;
+    secs += s;
+  }
+  ASSERT_TRUE(spans.total().joules);
+  EXPECT_NEAR(*spans.total().joules, want, 1e-9 * want);
+  EXPECT_DOUBLE_EQ(spans.seconds, secs);
+  spans.add(nvml, std::nullopt, c, 1, "NVML: not supported");
+  EXPECT_FALSE(spans.total().joules);
+  EXPECT_EQ(spans.total().invalid, "NVML: not supported");
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ TEST(RowEnergy, GpusSummedNodesOnceWorkPerJouleFromTheGroups) {
   EXPECT_DOUBLE_EQ(gpus.metrics["avg_power_w"].get<double>(), w0 + w1);
   EXPECT_DOUBLE_EQ(gpus.metrics["work_per_j"].get<double>(), (g0 + g1) / (w0 + w1));
   EXPECT_EQ(gpus.metrics["work_per_j_unit"], "TFLOP/J");
+  EXPECT_FALSE(gpus.metrics.contains("energy_window")) << "no rank said which window";
   // Each rank keeps its two figures; the scope and the source are the row's.
   EXPECT_FALSE(gpus.ranks[0].metrics.contains("energy"));
   EXPECT_DOUBLE_EQ(gpus.ranks[1].metrics["energy_j"].get<double>(), j1);
@@ -110,6 +111,34 @@ TEST(RowEnergy, RunEnergyPerHost) {
   const auto none = run_energy_by_host({{0, "a", nullptr}});
   EXPECT_TRUE(none["energy_j"].is_null());
   EXPECT_NE(none["invalid"].get<std::string>().find("no rank read an energy counter"), std::string::npos);
+}
+
+// MIG: the ranks on one GPU's slices each read the whole GPU's counter (NVML's total energy is the
+// parent GPU's). Each GPU counts once per host, known by the counter's UUID, and the row says so.
+TEST(RowEnergy, MigSlicesOfOneGpuCountItsCounterOnce) {
+  std::mt19937_64 rng(test_seed());
+  std::uniform_real_distribution<double> u(50, 700);
+  const double j = u(rng), w = u(rng), k = u(rng), v = u(rng), g = u(rng);
+  auto slice = [](double jj, double ww, const char* uuid) {
+    auto e = energy("gpu", jj, ww);
+    e["counter"] = uuid;
+    return e;
+  };
+  std::vector<std::pair<std::string, nlohmann::json>> ranks;
+  for (int s = 0; s < 7; ++s) ranks.push_back({"a", slice(j, w, "GPU-parent-0")});
+  ranks.push_back({"b", slice(k, v, "GPU-parent-0")});  // another host's GPU, whatever its id
+  auto row = row_of(ranks, {g});
+  add_row_energy(row);
+  EXPECT_DOUBLE_EQ(row.metrics["energy_j"].get<double>(), j + k);
+  EXPECT_DOUBLE_EQ(row.metrics["avg_power_w"].get<double>(), w + v);
+  EXPECT_DOUBLE_EQ(row.metrics["work_per_j"].get<double>(), g / (w + v));
+  ASSERT_TRUE(row.metrics.contains("energy_shared")) << row.metrics.dump();
+  EXPECT_NE(row.metrics["energy_shared"].get<std::string>().find("7 ranks share GPU-parent-0 on a"), std::string::npos)
+      << row.metrics["energy_shared"];
+
+  const auto run = run_energy_by_host({{0, "a", slice(j, w, "GPU-p")}, {1, "a", slice(j, w, "GPU-p")}, {2, "a", slice(k, v, "GPU-q")}});
+  EXPECT_DOUBLE_EQ(run["energy_j"].get<double>(), j + k);
+  EXPECT_EQ(run["hosts"][0]["units"], 2) << "two GPUs, not three ranks";
 }
 
 TEST(GpuEnergy, FromTheCountersAtTheWindowsEnds) {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "core/timed_span.h"
 #include "health/run_telemetry.h"
 
 namespace gpuscale::health {
@@ -109,6 +110,38 @@ TEST(HealthRunHook, WindowsFeedRowsAndTheRunsVerdict) {
   EXPECT_EQ(g["line"].get<std::string>().find("CUDA runtime"), std::string::npos) << g["line"];
   EXPECT_EQ(health["telemetry"], "available");
   EXPECT_EQ(health["verdict"], "FAIL");
+  unsetenv("GPUSCALE_FAKE_NVML_SCENARIO");
+}
+
+// A point's energy is read around its timed repetitions (core/timed_span.h), where the driver opened
+// them: the window says which it covers; a driver that opened none leaves the whole point's.
+TEST(HealthRunHook, EnergyIsTheTimedSpansWhereTheDriverOpenedThem) {
+  auto t = open_with("healthy", cuda_device({{"uuid", "GPU-00000000-0000-4000-8000-000000000010"}}));
+  ASSERT_TRUE(t->available());
+  nlohmann::json timed, whole;
+  {
+    auto w = t->watch();
+    { TimedSpan rep; }
+    { TimedSpan rep; }
+    t->attach(w, timed);
+  }
+  {
+    auto w = t->watch();
+    t->attach(w, whole);
+  }
+  { TimedSpan outside; }  // no window: nothing listens
+  EXPECT_EQ(timed["energy"].value("window", ""), "timed") << timed["energy"].dump();
+  EXPECT_EQ(timed["energy"].value("spans", 0), 2) << timed["energy"].dump();
+  EXPECT_TRUE(timed["energy"]["energy_j"].is_number()) << timed["energy"].dump();
+  EXPECT_EQ(whole["energy"].value("window", ""), "point") << whole["energy"].dump();
+  // The row says what its energy covers.
+  ResultRow row;
+  row.unit = "GB/s";
+  RankValue r;
+  r.metrics["energy"] = timed["energy"];
+  row.ranks = {r};
+  add_row_energy(row);
+  EXPECT_EQ(row.metrics["energy_window"], "timed");
   unsetenv("GPUSCALE_FAKE_NVML_SCENARIO");
 }
 

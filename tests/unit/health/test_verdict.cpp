@@ -1,6 +1,7 @@
 // The verdict rules (health/verdict.h) on hand-built observations: each DCGM failure class fails, the
 // softer checks warn, what cannot be judged is a note, and the thresholds file changes the outcome.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -274,6 +275,29 @@ TEST(HealthVerdict, OtherProcessesWarnExclusiveHeldFails) {
   const auto held = judge_gpu({g, o, {777}, {}}, builtin_thresholds());
   EXPECT_EQ(held.severity, Severity::fail);
   EXPECT_NE(held.line().find("exclusive compute mode held by another process: pid 4242"), std::string::npos);
+}
+
+// In a PID namespace of our own NVML's PIDs are the host's: this job's own process, listed by its host
+// PID, is not "another process"; only more processes than the job has are.
+TEST(HealthVerdict, PidNamespaceCannotTellUnlessMoreProcessesThanTheJobs) {
+  std::mt19937_64 rng(test_seed());
+  const unsigned host_pid = 100000 + static_cast<unsigned>(rng() % 100000), own = 1 + static_cast<unsigned>(rng() % 50);
+  auto b = clean();
+  b.processes = std::vector<GpuProcess>{{host_pid, 1ULL << 30}};  // our own process, by its host PID
+  GpuIdentity g = h100();
+  g.compute_mode = "exclusive_process";
+  const Observation o = window(clean(), {busy()}, b);
+  const auto ours = judge_gpu({g, o, {own}, {}, false}, builtin_thresholds());
+  EXPECT_FALSE(has(ours, "in_use", Severity::warn)) << ours.line();
+  EXPECT_FALSE(has(ours, "in_use", Severity::fail)) << ours.line();
+  bool noted = false;
+  for (const auto& n : ours.notes) noted = noted || n.find("cannot tell (PID namespace)") != std::string::npos;
+  EXPECT_TRUE(noted) << fmt::format("{}", fmt::join(ours.notes, "; "));
+
+  b.processes->push_back({host_pid + 1, 0});  // two processes, one of them ours: one is another's
+  const auto held = judge_gpu({g, window(clean(), {busy()}, b), {own}, {}, false}, builtin_thresholds());
+  EXPECT_TRUE(has(held, "in_use", Severity::fail)) << held.line();
+  EXPECT_NE(held.line().find("at least 1 other process"), std::string::npos) << held.line();
 }
 
 TEST(HealthVerdict, GpuLostFails) {

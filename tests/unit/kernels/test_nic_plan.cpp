@@ -77,6 +77,19 @@ TEST(NicPlan, TwoGpusShareTheirSwitchsNicAndEquallyNearNicsAreSpreadByGpuIndex) 
   }
 }
 
+TEST(NicPlan, ATieWithoutTheGpusNodeIndexOrUnderATopologyFileIsUnknown) {
+  const auto gpu = under_switch(0, 1, 0x30);
+  const std::vector<NicPort> two = {{"mlx5_0", 1, under_switch(0, 3, 0x40), true}, {"mlx5_1", 1, under_switch(0, 3, 0x41), true}};
+  const auto tied = nearest_nic(gpu, std::nullopt, two, "");
+  EXPECT_FALSE(tied.nic);
+  EXPECT_NE(tied.rule.find("unknown: 2 ports equally near (mlx5_0:1, mlx5_1:1)"), std::string::npos) << tied.rule;
+  const std::vector<NicPort> one = {two[0], {"mlx5_9", 1, under_switch(7, 3, 0x49), true}};
+  EXPECT_EQ(nearest_nic(gpu, std::nullopt, one, "").nic->device, "mlx5_0") << "no tie: the index is not needed";
+  const auto topo = nearest_nic(gpu, 0, one, "", "/opt/topo.xml");
+  EXPECT_FALSE(topo.nic);
+  EXPECT_NE(topo.rule.find("unknown: NCCL_TOPO_FILE=/opt/topo.xml"), std::string::npos) << topo.rule;
+}
+
 TEST(NicPlan, InactiveAndFilteredPortsAreNotChosenAndNoneSaysWhy) {
   const auto gpu = under_switch(0, 1, 0x30);
   std::vector<NicPort> ports = {{"mlx5_0", 1, under_switch(0, 2, 0x40), false}, {"mlx5_1", 1, under_switch(5, 2, 0x41), true}};
