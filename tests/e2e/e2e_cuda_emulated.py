@@ -7,8 +7,18 @@ reporting the same GPUs. Every figure is checked against an oracle computed here
 
 Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none skips there):
   stream_1rank  every STREAM kernel at every dtype on one emulated H100 SXM: every row valid, GB/s
-                within 1% of bytes / (bytes / (HBM peak x efficiency) + the kernel floor), % of peak
-                from the H100 SXM's 3350 GB/s.
+                within 1% of the model's (stream_oracle_gbps), % of peak from the H100 SXM's 3350 GB/s.
+  gemm_1rank    every GEMM type (fp64, fp32, tf32, fp16, bf16, fp8 with and without fast accumulation,
+                int8) through the emulated cuBLASLt: every row valid, TFLOP/s within 1% of the model's
+                rate for that type, on an H100 SXM and on an H200.
+  collectives_2hosts  every collective at 1, 2 and 4 ranks as 2 test hosts (2 GPUs each): every row
+                valid (in-place sendrecv skipped, as documented), busbw of all_reduce, all_gather,
+                reduce_scatter, broadcast and reduce within 1% of the ring model's (NVLink inside a host,
+                the NIC across hosts), computed with the launch overhead the host pays per operation.
+  quick_8ranks  `gpuscale run --backend cuda --quick` at 8 ranks as 2 test hosts (4 GPUs each), STREAM,
+                GEMM, copies and collectives at sizes that fit 2 cores (dp-step's default 8192-wide layers
+                cannot: docs/cuda.md): every row valid or skipped with its reason, STREAM and GEMM
+                within 1% of the model at every GPU count.
 """
 import argparse
 import json
@@ -120,6 +130,122 @@ def case_stream_1rank():
     print(f"ok: {len(rows)} STREAM rows within {TOLERANCE:.0%} of the model")
 
 
+# GEMM: the model's rate for each type (peaks/gpus.json's compute keys), as the emulated cuBLASLt
+# charges a product: 2 m n k at the type's dense peak x gemm_efficiency (tests/emulated_gpu/cublaslt).
+# gpuscale times a batch of products in one graph launch, so its figure holds one launch overhead per
+# batch; the batch fills milliseconds (hundreds of products), under 0.5% of the figure.
+def gemm_oracle_tflops(m, dtype):
+    return m["tflops"][dtype] * m["gemm_efficiency"]
+
+
+def check_gemm_rows(m, rows):
+    if not rows:
+        fail("no gemm rows")
+    for r in rows:
+        label = f"{r['benchmark']} {r['params']} at {r['gpu_count']} GPUs"
+        if r["status"] != "ok":
+            fail(f"{label}: status {r['status']}: {r.get('errors')}")
+        # An independent row's figure is the sum over its GPUs (docs/results.md), each at the model's rate.
+        within(label, r["aggregate"], gemm_oracle_tflops(m, r["params"]["dtype"]) * r["gpu_count"])
+
+
+def case_gemm_1rank():
+    for gpu in ("h100-sxm", "h200"):
+        m = model(gpu)
+        doc = run_gpuscale(f"gemm_1rank_{gpu}", 1, ["--quick", "--benchmarks", "gemm"],
+                           emulated_env(scenario(gpu, [{"name": m["name"], "memory_total": m["memory_bytes"]}]), gpu))
+        rows = [r for r in doc["results"] if r["benchmark"] == "gemm"]
+        dtypes = {r["params"]["dtype"] for r in rows}
+        if dtypes != {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "int8"}:
+            fail(f"{gpu}: the GEMM types measured: {sorted(dtypes)}")
+        check_gemm_rows(m, rows)
+        print(f"ok: {gpu}: {len(rows)} GEMM rows within {TOLERANCE:.0%} of the model")
+
+
+# Collectives: the emulated NCCL's ring model (tests/emulated_gpu/nccl/collective_model.h), from the
+# model's figures: 2(n-1) steps for all_reduce and n-1 for the others, each a link latency, plus the
+# bytes nccl-tests' busbw counts (size x its bus factor) at the link's bandwidth x the collective
+# efficiency: NVLink inside one host, the NIC across hosts.
+BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+              "reduce_scatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}
+
+
+def collective_op_us(m, coll, n, size, one_host):
+    steps = 2 * (n - 1) if coll == "all_reduce" else n - 1
+    if one_host:
+        bw, lat = m["nvlink_gbps"] * m["collective_nvlink_efficiency"], m["nvlink_latency_us"]
+    else:
+        bw, lat = m["nic_gbps"] * m["collective_nic_efficiency"], m["nic_latency_us"]
+    return steps * lat + size * BUS_FACTOR[coll](n) / (bw * 1e3)
+
+
+def host_timed_us(m, op_us, iters):
+    """What nccl-tests' timing reads on the model: host clock, `iters` launches each costing the host
+    the launch overhead, each op starting when both the stream and the host are there, a wait."""
+    host = stream = 0.0
+    for _ in range(iters):
+        host += m["launch_overhead_us"]
+        stream = max(stream, host) + op_us
+    return stream / iters
+
+
+def check_collective_rows(m, rows):
+    judged = 0
+    for r in rows:
+        label = f"{r['benchmark']} {r['params']} at {r['gpu_count']} GPUs"
+        if r["status"] == "skipped" and r["benchmark"] == "sendrecv" and r["params"]["placement"] == "in-place":
+            continue
+        if r["status"] != "ok":
+            fail(f"{label}: status {r['status']}: {r.get('errors')}")
+        n = r["gpu_count"]
+        if r["benchmark"] not in BUS_FACTOR or n < 2:
+            continue
+        size = r["params"]["size_bytes"]
+        op = collective_op_us(m, r["benchmark"], n, size, r["nodes"] == 1)
+        want_time = host_timed_us(m, op, int(r["metrics"]["iters"]))
+        within(f"{label} time_us", r["metrics"]["time_us"], want_time)
+        within(f"{label} busbw", r["metrics"]["busbw"], size * BUS_FACTOR[r["benchmark"]](n) / want_time / 1e3)
+        judged += 1
+    return judged
+
+
+def case_collectives_2hosts():
+    m = model()
+    env = emulated_env(scenario("two_per_host", 2), extra={"GPUSCALE_TEST_HOSTS": "h0,h0,h1,h1"})
+    doc = run_gpuscale("collectives_2hosts", 4, ["--quick", "--benchmarks", "collective"], env)
+    rows = [r for r in doc["results"] if r["scope"] == "collective"]
+    kinds = {r["benchmark"] for r in rows}
+    want = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"}
+    if not want <= kinds:
+        fail(f"collectives measured: {sorted(kinds)}, expected at least {sorted(want)}")
+    judged = check_collective_rows(m, rows)
+    if not any(r["nodes"] == 2 for r in rows) or not judged:
+        fail("no row across the two hosts, or none judged")
+    print(f"ok: {len(rows)} collective rows valid, {judged} busbw figures within {TOLERANCE:.0%} of the ring model")
+
+
+def case_quick_8ranks():
+    m = model()
+    env = emulated_env(scenario("four_per_host", 4), extra={"GPUSCALE_TEST_HOSTS": "h0,h0,h0,h0,h1,h1,h1,h1"})
+    doc = run_gpuscale("quick_8ranks", 8, ["--quick", "--benchmarks", "stream.triad,gemm,copy,collective",
+                                           "--array-size", "8M", "--copy-size", "4M", "--dtypes", "fp64,bf16,fp32"],
+                       env)
+    rows = doc["results"]
+    for r in rows:
+        if r["status"] not in ("ok", "skipped"):
+            fail(f"{r['benchmark']} {r['params']} at {r['gpu_count']}: status {r['status']}: {r.get('errors')}")
+    stream = [r for r in rows if r["benchmark"] == "stream.triad"]
+    for r in stream:
+        want = stream_oracle_gbps(m, "triad", r["params"]["elements"], r["params"]["dtype"]) * r["gpu_count"]
+        within(f"stream.triad {r['params']} at {r['gpu_count']} GPUs", r["aggregate"], want)
+    check_gemm_rows(m, [r for r in rows if r["benchmark"] == "gemm"])
+    judged = check_collective_rows(m, [r for r in rows if r["scope"] == "collective"])
+    counts = sorted({r["gpu_count"] for r in rows})
+    if counts != [1, 2, 4, 8]:
+        fail(f"GPU counts measured: {counts}")
+    print(f"ok: {len(rows)} rows at 1, 2, 4 and 8 GPUs; STREAM, GEMM and {judged} busbw figures within {TOLERANCE:.0%}")
+
+
 def parse():
     global ARGS
     ap = argparse.ArgumentParser()
@@ -134,6 +260,9 @@ def parse():
 def main():
     cases = {
         "stream_1rank": (case_stream_1rank, e2e_common.CORES),
+        "gemm_1rank": (case_gemm_1rank, e2e_common.CORES),
+        "collectives_2hosts": (case_collectives_2hosts, e2e_common.CORES),
+        "quick_8ranks": (case_quick_8ranks, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, parse)
 
