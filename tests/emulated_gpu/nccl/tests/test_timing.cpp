@@ -17,8 +17,6 @@ namespace emu_nccl_test {
 namespace {
 
 constexpr int kRanks = 4;
-// The model's stated figures (collective_model.h): ring busbw efficiencies and the lazy connection.
-constexpr double kNvlinkEff = 0.80, kNicEff = 0.90, kConnect = 50000;
 
 struct Setting {
   const char* name;    // the test's name
@@ -32,7 +30,7 @@ double skew_us(int rank) { return 100 + static_cast<double>(hash3(77, static_cas
 
 // nccl-tests: time = bytes x factor / busbw, plus one latency per ring step.
 double expected_us(const gpuscale_emu::GpuModel& m, const Setting& s, double bytes, double factor, int steps) {
-  const double bw = s.across ? m.nic_gbps * kNicEff : m.nvlink_gbps * kNvlinkEff;
+  const double bw = s.across ? m.nic_gbps * m.collective_nic_efficiency : m.nvlink_gbps * m.collective_nvlink_efficiency;
   const double lat = s.across ? m.nic_latency_us : m.nvlink_latency_us;
   return (steps * lat + bytes * factor / (bw * 1e3)) * s.slow;
 }
@@ -57,12 +55,14 @@ TEST_P(Timing, TheLatestStartPlusTheRingTimeEndsEveryRank) {
               skew.duration_us = skew_us(rank);
               gpuscale_emu::enqueue(stream, skew);
               double latest = 0;
-              for (int r = 0; r < kRanks; ++r) latest = std::max(latest, skew_us(r));
+              // Each launch costs the host the model's launch overhead (core/emu_core.h): the skew starts
+              // one launch in, and the collective, launched a launch later, starts when its skew ends.
+              for (int r = 0; r < kRanks; ++r) latest = std::max(latest, m.launch_overhead_us + skew_us(r));
               const std::size_t count = std::size_t{1} << 20;  // 4 MiB of floats: several chunks
               std::vector<float> a(count, 1.0f), b(count);
               EMU_EXPECT(rank, ncclAllReduce(a.data(), b.data(), count, ncclFloat32, ncclSum, comm, nullptr) == ncclSuccess, "ar");
               const double n = kRanks;
-              double end = latest + kConnect + expected_us(m, s, 4.0 * count, 2 * (n - 1) / n, 2 * (kRanks - 1));
+              double end = latest + m.collective_connect_us + expected_us(m, s, 4.0 * count, 2 * (n - 1) / n, 2 * (kRanks - 1));
               EMU_EXPECT(rank, std::abs(stream->clock_us - end) < 1e-6 * end, "allreduce ends at %.6f, expected %.6f",
                          stream->clock_us, end);
               EMU_EXPECT(rank, b[0] == 4.0f && b[count - 1] == 4.0f, "sum");
