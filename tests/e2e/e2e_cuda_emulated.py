@@ -19,6 +19,14 @@ Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none ski
                 GEMM, copies and collectives at sizes that fit 2 cores (dp-step's default 8192-wide layers
                 cannot: docs/cuda.md): every row valid or skipped with its reason, STREAM and GEMM
                 within 1% of the model at every GPU count.
+  families_2ranks  checkpoint storage from device memory (write and read), train-step (--quick's shrunk
+                models, every layout) and dp-step (256 wide) at 1 and 2 ranks: every row valid (a layout that
+                does not divide 1 GPU skipped, as planned).
+  burn_2ranks   a burn-in of 3 windows (gemm, stream, all_reduce) at 2 ranks: every window valid and
+                checked, burn.gemm and burn.stream within 1% of the model.
+  health        `gpuscale health` on the emulated node (the fake NVML and the runtime report one
+                node: same GPUs, same driver): every GPU PASS, exit 0; then a 3-rank run on the MIG
+                scenario (two 3g.40gb slices of GPU 0 and GPU 1 whole): every row valid.
 """
 import argparse
 import json
@@ -248,10 +256,67 @@ def case_quick_8ranks():
     print(f"ok: {len(rows)} rows at 1, 2, 4 and 8 GPUs; STREAM, GEMM and {judged} busbw figures within {TOLERANCE:.0%}")
 
 
+def all_valid(doc, name):
+    """The rows, each valid; a skipped one only with a reason of the plan's (a layout that does not
+    divide the GPU count: train-step's tp=2 at 1 GPU)."""
+    for r in doc["results"]:
+        if r["status"] == "skipped" and r.get("errors") and "runs on multiples of" in r["errors"][0]:
+            continue
+        if r["status"] != "ok":
+            fail(f"{name}: {r['benchmark']} {r['params']} at {r['gpu_count']}: status {r['status']}: {r.get('errors')}")
+    return doc["results"]
+
+
+def case_families_2rank():
+    ckpt = e2e_common.work("ckpt")
+    os.makedirs(ckpt, exist_ok=True)
+    doc = run_gpuscale("families_2ranks", 2, ["--quick", "--benchmarks", "storage,train-step,dp-step", "--ckpt-dir", ckpt,
+                                              "--ckpt-size", "64M", "--dp-width", "256", "--dp-batch", "256"],
+                       emulated_env(scenario("two", 2)))
+    rows = all_valid(doc, "families_2ranks")
+    kinds = {r["benchmark"] for r in rows}
+    if not {"checkpoint.write", "checkpoint.read", "train-step", "dp-step"} <= kinds:
+        fail(f"benchmarks measured: {sorted(kinds)}")
+    if sorted({r["gpu_count"] for r in rows}) != [1, 2]:
+        fail("not measured at 1 and 2 GPUs")
+    print(f"ok: {len(rows)} rows (checkpoint from device memory, train-step, dp-step) valid at 1 and 2 GPUs")
+
+
+def case_burn_2ranks():
+    m = model()
+    doc = run_gpuscale("burn_2ranks", 2, ["--quick", "--duration", "6s", "--window", "2s", "--burn", "gemm,stream,all_reduce"],
+                       emulated_env(scenario("two", 2)))
+    rows = all_valid(doc, "burn_2ranks")
+    kinds = sorted(r["benchmark"] for r in rows)
+    if kinds != ["burn.all_reduce", "burn.gemm", "burn.stream"]:
+        fail(f"windows: {kinds}")
+    for r in rows:
+        if r["benchmark"] == "burn.gemm":
+            within(f"burn.gemm {r['params']}", r["aggregate"], gemm_oracle_tflops(m, r["params"]["dtype"]) * r["gpu_count"])
+        if r["benchmark"] == "burn.stream":
+            elements = r["params"].get("elements") or r["params"]["array_bytes"] // DTYPE_BYTES[r["params"]["dtype"]]
+            within(f"burn.stream {r['params']}", r["aggregate"],
+                   stream_oracle_gbps(m, "triad", elements, r["params"]["dtype"]) * r["gpu_count"])
+    print("ok: 3 burn-in windows valid; burn.gemm and burn.stream within 1% of the model")
+
+
+def case_health():
+    env = emulated_env(scenario("two", 2))
+    p = e2e_common.run([ARGS.gpuscale, "health", "--array-size", "64M", "--gemm-shape", "1024"], env, env_drop=DROP)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("GPU ")]
+    if p.returncode != 0 or len(lines) != 2 or not all(l.endswith(": PASS") for l in lines):
+        fail(f"gpuscale health on the emulated node: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    mig = os.path.join(ARGS.scenarios, "mig.json")
+    doc = run_gpuscale("mig_3ranks", 3, ["--quick", "--benchmarks", "stream.triad,all_reduce", "--array-size", "8M"],
+                       emulated_env(mig))
+    rows = all_valid(doc, "mig_3ranks")
+    print(f"ok: health PASS on both GPUs; {len(rows)} rows valid on two MIG slices and a whole GPU")
+
+
 def parse():
     global ARGS
     ap = argparse.ArgumentParser()
-    for a in ("--gpuscale", "--mpiexec", "--workdir", "--case", "--emu-libs", "--model-tool", "--fake-nvml"):
+    for a in ("--gpuscale", "--mpiexec", "--workdir", "--case", "--emu-libs", "--model-tool", "--fake-nvml", "--scenarios"):
         ap.add_argument(a, required=True)
     ARGS = ap.parse_args()
     e2e_common.ARGS = ARGS
@@ -265,6 +330,9 @@ def main():
         "gemm_1rank": (case_gemm_1rank, e2e_common.CORES),
         "collectives_2hosts": (case_collectives_2hosts, e2e_common.CORES),
         "quick_8ranks": (case_quick_8ranks, e2e_common.CORES),
+        "families_2ranks": (case_families_2rank, e2e_common.CORES),
+        "burn_2ranks": (case_burn_2ranks, e2e_common.CORES),
+        "health": (case_health, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, parse)
 

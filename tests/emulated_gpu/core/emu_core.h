@@ -49,6 +49,9 @@ struct Device {
 };
 
 int device_count();
+// The CUDA version the node's driver supports (cudaDriverGetVersion), the scenario's
+// "cuda_driver_version" as the fake NVML reports it.
+int driver_cuda_version();
 Device& device(int ordinal);  // 0 <= ordinal < device_count()
 
 // The host thread's current device (cudaSetDevice; CUDA Runtime API, "Device Management": the current

@@ -147,7 +147,11 @@ NodeState* build_node() {
   auto* n = new NodeState;  // never freed: streams and allocations outlive static destruction order
   try {
     const GpuModel& model = gpu_model(env_or("GPUSCALE_EMU_GPU", "h100-sxm"));
-    auto all = node_devices(load_scenario(), model);
+    const json scenario = load_scenario();
+    // The driver's CUDA version, as the fake NVML reports it from the same scenario
+    // (nvmlSystemGetCudaDriverVersion; its default 99990, "CUDA 99.9"): one node, one driver.
+    n->cuda_driver_version = scenario.value("cuda_driver_version", 99990);
+    auto all = node_devices(scenario, model);
     plant_faults(all);
     n->devices = visible(all);
   } catch (const std::exception& e) {
@@ -174,6 +178,8 @@ NodeState& node() {
 }
 
 int device_count() { return static_cast<int>(node().devices.size()); }
+
+int driver_cuda_version() { return node().cuda_driver_version; }
 
 Device& device(int ordinal) { return node().devices.at(static_cast<std::size_t>(ordinal)); }
 

@@ -14,6 +14,7 @@ struct NodeState {
   std::vector<Device> devices;                       // after CUDA_VISIBLE_DEVICES
   std::vector<std::unique_ptr<Stream>> legacy;       // each device's legacy default stream
   std::vector<Stream*> streams;                      // every live stream, legacy ones included
+  int cuda_driver_version = 99990;                   // the scenario's, as the fake NVML reports it
 };
 
 // The node, built on first use from the environment (node.cpp).

@@ -191,6 +191,6 @@ EMU_CUDART_API cudaError_t cudaRuntimeGetVersion(int* runtimeVersion) {
 EMU_CUDART_API cudaError_t cudaDriverGetVersion(int* driverVersion) {
   if (!driverVersion) return result(cudaErrorInvalidValue);
   const char* v = std::getenv("GPUSCALE_EMU_DRIVER_VERSION");  // a test's older or newer driver
-  *driverVersion = v && *v ? std::atoi(v) : 13000;
+  *driverVersion = v && *v ? std::atoi(v) : driver_cuda_version();
   return cudaSuccess;
 }
