@@ -24,6 +24,10 @@ Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none ski
                 does not divide 1 GPU skipped, as planned).
   burn_2ranks   a burn-in of 3 windows (gemm, stream, all_reduce) at 2 ranks: every window valid and
                 checked, burn.gemm and burn.stream within 1% of the model.
+  burn_flip     a burn-in at 3 ranks with one bit of GPU 2's GEMM output flipped after every product
+                (GPUSCALE_EMU_FAULTS=flip-gemm:2:12345, the emulated cuBLASLt): exit 1, every window
+                invalid, analysis.sdc names rank 2, device 2, element 12345 (C[57,3] of the 4096-wide
+                output) in each window, and no other rank.
   health        `gpuscale health` on the emulated node (the fake NVML and the runtime report one
                 node: same GPUs, same driver): every GPU PASS, exit 0; then a 3-rank run on the MIG
                 scenario (two 3g.40gb slices of GPU 0 and GPU 1 whole): every row valid.
@@ -82,7 +86,7 @@ def check_libraries(env):
             fail(f"gpuscale --version does not load {lib} from {ARGS.emu_libs}:\n{p.stdout}")
 
 
-def run_gpuscale(name, ranks, args, env, timeout=600):
+def run_gpuscale(name, ranks, args, env, timeout=600, expect=0):
     check_libraries(env)
     out = e2e_common.work(f"{name}.json", fresh=True)
     drop = DROP
@@ -92,8 +96,8 @@ def run_gpuscale(name, ranks, args, env, timeout=600):
     else:
         p = e2e_common.mpirun(ranks, ["run", "--backend", "cuda", "-o", out] + args, env, timeout=timeout,
                               env_drop=drop, export=list(env))
-    if p.returncode != 0:
-        fail(f"{name}: exit {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    if p.returncode != expect:
+        fail(f"{name}: exit {p.returncode}, expected {expect}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     with open(out) as f:
         return json.load(f)
 
@@ -300,6 +304,19 @@ def case_burn_2ranks():
     print("ok: 3 burn-in windows valid; burn.gemm and burn.stream within 1% of the model")
 
 
+def case_burn_flip():
+    env = emulated_env(scenario("three", 3), extra={"GPUSCALE_EMU_FAULTS": "flip-gemm:2:12345"})
+    doc = run_gpuscale("burn_flip", 3, ["--quick", "--duration", "4s", "--window", "2s", "--burn", "gemm"], env, expect=1)
+    rows = doc["results"]
+    if len(rows) != 2 or any(r["status"] != "invalid" for r in rows):
+        fail(f"windows: {[(r['benchmark'], r['status']) for r in rows]}, expected 2 invalid")
+    sdc = doc["analysis"].get("sdc") or []
+    named = {(e["rank"], e["device_index"], e["element"], tuple(e["at"])) for e in sdc}
+    if named != {(2, 2, 12345, (57, 3))} or sorted(e["window"] for e in sdc) != [0, 1]:
+        fail(f"analysis.sdc: {sdc}")
+    print("ok: the flipped bit on GPU 2 named in both windows, at its element; exit 1")
+
+
 def case_health():
     env = emulated_env(scenario("two", 2))
     p = e2e_common.run([ARGS.gpuscale, "health", "--array-size", "64M", "--gemm-shape", "1024"], env, env_drop=DROP)
@@ -332,6 +349,7 @@ def main():
         "quick_8ranks": (case_quick_8ranks, e2e_common.CORES),
         "families_2ranks": (case_families_2rank, e2e_common.CORES),
         "burn_2ranks": (case_burn_2ranks, e2e_common.CORES),
+        "burn_flip": (case_burn_flip, e2e_common.CORES),
         "health": (case_health, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, parse)

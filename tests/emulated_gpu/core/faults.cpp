@@ -77,8 +77,30 @@ std::vector<PlantedFault> parse_faults(const std::string& text) {
 
 std::vector<PlantedFault> planted_faults() { return parse_faults(env_or("GPUSCALE_EMU_FAULTS", "")); }
 
+std::string this_test_host() {
+  const char* hosts = std::getenv("GPUSCALE_TEST_HOSTS");
+  if (hosts == nullptr || *hosts == 0) return "";
+  const char* rank_text = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank_text == nullptr) rank_text = std::getenv("PMI_RANK");
+  const long rank = rank_text ? std::strtol(rank_text, nullptr, 10) : 0;
+  const auto names = split(hosts, ',');
+  return rank >= 0 && static_cast<std::size_t>(rank) < names.size() ? trim(names[static_cast<std::size_t>(rank)]) : "";
+}
+
+bool target_here(const std::string& target, std::string& id) {
+  const auto slash = target.find('/');
+  if (slash == std::string::npos) {
+    id = target;
+    return true;
+  }
+  if (target.substr(0, slash) != this_test_host()) return false;
+  id = target.substr(slash + 1);
+  return true;
+}
+
 bool fault_targets(const PlantedFault& f, int index, const std::string& uuid) {
-  return f.target == std::to_string(index) || f.target == uuid;
+  std::string id;
+  return target_here(f.target, id) && (id == std::to_string(index) || id == uuid);
 }
 
 NoiseSpec parse_noise(const std::string& text, std::uint64_t seed) {

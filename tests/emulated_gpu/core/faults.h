@@ -9,7 +9,10 @@
 //   sticky:ID:N                 the N-th kernel launch on it sets cudaErrorIllegalAddress, sticky
 //   slow-link:ID:FACTOR, slow-nic:ID:FACTOR, flip-gemm:ID:N, hang-collective:ID:N
 //                               parsed here, acted on by the NCCL and cuBLASLt emulations
-// ID is a device ordinal (before CUDA_VISIBLE_DEVICES: the node's own numbering) or a UUID.
+// ID is a device ordinal (before CUDA_VISIBLE_DEVICES: the node's own numbering) or a UUID, and may
+// be qualified by a test host, HOST/ID: it then acts only in the processes that stand for HOST
+// (GPUSCALE_TEST_HOSTS' name for the process's world rank, world/test_hosts.h), as every test host
+// reads the same scenario and so numbers its GPUs alike.
 //
 // GPUSCALE_EMU_NOISE="rep=0.01,gpu=0.02,run=0.0" and GPUSCALE_EMU_SEED=N: multiplicative factors
 // exp(sigma * z), z standard normal (log-normal): rep draws one per operation, gpu one per device
@@ -37,7 +40,14 @@ std::vector<PlantedFault> parse_faults(const std::string& text);
 // parse_faults(getenv("GPUSCALE_EMU_FAULTS")), empty when unset.
 std::vector<PlantedFault> planted_faults();
 
-// Whether `f` targets the device with node index `index` and UUID `uuid`.
+// The test host this process stands for: GPUSCALE_TEST_HOSTS' entry for its world rank
+// (OMPI_COMM_WORLD_RANK or PMI_RANK; rank 0 without either); "" without GPUSCALE_TEST_HOSTS.
+std::string this_test_host();
+// A target without its host: "h1/3" -> "3" when this process stands for h1; nothing for another host;
+// a target without a host as it is.
+bool target_here(const std::string& target, std::string& id);
+
+// Whether `f` targets the device with node index `index` and UUID `uuid` (its host, if any, this one's).
 bool fault_targets(const PlantedFault& f, int index, const std::string& uuid);
 
 struct NoiseSpec {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "tests/emulated_gpu/core/faults.h"
 #include "tests/emulated_gpu/cublaslt/lt_objects.h"
 
 namespace gpuscale_emu::lt {
@@ -26,7 +27,9 @@ std::vector<GemmFlip> parse_gemm_flips(std::string_view text) {
     item.remove_prefix(kKind.size());
     const auto colon = item.find(':');
     GemmFlip f;
-    if (colon == std::string_view::npos || !parse_number(item.substr(0, colon), f.device) ||
+    std::string device;  // an ordinal, or HOST/ordinal for one test host only (core/faults.h)
+    if (colon == std::string_view::npos || !target_here(std::string(item.substr(0, colon)), device) ||
+        !parse_number(std::string_view(device), f.device) ||
         !parse_number(item.substr(colon + 1), f.element) || f.device < 0)
       continue;
     out.push_back(f);

@@ -232,6 +232,27 @@ TEST(EmulatedFaults, ParserReadsEveryKindAndRefusesUnknownOnes) {
   EXPECT_THROW(gpuscale_emu::parse_faults("slow-gpu:0"), std::invalid_argument);
 }
 
+// HOST/ID targets act only in the processes standing for HOST (core/faults.h): the world rank picks
+// this process's name from GPUSCALE_TEST_HOSTS, as world/test_hosts.h does.
+TEST(EmulatedFaults, AHostQualifiedTargetActsOnlyOnThatTestHost) {
+  ::setenv("GPUSCALE_TEST_HOSTS", "h0,h0,h1,h1", 1);
+  const auto f = gpuscale_emu::parse_faults("slow-gpu:h1/1:2");
+  ASSERT_EQ(f.size(), 1u);
+  for (int rank = 0; rank < 4; ++rank) {
+    ::setenv("OMPI_COMM_WORLD_RANK", std::to_string(rank).c_str(), 1);
+    EXPECT_EQ(gpuscale_emu::this_test_host(), rank < 2 ? "h0" : "h1");
+    EXPECT_EQ(gpuscale_emu::fault_targets(f[0], 1, "GPU-x"), rank >= 2) << rank;
+    EXPECT_FALSE(gpuscale_emu::fault_targets(f[0], 0, "GPU-y")) << rank;
+  }
+  std::string id;
+  EXPECT_TRUE(gpuscale_emu::target_here("GPU-z", id));
+  EXPECT_EQ(id, "GPU-z");
+  ::unsetenv("GPUSCALE_TEST_HOSTS");
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(gpuscale_emu::this_test_host(), "");
+  EXPECT_FALSE(gpuscale_emu::target_here("h1/1", id));
+}
+
 TEST(EmulatedFaults, NoiseIsSeededAndLogNormal) {
   const auto n = gpuscale_emu::parse_noise("rep=0.01,gpu=0.02,run=0.0", 42);
   EXPECT_EQ(n.rep, 0.01);

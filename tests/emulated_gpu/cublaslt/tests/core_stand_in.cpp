@@ -57,3 +57,14 @@ double enqueue(Stream* s, Operation op) {
 }
 
 }  // namespace gpuscale_emu
+
+namespace gpuscale_emu {
+
+// The stand-in process stands for no test host (core/faults.h): a HOST/ID target never applies here.
+bool target_here(const std::string& target, std::string& id) {
+  if (target.find('/') != std::string::npos) return false;
+  id = target;
+  return true;
+}
+
+}  // namespace gpuscale_emu
