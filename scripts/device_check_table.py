@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The short table scripts/device-check prints: gpuscale's figures on one GPU next to torch's from the
 same session (scripts/torch_reference.py), the expected peak and each one's % of it, with the targets of the CUDA issue (met or missed; targets
-are reported, never used to pass or fail a test)."""
+are reported, never used to pass or fail a test). Without torch (torch_reference.py's `absent`) every
+row's torch cell says "no torch", and the targets that compare with torch are n/a."""
 import argparse
 import json
 
@@ -100,6 +101,9 @@ def main():
           f"{doc['created_utc']}, gpuscale {doc['tool']['commit']}")
     lines = []
 
+    absent = torch.get("absent") if isinstance(torch, dict) and isinstance(torch.get("absent"), str) else None
+    none = "no torch" if absent else "-"  # a torch cell without a figure
+
     def tval(*path):  # a torch figure, or None where the reference is missing or failed
         v = torch
         for k in path:
@@ -111,12 +115,12 @@ def main():
 
     def add(label, r, tv):
         if r is None:
-            lines.append((label, "-", fmt(tv, "") if tv is not None else "-", "-", "-", "-", "missing"))
+            lines.append((label, "-", fmt(tv, "") if tv is not None else none, "-", "-", "-", "missing"))
             return
         v = r["aggregate"] if r["status"] == "ok" else None
         peak = r["expected_peak"]
-        lines.append((label, fmt(v, r["unit"]), fmt(tv, r["unit"]) if tv is not None else "-", fmt(peak, r["unit"]),
-                      pct(v, peak), pct(tv, peak), r["status"]))
+        lines.append((label, fmt(v, r["unit"]), fmt(tv, r["unit"]) if tv is not None else none, fmt(peak, r["unit"]),
+                      pct(v, peak), pct(tv, peak) if tv is not None else none, r["status"]))
 
     add("stream.copy fp64 | copy_", row(doc, "stream.copy", dtype="fp64"), tval("copy", "gbps_read_plus_write"))
     add("stream.triad fp64 | add", row(doc, "stream.triad", dtype="fp64"), tval("triad", "gbps"))
@@ -142,6 +146,8 @@ def main():
             print(f"  torch {k}: {e}")
         if "error" in torch and isinstance(torch["error"], str):
             print(f"  torch: {torch['error']}")
+        if absent:
+            print(f"  torch: {absent}; no torch figure beside gpuscale's")
 
     print("\ntargets (reported, not enforced):")
 

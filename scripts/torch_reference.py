@@ -3,7 +3,10 @@
 and triad of the STREAM array size, GB/s counting bytes read plus written), torch.matmul on random
 bf16, fp16 and tf32 8192^3 inputs and torch._scaled_mm on fp8 e4m3 (TFLOP/s = 2MNK), and host-to-device,
 device-to-host (pinned) and device-to-device copies (bytes moved once). Timed with CUDA events after
-warm-up, median of repetitions; a reference that fails is recorded with its error."""
+warm-up, median of repetitions; a reference that fails is recorded with its error. Where torch is not
+installed (a bare node, the emulated GPU node: docs/cuda.md) that is recorded as `absent` and the
+script exits 0: device-check still runs, and its table says on every row that torch was not there.
+Torch installed but blind to the GPU is a failure (exit 1)."""
 import argparse
 import json
 import statistics
@@ -36,9 +39,9 @@ def main():
     try:
         import torch
     except ImportError as e:
-        json.dump({"error": f"torch not importable: {e}"}, open(args.out, "w"))
-        print(f"torch not importable: {e}", file=sys.stderr)
-        return 1
+        json.dump({"absent": f"torch is not installed ({e})"}, open(args.out, "w"))
+        print(f"torch is not installed ({e}): the table's torch column says so", file=sys.stderr)
+        return 0
     if not torch.cuda.is_available():
         json.dump({"error": "torch sees no CUDA device"}, open(args.out, "w"))
         return 1

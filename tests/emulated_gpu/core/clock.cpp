@@ -14,7 +14,6 @@ constexpr int kIllegalAddress = 700;
 
 thread_local double t_host_clock = 0;
 std::atomic<int> g_sticky{0};
-std::atomic<std::uint64_t> g_write_epoch{0};  // device_write_epoch()
 
 // Counts a kernel launch on `d` (caller holds the lock); true when the planted sticky fault fires now.
 bool launch_faults(Device& d, const Operation& op) {
@@ -75,7 +74,7 @@ double enqueue(Stream* s, Operation op) {
   t_host_clock += d.model.launch_overhead_us;
   const double start = std::max(s->clock_us, t_host_clock);
   const bool faulted = launch_faults(d, op);
-  if (!op.repeatable_result) note_device_write();
+  note_operation_writes(op);
   if (op.finish) {  // decided when it runs (a collective may wait for other processes): no lock held
     lock.unlock();
     const double end = op.finish(start);
@@ -90,19 +89,17 @@ double enqueue(Stream* s, Operation op) {
   return start;
 }
 
-double enqueue_timed(Stream* s, const std::string& what, const std::function<double(double start_us)>& finish) {
+double enqueue_timed(Stream* s, const std::string& what, const std::function<double(double start_us)>& finish,
+                     std::optional<std::vector<WriteRange>> writes) {
   Operation op;
   op.what = what;
   op.kind = Operation::Kind::communication;
   op.finish = finish;
+  op.writes = std::move(writes);
   return enqueue(s, std::move(op));
 }
 
 double host_clock_us() { return t_host_clock; }
-
-std::uint64_t device_write_epoch() { return g_write_epoch.load(); }
-
-void note_device_write() { ++g_write_epoch; }
 
 void wait_for(double clock_us) { t_host_clock = std::max(t_host_clock, clock_us); }
 
@@ -131,7 +128,7 @@ void launch_graph(const Graph& g, Stream* s) {
   ++g.launches;
   for (const auto& op : g.ops) {
     const bool faulted = launch_faults(d, op);
-    if (!op.repeatable_result) note_device_write();
+    note_operation_writes(op);
     if (op.finish) {
       lock.unlock();
       t = std::max(t, op.finish(t));

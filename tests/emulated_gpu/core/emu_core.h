@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,12 @@ void delete_stream(Stream*);
 // Enqueue one operation on a stream: while the stream captures, it is added to the graph and not run;
 // otherwise `work` runs now and the stream's clock moves to max(clock, host clock) + duration_us.
 // Returns the operation's start on the simulated clock (for collectives, which wait for their members).
+// A range of memory an operation writes (a copy's destination, a collective's receive buffer).
+struct WriteRange {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
 struct Operation {
   std::string what;           // "kernel triad<double>", "cublasLtMatmul bf16 4096x4096x4096", ...
   double duration_us = 0;     // from the model (cost.h), before any planted slowness
@@ -88,12 +95,16 @@ struct Operation {
   bool launch = false;      // a kernel launch: counts toward a planted sticky fault (faults.h)
   // Set by enqueue_timed (and an event record): the end is decided when it runs; duration_us unused.
   std::function<double(double start_us)> finish;
+  // What it writes, where the caller knows (a copy, a set, a collective; empty for an event); unset
+  // for a kernel, whose twin may write anywhere its arguments point.
+  std::optional<std::vector<WriteRange>> writes;
 };
 double enqueue(Stream* s, Operation op);
 
 // A collective's hook: an operation whose end is decided after it starts (the slowest member's start
 // plus its duration). `finish` gets the start and returns the end; the stream's clock moves to it.
-double enqueue_timed(Stream* s, const std::string& what, const std::function<double(double start_us)>& finish);
+double enqueue_timed(Stream* s, const std::string& what, const std::function<double(double start_us)>& finish,
+                     std::optional<std::vector<WriteRange>> writes = std::nullopt);
 
 // The host thread's simulated clock.
 double host_clock_us();
@@ -112,12 +123,18 @@ void launch_graph(const Graph& g, Stream* s);
 
 // Writes to device memory, counted: every operation but a repeatable product (Operation::
 // repeatable_result) counts as one when it runs, whether a copy, a set, a kernel or a collective, and
-// a library whose repeatable product did write (computed, or a planted flip) notes it. A product
-// cache keyed by this count knows that nothing has touched its inputs or its output while the count
-// stands, without reading them (cuBLASLt's emulation: "Repeated identical work ... may be computed
-// once").
+// a library whose repeatable product did write (computed, or a planted flip) notes it. A write with
+// Operation::writes set is logged with its ranges; one without (a kernel) may have touched anything.
+// A product cache asks whether anything has touched its inputs or its output since a count, without
+// reading them (cuBLASLt's emulation: "Repeated identical work ... may be computed once").
 std::uint64_t device_write_epoch();
-void note_device_write();
+void note_device_write();                                  // anything may have been written
+void note_device_write(const void* data, std::size_t bytes);  // this range was written
+// True when no write since `epoch` can have touched any of `ranges` (false once the bounded log no
+// longer reaches back that far).
+bool unwritten_since(std::uint64_t epoch, const std::vector<WriteRange>& ranges);
+// What running `op` writes, noted as above (enqueue calls it).
+void note_operation_writes(const Operation& op);
 
 // Sticky errors (CUDA Runtime API, cudaGetLastError: "a sticky error ... the process must be
 // terminated"): once set, every call on the device returns it.

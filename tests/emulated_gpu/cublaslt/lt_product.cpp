@@ -1,14 +1,16 @@
 // The product on the host. op(A) and op(B) are first copied into rows and columns of the accumulator's
-// type (converted exactly, then rounded as the compute type says), so the O(m n k) loop is a plain
-// dot product over contiguous memory. Conversions to the output type use CUDA's own host conversions
+// type (converted exactly, then rounded as the compute type says), so the O(m n k) part is one product
+// of contiguous rows and columns. Conversions to the output type use CUDA's own host conversions
 // (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h: round to nearest even; fp8 saturating to the finite range).
 #include "tests/emulated_gpu/cublaslt/lt_product.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include <cblas.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -132,6 +134,71 @@ T input(const MatrixRef& m, std::int64_t idx, InputRounding r) {
     return static_cast<T>(v);
 }
 
+// The O(m n k) part: acc[i + j m] = sum over p of rows[i k + p] cols[j k + p], through the C BLAS
+// interface the CPU backend also uses (OpenBLAS: blocked for the cache, so the 16384-cubed products of a
+// default plan take seconds, not hours). Its summation order is fixed for given sizes, so a product
+// repeats bit for bit, as cuBLAS's does for one configuration. Integers go through dgemm, which is exact
+// while every partial sum stays below 2^53; the plain loop takes what the BLAS cannot (fp16
+// accumulation, sizes past its 32-bit dimensions, integers that could round).
+constexpr std::uint64_t kBlasDimMax = 0x7fffffffu;
+
+bool blas_fits(std::uint64_t m, std::uint64_t n, std::uint64_t k) { return m <= kBlasDimMax && n <= kBlasDimMax && k <= kBlasDimMax; }
+
+void blas_product(const float* rows, const float* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k, float* acc) {
+  const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k);
+  cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, im, in, ik, 1.0f, rows, ik, cols, ik, 0.0f, acc, im);
+}
+
+void blas_product(const double* rows, const double* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k, double* acc) {
+  const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k);
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, im, in, ik, 1.0, rows, ik, cols, ik, 0.0, acc, im);
+}
+
+// Largest magnitude of any element: bounds an integer product's partial sums.
+std::int64_t max_magnitude(const std::vector<std::int32_t>& v) {
+  std::int64_t top = 0;
+  for (const std::int32_t x : v) top = std::max<std::int64_t>(top, x < 0 ? -static_cast<std::int64_t>(x) : x);
+  return top;
+}
+
+// Every dot product of the batch member, in the accumulator's own type.
+template <typename T, typename Sum>
+std::vector<Sum> dot_products(const ProductSpec& s, const std::vector<T>& rows, const std::vector<T>& cols) {
+  const std::uint64_t m = s.m, n = s.n, k = s.k;
+  std::vector<Sum> acc(m * n);
+  if constexpr (std::is_same_v<T, float>) {
+    if (s.acc == Accumulator::f32 && blas_fits(m, n, k)) {
+      blas_product(rows.data(), cols.data(), m, n, k, acc.data());
+      return acc;
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (blas_fits(m, n, k)) {
+      blas_product(rows.data(), cols.data(), m, n, k, acc.data());
+      return acc;
+    }
+  } else {
+    const long double bound = static_cast<long double>(max_magnitude(rows)) * static_cast<long double>(max_magnitude(cols)) *
+                              static_cast<long double>(k);
+    if (blas_fits(m, n, k) && bound < 9007199254740992.0L) {  // 2^53
+      const std::vector<double> r(rows.begin(), rows.end()), c(cols.begin(), cols.end());
+      std::vector<double> exact(m * n);
+      blas_product(r.data(), c.data(), m, n, k, exact.data());
+      for (std::uint64_t e = 0; e < m * n; ++e) acc[e] = static_cast<Sum>(exact[e]);
+      return acc;
+    }
+  }
+  for (std::uint64_t j = 0; j < n; ++j)
+    for (std::uint64_t i = 0; i < m; ++i) {
+      const T* a = rows.data() + i * k;
+      const T* b = cols.data() + j * k;
+      if constexpr (std::is_same_v<T, float>)
+        acc[i + j * m] = s.acc == Accumulator::f16 ? dot_f16(a, b, k) : dot<float, float>(a, b, k);
+      else
+        acc[i + j * m] = dot<T, Sum>(a, b, k);
+    }
+  return acc;
+}
+
 template <typename T>
 void one_batch(const ProductSpec& s, int batch) {
   const std::int64_t ao = batch * s.a.batch_stride, bo = batch * s.b.batch_stride;
@@ -148,35 +215,34 @@ void one_batch(const ProductSpec& s, int batch) {
       const auto idx = s.trans_b ? static_cast<std::int64_t>(j + p * s.b.ld) : static_cast<std::int64_t>(p + j * s.b.ld);
       cols[j * k + p] = input<T>(s.b, bo + idx, s.rounding);
     }
+  using Sum = std::conditional_t<std::is_same_v<T, std::int32_t>, std::int64_t, T>;
+  const std::vector<Sum> acc = dot_products<T, Sum>(s, rows, cols);
   void* out = const_cast<void*>(s.d.data);  // D is the one matrix written
   const bool read_c = s.beta != 0;  // BLAS convention: with beta zero C is not read (NaN in C stays out)
   for (std::uint64_t j = 0; j < n; ++j)
     for (std::uint64_t i = 0; i < m; ++i) {
-      const T* a = rows.data() + i * k;
-      const T* b = cols.data() + j * k;
+      const Sum dot_ij = acc[i + j * m];
       const auto ci = co + static_cast<std::int64_t>(i + j * s.c.ld);
       const auto di = dof + static_cast<std::int64_t>(i + j * s.d.ld);
       const double c = read_c ? load(s.c.data, s.c.type, ci) : 0.0;
       if constexpr (std::is_same_v<T, double>) {
-        put(out, di, s.alpha * dot<double, double>(a, b, k) + s.beta * c);
+        put(out, di, s.alpha * dot_ij + s.beta * c);
       } else if constexpr (std::is_same_v<T, std::int32_t>) {
-        const std::int64_t acc = dot<std::int32_t, std::int64_t>(a, b, k);
         if (s.scale_type == CUDA_R_32I) {
           // int32 arithmetic wraps modulo 2^32 (computed unsigned, where overflow is defined)
-          const auto r = static_cast<std::uint32_t>(static_cast<std::int64_t>(s.alpha)) * static_cast<std::uint32_t>(acc) +
+          const auto r = static_cast<std::uint32_t>(static_cast<std::int64_t>(s.alpha)) * static_cast<std::uint32_t>(dot_ij) +
                          static_cast<std::uint32_t>(static_cast<std::int64_t>(s.beta)) *
                              static_cast<std::uint32_t>(static_cast<std::int64_t>(c));
           put(out, di, static_cast<std::int32_t>(r));
         } else {
-          const float r = static_cast<float>(s.alpha) * static_cast<float>(static_cast<std::int32_t>(acc)) +
+          const float r = static_cast<float>(s.alpha) * static_cast<float>(static_cast<std::int32_t>(dot_ij)) +
                           static_cast<float>(s.beta) * static_cast<float>(c);
           store_float(out, s.d.type, di, r);
         }
       } else {
-        const float acc = s.acc == Accumulator::f16 ? dot_f16(a, b, k) : dot<float, float>(a, b, k);
         const float ab = static_cast<float>(s.alpha) * s.scale_a * s.scale_b;
         const float cb = static_cast<float>(s.beta) * s.scale_c;
-        store_float(out, s.d.type, di, s.scale_d * (ab * acc + cb * static_cast<float>(c)));
+        store_float(out, s.d.type, di, s.scale_d * (ab * dot_ij + cb * static_cast<float>(c)));
       }
     }
 }

@@ -120,6 +120,7 @@ EMU_CUDART_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
   op.kind = Operation::Kind::memory;
   op.launch = true;
   op.duration_us = memory_us(twin->bytes_moved(shape, args), d);
+  if (twin->writes) op.writes = twin->writes(shape, args);
   op.work = [twin, shape, args] { twin->run(shape, args); };  // runs inside enqueue: args still live
   enqueue(s, std::move(op));
   // A fault in the kernel itself (a planted sticky error) is asynchronous: the launch succeeded, and

@@ -56,6 +56,7 @@ cudaError_t copy(void* dst, const void* src, std::size_t count, Stream* s) {
     op.what = "cudaMemcpy host to host";  // not a device operation: no device time
     op.kind = Operation::Kind::other;
   }
+  op.writes = std::vector<WriteRange>{{dst, count}};
   op.work = [dst, src, count] {
     if (count) std::memmove(dst, src, count);
   };
@@ -157,6 +158,7 @@ EMU_CUDART_API cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count
   op.kind = Operation::Kind::memory;
   op.launch = false;
   op.duration_us = memory_us(static_cast<double>(count), device(d.alloc->device));  // one write of each byte
+  op.writes = std::vector<WriteRange>{{devPtr, count}};
   op.work = [devPtr, value, count] { std::memset(devPtr, value, count); };
   enqueue(s, std::move(op));
   return result(cudaSuccess);

@@ -57,6 +57,7 @@ EMU_CUDART_API cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t 
   // recorded is complete, so it orders nothing.
   Operation op;
   op.what = "cudaStreamWaitEvent";
+  op.writes = std::vector<WriteRange>{};  // orders work, writes nothing
   op.finish = [e](double start) { return e->recorded ? std::max(start, e->time_us) : start; };
   if (s->capture) {
     s->capture->ops.push_back(std::move(op));
@@ -90,6 +91,7 @@ EMU_CUDART_API cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t stream) 
   if (s->capture) {  // recorded into the graph: the event is set when the graph replays
     Operation op;
     op.what = "cudaEventRecord";
+    op.writes = std::vector<WriteRange>{};
     op.finish = [e](double start) {
       e->recorded = true;
       e->time_us = start;

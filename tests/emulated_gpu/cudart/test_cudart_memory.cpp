@@ -97,6 +97,34 @@ TEST(EmulatedCudartMemory, CopiesMoveTheBytes) {
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 
+// The write log a product cache reads (emu_core.h, "Writes to device memory"): a copy or a set notes
+// the range it wrote and nothing else; an event records nothing.
+TEST(EmulatedCudartMemory, CopiesAndSetsLogTheRangesTheyWrite) {
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  std::mt19937 rng(11);
+  const size_t n = 1000 + rng() % 1000, at = rng() % n;
+  unsigned char *a = nullptr, *b = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&a), n), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&b), n), cudaSuccess);
+  const std::vector<gpuscale_emu::WriteRange> whole_a{{a, n}}, whole_b{{b, n}};
+  auto epoch = gpuscale_emu::device_write_epoch();
+  ASSERT_EQ(cudaMemsetAsync(b + at, 1, 1, nullptr), cudaSuccess);  // one byte of b
+  EXPECT_TRUE(gpuscale_emu::unwritten_since(epoch, whole_a));
+  EXPECT_FALSE(gpuscale_emu::unwritten_since(epoch, whole_b));
+  EXPECT_TRUE(gpuscale_emu::unwritten_since(epoch, {{b, at}}));  // the bytes before it
+  EXPECT_FALSE(gpuscale_emu::unwritten_since(epoch, {{b + at, 1}}));
+  epoch = gpuscale_emu::device_write_epoch();
+  cudaEvent_t e = nullptr;
+  ASSERT_EQ(cudaEventCreate(&e), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(e, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(a, b, n, cudaMemcpyDeviceToDevice), cudaSuccess);
+  EXPECT_FALSE(gpuscale_emu::unwritten_since(epoch, whole_a));
+  EXPECT_TRUE(gpuscale_emu::unwritten_since(epoch, whole_b));
+  EXPECT_EQ(cudaEventDestroy(e), cudaSuccess);
+  EXPECT_EQ(cudaFree(a), cudaSuccess);
+  EXPECT_EQ(cudaFree(b), cudaSuccess);
+}
+
 TEST(EmulatedCudartMemory, CopyTimesAreTheModels) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   const auto& d = gpuscale_emu::device(0);

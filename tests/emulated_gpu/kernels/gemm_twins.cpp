@@ -28,6 +28,13 @@ double gather_bytes(const LaunchShape&, void** args) {
          count * (sizeof(TO) + sizeof(double));
 }
 
+// ... into its three output arrays and nowhere else.
+std::vector<WriteRange> gather_writes(const LaunchShape&, void** args) {
+  const auto& g = arg<gpuscale::cuda::GemmGather>(args, 0);
+  const std::size_t count = g.count > 0 ? static_cast<std::size_t>(g.count) : 0, per = count * sizeof(double);
+  return {{g.a_out, per * g.k}, {g.b_out, per * g.k}, {g.c_out, per}};
+}
+
 // corrupt_kernel(c, index): reads and writes one value.
 template <typename T>
 double corrupt_bytes(const LaunchShape&, void**) {
@@ -43,7 +50,7 @@ void add_gemm_twins(std::vector<TwinEntry>& table) {
     table.push_back(compiled<&dc::corrupt_kernel<T>>(&corrupt_bytes<T>));
     for_each_storage_type([&](auto out_zero) {
       using TO = decltype(out_zero);
-      table.push_back(compiled<&dc::gather_kernel<T, TO>>(&gather_bytes<T, TO>));
+      table.push_back(compiled<&dc::gather_kernel<T, TO>>(&gather_bytes<T, TO>, &gather_writes));
     });
   });
 }

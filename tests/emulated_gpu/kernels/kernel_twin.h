@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "tests/emulated_gpu/core/emu_core.h"
+
 namespace gpuscale_emu {
 
 struct LaunchShape {
@@ -22,6 +24,10 @@ struct KernelTwin {
   // The bytes of device memory the launch reads plus writes, from its arguments: the performance
   // model's cost of the kernel (core/cost.h turns bytes into time at the GPU's HBM bandwidth).
   double (*bytes_moved)(const LaunchShape& shape, void** args);
+  // The device memory the launch writes, from its arguments, where a twin states it (the sample
+  // gathers: their writes must not look like writes to the product they read, emu_core.h, "Writes to
+  // device memory"); nullptr: it may write anywhere its arguments point.
+  std::vector<WriteRange> (*writes)(const LaunchShape& shape, void** args) = nullptr;
 };
 
 // The twin of the kernel nvcc registered as `mangled_name`; nullptr when there is none (the runtime

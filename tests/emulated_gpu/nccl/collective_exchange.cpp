@@ -134,7 +134,13 @@ class CollectiveExchange final : public Exchange {
     const std::string what = std::string(kind_name(call_.kind)) + " " + std::to_string(call_.count) + " elements of " +
                              std::to_string(es_) + " bytes on " + std::to_string(c_->nranks) + " ranks";
     const double latest = max_start_;
-    gpuscale_emu::enqueue_timed(stream_, what, [latest, duration](double start) { return std::max(start, latest) + duration; });
+    // What it wrote: this rank's receive buffer (all of every rank's blocks for an all_gather; nothing
+    // off the root of a reduce).
+    std::vector<gpuscale_emu::WriteRange> wrote;
+    if (call_.kind != OpKind::reduce || c_->rank == call_.root)
+      wrote.push_back({call_.recv, (call_.kind == OpKind::all_gather ? static_cast<std::size_t>(c_->nranks) : 1) * call_.count * es_});
+    gpuscale_emu::enqueue_timed(stream_, what, [latest, duration](double start) { return std::max(start, latest) + duration; },
+                                std::move(wrote));
   }
 
   ncclComm* c_;

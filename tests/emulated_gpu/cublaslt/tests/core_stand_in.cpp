@@ -6,7 +6,6 @@ gpuscale_emu::Device g_device;
 gpuscale_emu::Stream g_stream;
 std::vector<stand_in::Recorded> g_ops;
 int g_sticky = 0;
-std::uint64_t g_write_epoch = 0;
 }  // namespace
 
 namespace stand_in {
@@ -44,12 +43,9 @@ int current_device() { return 0; }
 Stream* stream_of(void*) { return &g_stream; }
 int sticky_error() { return g_sticky; }
 
-std::uint64_t device_write_epoch() { return g_write_epoch; }
-void note_device_write() { ++g_write_epoch; }
-
 double enqueue(Stream* s, Operation op) {
   g_ops.push_back({op.what, op.duration_us, op.repeatable_result});
-  if (!op.repeatable_result) note_device_write();  // as the core counts writes (emu_core.h)
+  note_operation_writes(op);  // the core's own rules (core/write_log.cpp)
   if (op.work) op.work();
   const double start = s->clock_us;
   s->clock_us += op.duration_us;

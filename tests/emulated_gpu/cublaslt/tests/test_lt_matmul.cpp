@@ -122,23 +122,36 @@ TEST_F(LtMatmul, RepeatedIdenticalProductsAreComputedOnce) {
   const float one = 1, zero = 0;
   auto run = [&] { ASSERT_EQ(p.matmul(&one, a.bytes.data(), b.bytes.data(), &zero, nullptr, d.data()), CUBLAS_STATUS_SUCCESS); };
   const auto before = gpuscale_emu::lt::product_cache_counts();
+  auto counted = [&](unsigned long computed, unsigned long skipped, unsigned long restored) {
+    const auto now = gpuscale_emu::lt::product_cache_counts();
+    EXPECT_EQ(now.computed - before.computed, computed);
+    EXPECT_EQ(now.skipped - before.skipped, skipped);
+    EXPECT_EQ(now.restored - before.restored, restored);
+  };
   run();
   const auto first = d;
   run();
-  auto now = gpuscale_emu::lt::product_cache_counts();
-  EXPECT_EQ(now.computed - before.computed, 1u);
-  EXPECT_EQ(now.skipped - before.skipped, 1u);
+  counted(1, 1, 0);
   EXPECT_EQ(d, first);
-  d.assign(256, 0);  // D overwritten (as a cudaMemset would, which the core counts): computed again
-  gpuscale_emu::note_device_write();
+  std::vector<float> elsewhere(64);  // a copy into other memory touches neither the inputs nor D
+  gpuscale_emu::note_device_write(elsewhere.data(), elsewhere.size() * sizeof(float));
   run();
+  counted(1, 2, 0);
+  d.assign(256, 0);  // D overwritten (as a collective into it would be): given back from its copy
+  gpuscale_emu::note_device_write(d.data() + 7, sizeof(float));
+  run();
+  counted(1, 2, 1);
   EXPECT_EQ(d, first);
-  test_store(a, 5, 0.75);  // A changed (as a copy would): computed again, with another result
-  gpuscale_emu::note_device_write();
+  test_store(a, 5, 0.75);  // one element of A changed (as a copy would): computed again, another result
+  gpuscale_emu::note_device_write(a.bytes.data() + 5 * sizeof(float), sizeof(float));
   run();
-  now = gpuscale_emu::lt::product_cache_counts();
-  EXPECT_EQ(now.computed - before.computed, 3u);
+  counted(2, 2, 1);
   EXPECT_NE(d, first);
+  const auto second = d;
+  gpuscale_emu::note_device_write();  // a kernel, whose writes are unknown: computed again
+  run();
+  counted(3, 2, 1);
+  EXPECT_EQ(d, second);
 }
 
 TEST_F(LtMatmul, Refusals) {
