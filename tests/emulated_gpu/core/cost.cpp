@@ -1,6 +1,7 @@
 // The performance model's durations (cost.h).
 #include "tests/emulated_gpu/core/cost.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gpuscale_emu {
@@ -18,6 +19,14 @@ double compute_us(double flops, const std::string& dtype_key, const Device& d) {
   if (it == d.model.tflops.end() || it->second <= 0)
     throw std::invalid_argument("emulated GPU model '" + d.model.key + "' has no peak for dtype '" + dtype_key + "'");
   return flops / (it->second * 1e12 * d.model.gemm_efficiency) * 1e6 + d.model.kernel_floor_us;
+}
+
+double kernel_us(double local_bytes, double peer_bytes, const Device& d, const Device& peer) {
+  const GpuModel& m = d.model;
+  const bool nvlink = m.nvlink_gbps > 0 && !d.is_mig && !peer.is_mig;
+  const double link_gbps = (nvlink ? m.nvlink_gbps : m.pcie_gbps) * m.link_efficiency;
+  return std::max(transfer_us(local_bytes, m.hbm_gbps * m.hbm_efficiency), transfer_us(peer_bytes, link_gbps)) +
+         m.kernel_floor_us;
 }
 
 double copy_us(double bytes, CopyKind kind, const Device& d) {

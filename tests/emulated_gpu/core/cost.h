@@ -19,6 +19,11 @@ double memory_us(double bytes, const Device& d);
 // std::invalid_argument for a dtype the model has no peak for.
 double compute_us(double flops, const std::string& dtype_key, const Device& d);
 
+// A kernel moving `local_bytes` in its own GPU's HBM and `peer_bytes` in another GPU's memory (an SM
+// copy between GPUs: peer access over NVLink, or PCIe without it or on a MIG instance): the floor plus
+// the longer of the two transfers, each at its bandwidth x efficiency (the HBM's and the link's).
+double kernel_us(double local_bytes, double peer_bytes, const Device& d, const Device& peer);
+
 enum class CopyKind { host_to_device, device_to_host, device_to_device, peer };
 
 // A copy-engine copy of `bytes`:

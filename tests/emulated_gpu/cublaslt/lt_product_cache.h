@@ -5,10 +5,14 @@
 // planted flips) is not computed again while nothing has written the memory of its inputs (A, B, and
 // C when beta is not zero) since it last was; the core's write log answers that (emu_core.h, "Writes
 // to device memory") without reading them. When D itself was overwritten since (the dp-step's
-// all-reduce overwrites each weight gradient), D is restored from the copy kept of it, within a
-// memory budget, or computed again. Results never depend on whether a product was computed: D ends
-// holding exactly what computing it would write. Reading the contents instead (hashing A, B and D)
-// took 98% of a GEMM run's time: a batch of 2,000 products of 512^3 hashed 12 GB per graph launch.
+// all-reduce overwrites each weight gradient), D is restored from the copy kept of it. Where the log
+// cannot tell (new buffers, or a kernel wrote), the inputs' contents decide: a product whose inputs
+// hash (SHA-256) to those of a product kept before gets that product's D (a new row of the same
+// benchmark fills new buffers with the same seeded values). Copies are kept within a memory budget and
+// only of a packed D (leading dimension m: no bytes between columns that the product would not
+// write). Results never depend on whether a product was computed: D ends holding exactly what
+// computing it would write. Hashing on every call instead took 98% of a GEMM run's time (a batch of
+// 2,000 products of 512^3 hashed 12 GB per graph launch), so the log is asked first.
 #include <cstdint>
 #include <functional>
 
@@ -22,7 +26,7 @@ namespace gpuscale_emu::lt {
 void compute_product_once(const ProductSpec& s, std::uint64_t after_tag, const std::function<void()>& after);
 
 // How many products compute_product_once computed, skipped (D still held the result) and restored
-// (D given back from its copy) in this process (for tests).
+// (D given back from a copy: of this product, or of one with the same inputs) in this process (tests).
 struct ProductCacheCounts {
   unsigned long computed = 0, skipped = 0, restored = 0;
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tests/emulated_gpu/core/cost.h"
+#include "tests/emulated_gpu/core/device_memory.h"
 #include "tests/emulated_gpu/core/twin_registry.h"
 #include "tests/emulated_gpu/cudart/runtime_state.h"
 
@@ -119,8 +120,21 @@ EMU_CUDART_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
   op.what = "kernel " + k->device_name;
   op.kind = Operation::Kind::memory;
   op.launch = true;
-  op.duration_us = memory_us(twin->bytes_moved(shape, args), d);
+  const double bytes = twin->bytes_moved(shape, args);
+  op.duration_us = memory_us(bytes, d);
   if (twin->writes) op.writes = twin->writes(shape, args);
+  if (twin->writes && twin->reads) {  // bytes in another GPU's memory go over the link (cost.h)
+    double peer_bytes = 0;
+    int peer = -1;
+    std::vector<WriteRange> touched = *op.writes;
+    for (const WriteRange& r : twin->reads(shape, args)) touched.push_back(r);
+    for (const WriteRange& r : touched)
+      if (const Allocation* a = find_allocation(r.data); a && a->device != s->device) {
+        peer_bytes += static_cast<double>(r.bytes);
+        peer = a->device;
+      }
+    if (peer >= 0) op.duration_us = kernel_us(bytes - peer_bytes, peer_bytes, d, device(peer));
+  }
   op.work = [twin, shape, args] { twin->run(shape, args); };  // runs inside enqueue: args still live
   enqueue(s, std::move(op));
   // A fault in the kernel itself (a planted sticky error) is asynchronous: the launch succeeded, and

@@ -68,8 +68,10 @@ void run_host_compiled(const LaunchShape& s, void** args) {
 // An entry for a kernel compiled for the host, with its cost and, where stated, what it writes.
 template <auto Kernel>
 TwinEntry compiled(double (*bytes_moved)(const LaunchShape&, void**),
-                   std::vector<WriteRange> (*writes)(const LaunchShape&, void**) = nullptr) {
-  return {reinterpret_cast<const void*>(Kernel), KernelTwin{nullptr, &run_host_compiled<Kernel>, bytes_moved, writes}};
+                   std::vector<WriteRange> (*writes)(const LaunchShape&, void**) = nullptr,
+                   std::vector<WriteRange> (*reads)(const LaunchShape&, void**) = nullptr) {
+  return {reinterpret_cast<const void*>(Kernel),
+          KernelTwin{nullptr, &run_host_compiled<Kernel>, bytes_moved, writes, reads}};
 }
 
 // Calls f(T{}) once per row of core/dtype_table.def with a CUDA storage type: the types

@@ -28,6 +28,9 @@ struct KernelTwin {
   // gathers: their writes must not look like writes to the product they read, emu_core.h, "Writes to
   // device memory"); nullptr: it may write anywhere its arguments point.
   std::vector<WriteRange> (*writes)(const LaunchShape& shape, void** args) = nullptr;
+  // The device memory it reads, where a twin states it (with `writes`): the runtime then charges the
+  // bytes lying on another GPU at the link's bandwidth (core/cost.h, kernel_us).
+  std::vector<WriteRange> (*reads)(const LaunchShape& shape, void** args) = nullptr;
 };
 
 // The twin of the kernel nvcc registered as `mangled_name`; nullptr when there is none (the runtime

@@ -32,6 +32,15 @@ double write_bytes(const LaunchShape&, void** args) {
   return static_cast<double>(arg<std::uint64_t>(args, 1)) * sizeof(T);
 }
 
+// copy_words (binary_kernel<uint32_t, Copy>: out, x, n): what it writes and reads, so that a copy
+// between two GPUs (copy.p2p_sm) is charged at the link's bandwidth.
+std::vector<WriteRange> words_written(const LaunchShape&, void** args) {
+  return {{arg<std::uint32_t*>(args, 0), arg<std::uint64_t>(args, 3) * sizeof(std::uint32_t)}};
+}
+std::vector<WriteRange> words_read(const LaunchShape&, void** args) {
+  return {{arg<const std::uint32_t*>(args, 1), arg<std::uint64_t>(args, 3) * sizeof(std::uint32_t)}};
+}
+
 // What stream_init and stream_run launch for T (stream_kernels.cu).
 template <typename T>
 void add_typed(std::vector<TwinEntry>& table) {
@@ -49,7 +58,8 @@ void add_stream_twins(std::vector<TwinEntry>& table) {
   add_typed<float>(table);
   add_typed<double>(table);
   // copy_words: the SM-driven copy of the copy benchmarks.
-  table.push_back(compiled<&dc::binary_kernel<std::uint32_t, dc::Copy<std::uint32_t>>>(&binary_bytes<std::uint32_t>));
+  table.push_back(compiled<&dc::binary_kernel<std::uint32_t, dc::Copy<std::uint32_t>>>(&binary_bytes<std::uint32_t>,
+                                                                                      &words_written, &words_read));
 }
 
 }  // namespace gpuscale_emu::twins

@@ -148,10 +148,23 @@ TEST_F(LtMatmul, RepeatedIdenticalProductsAreComputedOnce) {
   counted(2, 2, 1);
   EXPECT_NE(d, first);
   const auto second = d;
-  gpuscale_emu::note_device_write();  // a kernel, whose writes are unknown: computed again
+  test_store(a, 9, -0.5);  // a kernel changed A, its writes unknown to the log: the contents decide
+  gpuscale_emu::note_device_write();
   run();
   counted(3, 2, 1);
-  EXPECT_EQ(d, second);
+  const auto third = d;
+  EXPECT_NE(third, second);
+  gpuscale_emu::note_device_write();  // nothing changed this time: D given back by the inputs' digest
+  d.assign(256, 0);
+  run();
+  counted(3, 2, 2);
+  EXPECT_EQ(d, third);
+  auto a2 = a;  // new buffers holding the same values (a new row's): the same D, not computed
+  auto b2 = b;
+  std::vector<float> d2(256, -1.f);
+  ASSERT_EQ(p.matmul(&one, a2.bytes.data(), b2.bytes.data(), &zero, nullptr, d2.data()), CUBLAS_STATUS_SUCCESS);
+  counted(3, 2, 3);
+  EXPECT_EQ(d2, third);
 }
 
 TEST_F(LtMatmul, Refusals) {
