@@ -13,6 +13,7 @@
 #include "core/stats.h"
 #include "harness/benchmarks/comm_timing.h"
 #include "harness/benchmarks/watched_communicator.h"
+#include "harness/registry.h"
 #include "harness/rows/measurement_json.h"
 #include "harness/rows/row_builder.h"
 #include "harness/rows/row_flags.h"
@@ -26,21 +27,44 @@ namespace gpuscale {
 
 namespace {
 
+// The count's communicator, made when its first row that needs one starts: split from the job's, so
+// every world rank takes part (an idle rank and the members of later rounds too) and gets one only in
+// its group. Its seconds (this rank's wait for the last to arrive) go to the row as init_s. An error
+// other than an abort is kept for the members' measurement to report.
+struct CountComm {
+  std::optional<double> init_s;
+  std::string error;
+};
+
+CountComm open_count_communicator(const Benchmark& b, CountGroups& count, const RowRun& run) {
+  CountComm out;
+  if (b.scope() != Scope::collective || count.comm_made) return out;
+  ActivityScope setup(Phase::collective, "creating the communicator");
+  count.comm_made = true;
+  try {
+    double s = 0;
+    auto made = timed_communicator([&] { return run.backend.make_communicator(*count.group, nullptr); }, &s);
+    if (made) count.comm = watch_communicator(std::move(made));
+    out.init_s = s;
+  } catch (const CommunicatorAborted&) {
+    throw;
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
 // This rank's measurement of the point in its group.
 RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
-                             const RowRun& run) {
+                             const RowRun& run, const CountComm& made = {}) {
   RankMeasurement m;
   auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
+  (void)run.backend.take_communicator_memory_peak();  // from what the communicators hold now
   try {
     Communicator* comm = nullptr;
-    std::optional<double> init_s;  // set when this point made the count's communicator
     if (b.scope() == Scope::collective) {
-      if (!count.comm) {
-        ActivityScope setup(Phase::collective, "creating the communicator");
-        double s = 0;
-        count.comm = watch_communicator(timed_communicator([&] { return run.backend.make_communicator(*count.group); }, &s));
-        init_s = s;
-      }
+      if (!made.error.empty()) throw Error(fmt::format("creating the communicator: {}", made.error));
+      if (!count.comm) throw Error("this GPU count's communicator was freed before its last row (internal)");
       comm = count.comm.get();
     }
     RunContext ctx{run.backend.device(), comm, *count.group, run.opts, seed, &run.backend, &run.world.hosts()};
@@ -52,7 +76,11 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
     }
     RunCost::Scope cost(run_cost(), RunCost::Part::benchmark);  // recorded on rank 0 only (written there)
     m = b.run(params, ctx);
-    if (init_s) m.row_metrics["init_s"] = *init_s;  // the communicator's creation (collective: all ranks wait for the last)
+    // The communicator's creation (collective: all ranks wait for the last), on the row that made it.
+    if (made.init_s) m.row_metrics["init_s"] = *made.init_s;
+    // The device memory this rank's communicators held during the point (the count's, the job's, and
+    // any the point made itself), where the backend measures it.
+    if (auto held = run.backend.take_communicator_memory_peak()) m.metrics["comm_memory_bytes"] = *held;
   } catch (const CommunicatorAborted&) {
     throw;  // the group cannot measure again: the run ends (runner.cpp)
   } catch (const std::exception& e) {
@@ -151,6 +179,25 @@ FlagContext flag_context(const Benchmark& b, const nlohmann::json& params, const
 
 }  // namespace
 
+std::vector<std::vector<bool>> rows_on_communicators(const nlohmann::json& points, const std::vector<bool>& kept,
+                                                     const std::vector<int>& counts, int world_size) {
+  std::vector<std::vector<bool>> needs;
+  for (std::size_t pi = 0; pi < points.size(); ++pi) {
+    const Benchmark* b = registry().find(points[pi]["benchmark"].get<std::string>());
+    const bool needs_one = b != nullptr && b->scope() == Scope::collective && !(pi < kept.size() && kept[pi]);
+    std::vector<bool> row(counts.size(), false);
+    for (std::size_t ki = 0; ki < counts.size(); ++ki)
+      row[ki] = needs_one && (!b->info().whole_job || counts[ki] == world_size);
+    needs.push_back(std::move(row));
+  }
+  return needs;
+}
+
+void free_count_communicator(CountGroups& count) {
+  ActivityScope freeing(Phase::collective, "freeing the communicator");
+  count.comm.reset();
+}
+
 CountGroups make_count_groups(const World& world, int k, TilingMode mode) {
   CountGroups c;
   c.tiling = tile(world.hosts(), world.local_ranks(), k, mode);
@@ -168,6 +215,8 @@ CountGroups make_count_groups(const World& world, int k, TilingMode mode) {
 ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
                       const std::optional<double>& single, const RowRun& run) {
   RankMeasurement m;
+  const CountComm made = open_count_communicator(b, count, run);  // every rank, before the turns
+  bool first_turn = true;
   // Sequential tiling: the groups take turns, the next starting when this one has finished, in two
   // passes (the second in reverse order), each group keeping its better pass (better_pass); a group
   // still slow after them takes a third turn (measure_suspects_again).
@@ -176,7 +225,8 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     for (std::size_t i = 0; i < count.rounds.size(); ++i) {
       const auto& round = count.rounds[pass == 0 ? i : count.rounds.size() - 1 - i];
       if (count.mine >= 0 && std::find(round.begin(), round.end(), count.mine) != round.end()) {
-        auto mine = measure_mine(b, params, count, seed, run);
+        auto mine = measure_mine(b, params, count, seed, run, first_turn ? made : CountComm{});
+        first_turn = false;
         m = pass == 0 ? std::move(mine) : better_pass(std::move(m), std::move(mine));
       }
       // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).

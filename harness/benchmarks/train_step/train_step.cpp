@@ -197,6 +197,10 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
         comm_bytes += static_cast<double>(c.bytes);
       }
       d.memory_bytes = std::max(d.memory_bytes, memory);
+      // One communicator per layout dimension of 2 or more ranks (open_step_comms), alive together.
+      int comms = 0;
+      for (const LayoutDim dim : kTrainDims) comms += layout_group_size(*l, dim) >= 2 ? 1 : 0;
+      d.communicators = std::max(d.communicators, comms);
       d.flops = std::max(d.flops, plan.gemm_flops * steps);
       d.bytes = std::max(d.bytes, comm_bytes * steps * static_cast<double>(plan.program.size()));
     }

@@ -37,7 +37,8 @@ StepComms open_step_comms(const ParallelLayout& l, RunContext& ctx) {
     if (layout_group_size(l, kTrainDims[d]) < 2) continue;
     s.groups[d] = std::make_unique<Group>(ctx.group, layout_colour(l, ctx.group.rank(), kTrainDims[d]),
                                           layout_group_rank(l, ctx.group.rank(), kTrainDims[d]));
-    s.comms[d] = watch_communicator(ctx.backend->make_communicator(*s.groups[d]));
+    // Split from the GPU count's communicator (every member of ctx.group is in one group of each dimension).
+    s.comms[d] = watch_communicator(ctx.backend->make_communicator(*s.groups[d], ctx.comm));
     s.places[d] = comm_work_place(*s.groups[d], ctx.hosts);
   }
   return s;
