@@ -56,7 +56,7 @@ CountComm open_count_communicator(const Benchmark& b, CountGroups& count, const 
 
 // This rank's measurement of the point in its group.
 RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
-                             const RowRun& run, const CountComm& made = {}) {
+                             const RowRun& run, const CountComm& made) {
   RankMeasurement m;
   auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
   (void)run.backend.take_communicator_memory_peak();  // from what the communicators hold now
@@ -64,7 +64,7 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
     Communicator* comm = nullptr;
     if (b.scope() == Scope::collective) {
       if (!made.error.empty()) throw Error(fmt::format("creating the communicator: {}", made.error));
-      if (!count.comm) throw Error("this GPU count's communicator was freed before its last row (internal)");
+      if (!count.comm) throw Error("this GPU count's communicator is missing (internal: freed before its last row)");
       comm = count.comm.get();
     }
     RunContext ctx{run.backend.device(), comm, *count.group, run.opts, seed, &run.backend, &run.world.hosts()};
@@ -76,8 +76,6 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
     }
     RunCost::Scope cost(run_cost(), RunCost::Part::benchmark);  // recorded on rank 0 only (written there)
     m = b.run(params, ctx);
-    // The communicator's creation (collective: all ranks wait for the last), on the row that made it.
-    if (made.init_s) m.row_metrics["init_s"] = *made.init_s;
     // The device memory this rank's communicators held during the point (the count's, the job's, and
     // any the point made itself), where the backend measures it.
     if (auto held = run.backend.take_communicator_memory_peak()) m.metrics["comm_memory_bytes"] = *held;
@@ -125,7 +123,7 @@ RankMeasurement better_pass(RankMeasurement first, RankMeasurement second) {
 // Sequential tiling's third turn (harness/run/group_confirm.h): rank 0 gathers each rank's kept score,
 // picks the groups still slow, and those take one more turn each, every other rank asleep.
 void measure_suspects_again(RankMeasurement& m, const Benchmark& b, const nlohmann::json& params, CountGroups& count,
-                            std::uint64_t seed, const RowRun& run) {
+                            std::uint64_t seed, const RowRun& run, const CountComm& made) {
   const double mine = count.mine >= 0 && !bad_pass(m) ? pass_score(m) : std::nan("");
   const auto scores = run.world.gather_to_root(fmt::format("{}", mine));
   std::string list;
@@ -142,7 +140,7 @@ void measure_suspects_again(RankMeasurement& m, const Benchmark& b, const nlohma
   std::istringstream again(run.world.broadcast_from_root(list));
   for (std::size_t g = 0; again >> g;) {
     if (count.mine >= 0 && static_cast<std::size_t>(count.mine) == g)
-      m = better_pass(std::move(m), measure_mine(b, params, count, seed, run));
+      m = better_pass(std::move(m), measure_mine(b, params, count, seed, run, made));
     run.world.turn_barrier();
   }
 }
@@ -216,7 +214,6 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
                       const std::optional<double>& single, const RowRun& run) {
   RankMeasurement m;
   const CountComm made = open_count_communicator(b, count, run);  // every rank, before the turns
-  bool first_turn = true;
   // Sequential tiling: the groups take turns, the next starting when this one has finished, in two
   // passes (the second in reverse order), each group keeping its better pass (better_pass); a group
   // still slow after them takes a third turn (measure_suspects_again).
@@ -225,14 +222,16 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     for (std::size_t i = 0; i < count.rounds.size(); ++i) {
       const auto& round = count.rounds[pass == 0 ? i : count.rounds.size() - 1 - i];
       if (count.mine >= 0 && std::find(round.begin(), round.end(), count.mine) != round.end()) {
-        auto mine = measure_mine(b, params, count, seed, run, first_turn ? made : CountComm{});
-        first_turn = false;
+        auto mine = measure_mine(b, params, count, seed, run, made);
         m = pass == 0 ? std::move(mine) : better_pass(std::move(m), std::move(mine));
       }
       // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).
       if (sequential) run.world.turn_barrier();
     }
-  if (sequential) measure_suspects_again(m, b, params, count, seed, run);
+  if (sequential) measure_suspects_again(m, b, params, count, seed, run, made);
+  // The communicator's creation (collective: all ranks wait for the last), on the row that made it,
+  // whichever pass the row keeps.
+  if (made.init_s && count.mine >= 0 && !m.failed) m.row_metrics["init_s"] = *made.init_s;
   // Each rank reduces its repetitions itself; one two-level gather brings the summaries to rank 0.
   const bool first = count.mine >= 0 && count.group->rank() == 0;
   std::vector<std::string> gathered;
