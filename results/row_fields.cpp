@@ -130,8 +130,9 @@ constexpr std::array kFields = {
     RowField{.name = "busbw_note", .place = P::row_metric, .type = T::text,
              .meaning = "collectives: why busbw is not what the links carried (NVLS)"},
     RowField{.name = "init_s", .place = P::row_metric, .unit = "s",
-             .meaning = "the GPU count's communicator: seconds to make it (every rank waits for the last; on CUDA a split "
-                        "from the job's communicator, which the first such row also makes), on the row that made it",
+             .meaning = "seconds the row spent making communicators: its GPU count's on the count's first row that needs "
+                        "one (every rank waits for the last; on CUDA a split from the job's communicator, which the run's "
+                        "first such row also makes), and the point's own (train-step's, one per layout dimension)",
              .non_negative = true},
     RowField{.name = "wrong", .place = P::row_metric, .meaning = "values the check found wrong (all ranks)",
              .non_negative = true},

@@ -230,8 +230,11 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     }
   if (sequential) measure_suspects_again(m, b, params, count, seed, run, made);
   // The communicator's creation (collective: all ranks wait for the last), on the row that made it,
-  // whichever pass the row keeps.
-  if (made.init_s && count.mine >= 0 && !m.failed) m.row_metrics["init_s"] = *made.init_s;
+  // whichever pass the row keeps, with what the point spent on its own.
+  if (made.init_s && count.mine >= 0 && !m.failed) {
+    const auto own = m.row_metrics.find("init_s");  // the point's own communicators (train-step's)
+    m.row_metrics["init_s"] = *made.init_s + (own != m.row_metrics.end() && own->is_number() ? own->get<double>() : 0.0);
+  }
   // Each rank reduces its repetitions itself; one two-level gather brings the summaries to rank 0.
   const bool first = count.mine >= 0 && count.group->rank() == 0;
   std::vector<std::string> gathered;

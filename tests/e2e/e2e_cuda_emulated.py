@@ -34,7 +34,8 @@ Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none ski
                 communicator of its own per GPU count leaves train-step no room (before the fix its rows
                 failed: "GEMM ... need 0.03 GiB but GPU 0 has 0.28 GiB free"). Every row valid; each rank's
                 comm_memory_bytes is the job's communicator plus 1 to 8 splits (2 counts, up to 6
-                train-step dimensions) and never a second 1.6 GB; the first row at each count records init_s.
+                train-step dimensions) and never a second 1.6 GB; the first row at each count and every
+                train-step row at 2 GPUs (a dimension of 2 ranks in every layout) record init_s.
   health        `gpuscale health` on the emulated node (the fake NVML and the runtime report one
                 node: same GPUs, same driver): every GPU PASS, exit 0; then a 3-rank run on the MIG
                 scenario (two 3g.40gb slices of GPU 0 and GPU 1 whole): every row valid.
@@ -359,6 +360,10 @@ def case_comm_memory_2ranks():
         init = r["metrics"].get("init_s")
         if not isinstance(init, (int, float)) or init < 0:
             fail(f"the first row at {k} GPUs ({r['benchmark']}) records no init_s: {r['metrics']}")
+    # Every layout of --quick (dp, fsdp, tp=2, pp=2) has a dimension of 2 ranks at 2 GPUs: its own communicator.
+    for r in rows:
+        if r["benchmark"] == "train-step" and r["gpu_count"] == 2 and not isinstance(r["metrics"].get("init_s"), (int, float)):
+            fail(f"train-step {r['params'].get('layout')} at 2 GPUs records no init_s for its communicators: {r['metrics']}")
     print(f"ok: {len(rows)} rows valid on 4 GB GPUs; {judged} ranks' communicator memory within the model's")
 
 

@@ -164,6 +164,7 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     out.aggregate = f.tokens_per_s;
     out.metrics = {{"wrong", check.wrong}, {"checked", check.checked}, {"step_time_us", median_of(times.mine_step) * 1e6}};
     out.row_metrics = step_row_metrics(plan, times, f, train_memory_bytes(point.model, *l), check.wrong_total);
+    if (comms.init_s > 0) out.row_metrics["init_s"] = comms.init_s;  // its own communicators (row_measure adds the count's)
     if (check.wrong_total > 0) {
       out.valid = false;
       out.message = fmt::format("{} wrong values across {} ranks ({} here)", check.wrong_total, n, check.wrong);
