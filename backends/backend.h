@@ -4,6 +4,7 @@
 //   cpu:  OpenMP + BLAS on the host, MPI collectives over host buffers (always built)
 //   cuda: CUDA kernels + cuBLASLt, NCCL collectives (built when nvcc is found)
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,8 +23,20 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "cpu", "cuda"
   virtual Device& device() = 0;
-  // A communicator over the members of `group` (called by members only, all together).
-  virtual std::unique_ptr<Communicator> make_communicator(const Group& group) = 0;
+  // A communicator over the members of `group`, split from `parent`: the communicator of the group
+  // `group` was split from (harness/ passes the wrapped one; unwrapped() gives the backend's own), or
+  // nullptr for a group of the whole job (a GPU count's). Every rank of the parent calls it, together
+  // (every world rank when `parent` is null), members of `group` or not; a rank outside `group` gets
+  // nullptr. The new communicator must be freed before its parent. On CUDA every communicator is split
+  // from one job-wide communicator with shared resources (collectives/nccl/nccl_plan.h); on the CPU
+  // each is an MPI communicator of the group.
+  virtual std::unique_ptr<Communicator> make_communicator(const Group& group, Communicator* parent) = 0;
+  // What the memory plan counts per communicator (zero: communicators hold no device memory).
+  virtual CommunicatorMemory communicator_memory() const { return {}; }
+  // The most device memory this rank's communicators held since the last call, measured around each
+  // creation (free memory before less after), then counted again from what they hold now; nullopt
+  // where the backend does not measure it (the CPU backend: MPI holds host memory).
+  virtual std::optional<std::uint64_t> take_communicator_memory_peak() { return std::nullopt; }
   // The collective transports a default plan compares, as the "transport" parameter of collective
   // rows (CUDA: "nccl", plus "mpi" when MPI is CUDA-aware). Empty: one transport, no such parameter.
   virtual std::vector<std::string> collective_transports() const { return {}; }

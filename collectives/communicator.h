@@ -58,6 +58,15 @@ class CommunicatorAborted : public Error {
   bool report_;
 };
 
+// The device memory a transport's communicators hold per rank, as the memory plan counts them
+// (harness/plan/memory_plan.h): the job's first communicator, which holds the buffers, and each one split
+// from it. Zero for a transport over host memory (MPI).
+struct CommunicatorMemory {
+  std::uint64_t first_bytes = 0;
+  std::uint64_t split_bytes = 0;
+  std::string source;  // where the figures come from, for a refusal
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;

@@ -100,6 +100,9 @@ struct PointDemand {
   // Seconds the point lasts on any device (a burn-in window, harness/benchmarks/burn/burn_plan.h): the plan's estimate
   // and the watchdog's budget take them as they are, not scaled by a device's rates.
   double fixed_s = 0;
+  // Communicators the point makes itself, alive at once, besides its GPU count's (train-step's, one per
+  // layout dimension of 2 or more ranks; the fleet benchmarks' pair): the memory plan counts them.
+  int communicators = 0;
 };
 
 struct PeakContext {

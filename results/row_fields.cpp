@@ -129,6 +129,11 @@ constexpr std::array kFields = {
              .non_negative = true},
     RowField{.name = "busbw_note", .place = P::row_metric, .type = T::text,
              .meaning = "collectives: why busbw is not what the links carried (NVLS)"},
+    RowField{.name = "init_s", .place = P::row_metric, .unit = "s",
+             .meaning = "seconds the row spent making communicators: its GPU count's on the count's first row that needs "
+                        "one (every rank waits for the last; on CUDA a split from the job's communicator, which the run's "
+                        "first such row also makes), and the point's own (train-step's, one per layout dimension)",
+             .non_negative = true},
     RowField{.name = "wrong", .place = P::row_metric, .meaning = "values the check found wrong (all ranks)",
              .non_negative = true},
     RowField{.name = "step_time_us", .place = P::row_metric, .unit = "us", .meaning = "dp-step, train-step: time of one step",
@@ -217,6 +222,11 @@ constexpr std::array kFields = {
              .non_negative = true},
     RowField{.name = "step_time_us", .place = P::rank_metric, .unit = "us",
              .meaning = "dp-step: the rank's own step time", .non_negative = true},
+    RowField{.name = "comm_memory_bytes", .place = P::rank_metric, .unit = "B",
+             .meaning = "the most device memory the rank's communicators held during the point (the job's, its GPU "
+                        "count's and the point's own), each measured as free memory before its creation less after; "
+                        "CUDA only",
+             .non_negative = true},
 };
 #undef GS_TEXT
 #undef GS_INT

@@ -22,7 +22,8 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return "cpu"; }
   Device& device() override { return *device_; }
-  std::unique_ptr<Communicator> make_communicator(const Group& group) override {
+  std::unique_ptr<Communicator> make_communicator(const Group& group, Communicator*) override {
+    if (!group.member()) return nullptr;  // MPI_Comm_split already made the group; nothing to take part in
     return make_mpi_communicator(group.comm());
   }
   std::unique_ptr<DpStep> make_dp_step(const DpStepConfig& config, const Group& group, Communicator&,

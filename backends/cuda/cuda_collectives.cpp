@@ -7,13 +7,20 @@
 
 namespace gpuscale {
 
-CudaCollectives::CudaCollectives(MPI_Comm group, const nccl::CommOptions& nccl,
-                                 std::shared_ptr<nccl::BufferPool> buffers, std::shared_ptr<MpiDeviceMemory> mpi_memory)
-    : group_(group), nccl_opts_(nccl), buffers_(std::move(buffers)), mpi_memory_(std::move(mpi_memory)) {
+CudaCollectives::CudaCollectives(MPI_Comm group, std::unique_ptr<nccl::NcclCommunicator> nccl,
+                                 std::shared_ptr<MpiDeviceMemory> mpi_memory, std::shared_ptr<nccl::MemoryLedger> ledger,
+                                 int ledger_entry)
+    : group_(group), mpi_memory_(std::move(mpi_memory)), nccl_(std::move(nccl)), ledger_(std::move(ledger)),
+      ledger_entry_(ledger_entry) {
   MPI_Comm_rank(group, &rank_);
   MPI_Comm_size(group, &size_);
-  cuda::check(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, nccl.ordinal),
-              "cudaDeviceGetAttribute");
+  cc_major_ = nccl_->comm().cc_major();
+}
+
+CudaCollectives::~CudaCollectives() {
+  mpi_.reset();
+  nccl_.reset();  // NCCL's device memory goes back with it
+  if (ledger_) ledger_->remove(ledger_entry_);
 }
 
 std::optional<std::string> CudaCollectives::unsupported(const CollectiveCase& c) const {
@@ -23,12 +30,7 @@ std::optional<std::string> CudaCollectives::unsupported(const CollectiveCase& c)
 }
 
 std::unique_ptr<CollectiveRunner> CudaCollectives::prepare(const CollectiveCase& c) {
-  return c.transport == "mpi" ? mpi().prepare(c) : nccl().prepare(c);
-}
-
-nccl::NcclCommunicator& CudaCollectives::nccl() {
-  if (!nccl_) nccl_ = nccl::make_nccl_communicator(group_, nccl_opts_, buffers_);
-  return *nccl_;
+  return c.transport == "mpi" ? mpi().prepare(c) : nccl_->prepare(c);
 }
 
 Communicator& CudaCollectives::mpi() {

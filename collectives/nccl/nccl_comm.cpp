@@ -125,6 +125,56 @@ Comm::Comm(MPI_Comm group, const CommOptions& o) : opts_(o) {
   network_ = read_network(log);
 }
 
+static_assert(kSplitNoColor == NCCL_SPLIT_NOCOLOR, "nccl_plan.h's NCCL_SPLIT_NOCOLOR");
+
+namespace {
+
+// The config of a split: non-blocking (the watchdog waits with a deadline) and sharing the parent's
+// resources (nccl.h: ncclConfig_t.splitShare, NCCL 2.18).
+ncclConfig_t split_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  config.splitShare = 1;
+  return config;
+}
+
+}  // namespace
+
+Comm::Comm(Comm& parent, MPI_Comm group, const CommOptions& o) : opts_(o) {
+  MPI_Comm_dup(group, &mpi_);
+  MPI_Comm_set_errhandler(mpi_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(mpi_, &rank_);
+  MPI_Comm_size(mpi_, &size_);
+  members_ = group_members(mpi_, o.world_hosts);
+  cc_major_ = parent.cc_major_;
+  const std::string what = fmt::format("splitting the NCCL communicator of {} ranks from its parent's {}", size_, parent.size_);
+  int first = 0;  // the world rank of the group's first member: the group's colour
+  MPI_Comm_rank(MPI_COMM_WORLD, &first);
+  MPI_Request req;
+  MPI_Ibcast(&first, 1, MPI_INT, 0, mpi_, &req);
+  wait_mpi(req, what);
+  const SplitArgs args = split_args(true, first, rank_);
+  cuda::ScopedDevice on(o.ordinal);
+  ncclConfig_t config = split_config();
+  const ncclResult_t rc = ncclCommSplit(parent.get(), args.colour, args.key, &comm_, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) {
+    comm_ = nullptr;
+    give_up(false, rc, what);
+  }
+  if (comm_ == nullptr) give_up(false, ncclInternalError, what + ": ncclCommSplit gave no communicator");
+  watch(what, [] { return false; }, true);
+  network_ = parent.network_;  // the child's transport is its parent's
+}
+
+void Comm::split_none(Comm& parent) {
+  const std::string what = fmt::format("the split of the NCCL communicator of {} ranks (this rank outside it)", parent.size_);
+  cuda::ScopedDevice on(parent.opts_.ordinal);
+  ncclConfig_t config = split_config();
+  ncclComm_t none = nullptr;
+  const SplitArgs args = split_args(false, -1, 0);
+  parent.call(ncclCommSplit(parent.get(), args.colour, args.key, &none, &config), "ncclCommSplit", what);
+}
+
 Comm::~Comm() {
   if (comm_ != nullptr) {
     // Flush and release; a communicator that does not finish within the timeout is aborted instead.

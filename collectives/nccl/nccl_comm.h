@@ -41,8 +41,14 @@ ncclDataType_t nccl_type(DType t);
 
 class Comm {
  public:
-  // Collective over the members of `group`.
+  // Collective over the members of `group`: a communicator of its own, from a new unique id
+  // (ncclCommInitRankConfig). gpuscale makes one such per job (the CUDA backend's); the others are split.
   Comm(MPI_Comm group, const CommOptions& o);
+  // Split from `parent` with config.splitShare = 1 (nccl_plan.h's split_args): every rank of `parent`
+  // calls, together; the members of `group` make this communicator, each other rank calls split_none.
+  Comm(Comm& parent, MPI_Comm group, const CommOptions& o);
+  // A parent rank outside the group being split (NCCL_SPLIT_NOCOLOR): takes part in the split, gets nothing.
+  static void split_none(Comm& parent);
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

@@ -276,6 +276,8 @@ class NcclCollectives final : public NcclCommunicator {
  public:
   NcclCollectives(MPI_Comm group, const CommOptions& opts, std::shared_ptr<BufferPool> buffers)
       : comm_(group, opts), wrong_(opts.ordinal, sizeof(unsigned long long)), buffers_(std::move(buffers)) {}
+  NcclCollectives(Comm& parent, MPI_Comm group, const CommOptions& opts, std::shared_ptr<BufferPool> buffers)
+      : comm_(parent, group, opts), wrong_(opts.ordinal, sizeof(unsigned long long)), buffers_(std::move(buffers)) {}
 
   int rank() const override { return comm_.rank(); }
   int size() const override { return comm_.size(); }
@@ -304,6 +306,16 @@ std::unique_ptr<NcclCommunicator> make_nccl_communicator(MPI_Comm group, const C
                                                          std::shared_ptr<BufferPool> buffers) {
   cuda::ScopedDevice on(opts.ordinal);
   return std::make_unique<NcclCollectives>(group, opts, std::move(buffers));
+}
+
+std::unique_ptr<NcclCommunicator> split_nccl_communicator(Comm& parent, MPI_Comm group, const CommOptions& opts,
+                                                          std::shared_ptr<BufferPool> buffers) {
+  cuda::ScopedDevice on(opts.ordinal);
+  if (group == MPI_COMM_NULL) {
+    Comm::split_none(parent);
+    return nullptr;
+  }
+  return std::make_unique<NcclCollectives>(parent, group, opts, std::move(buffers));
 }
 
 }  // namespace gpuscale::nccl

@@ -27,8 +27,14 @@ class NcclCommunicator : public Communicator {
 class BufferPool;
 std::shared_ptr<BufferPool> make_buffer_pool();
 
-// Collective over the members of `group`.
+// Collective over the members of `group`, from a new unique id (the job's one communicator of its own).
 std::unique_ptr<NcclCommunicator> make_nccl_communicator(MPI_Comm group, const CommOptions& opts,
                                                          std::shared_ptr<BufferPool> buffers);
+
+// Split from `parent` with shared resources (Comm's split constructor): every rank of `parent` calls
+// it, together; a rank outside the group (`group` is MPI_COMM_NULL there) takes part and gets nullptr.
+// The new communicator must be freed before its parent.
+std::unique_ptr<NcclCommunicator> split_nccl_communicator(Comm& parent, MPI_Comm group, const CommOptions& opts,
+                                                          std::shared_ptr<BufferPool> buffers);
 
 }  // namespace gpuscale::nccl

@@ -130,3 +130,33 @@ ErrorAction error_action(int nccl_result, bool async, bool timed_out) {
 }
 
 }  // namespace gpuscale::nccl
+
+namespace gpuscale::nccl {
+
+SplitArgs split_args(bool member, int first_member_world_rank, int group_rank) {
+  if (!member || first_member_world_rank < 0) return {};
+  return {first_member_world_rank, group_rank};
+}
+
+int MemoryLedger::add(std::uint64_t bytes) {
+  const int entry = next_++;
+  entries_[entry] = bytes;
+  held_ += bytes;
+  peak_ = std::max(peak_, held_);
+  return entry;
+}
+
+void MemoryLedger::remove(int entry) {
+  const auto it = entries_.find(entry);
+  if (it == entries_.end()) return;
+  held_ -= it->second;
+  entries_.erase(it);
+}
+
+std::uint64_t MemoryLedger::take_peak() {
+  const std::uint64_t out = std::max(peak_, held_);
+  peak_ = held_;
+  return out;
+}
+
+}  // namespace gpuscale::nccl

@@ -99,3 +99,50 @@ class NetLogFolder {
 nlohmann::json network_from_log(std::string_view log);
 
 }  // namespace gpuscale::nccl
+
+namespace gpuscale::nccl {
+
+// How communicators are made (issue 46, finding 5). One communicator per job is made from a unique id
+// (ncclCommInitRankConfig) when the first one is needed; every other (each GPU count's group, each
+// train-step dimension, each fleet pair) is split from it, or from the communicator of the group it was
+// split from, with ncclCommSplit and config.splitShare = 1, so it shares its parent's buffers instead of
+// holding its own (NVIDIA/nccl issues 864 and 986: about 1.6 GB of GPU memory each otherwise).
+// ncclCommSplit is collective over the parent: every parent rank calls it, a rank outside the new
+// group with NCCL_SPLIT_NOCOLOR ("Communicator Creation and Management").
+inline constexpr int kSplitNoColor = -1;  // NCCL_SPLIT_NOCOLOR (nccl_comm.cpp checks the value)
+struct SplitArgs {
+  int colour = kSplitNoColor;
+  int key = 0;
+};
+// This rank's colour and key: a member gives the world rank of its group's first member (the same on
+// every member, different between disjoint groups; never negative) and its rank in the group, so its
+// NCCL rank is its MPI rank in the group; a rank outside the group (`member` false) gives no colour.
+SplitArgs split_args(bool member, int first_member_world_rank, int group_rank);
+
+// The device memory the memory plan counts for communicators, per rank: the job's communicator, which
+// holds the buffers (the issues' figure), and each communicator split from it with splitShare, which
+// holds little beside its own state (an estimate that errs large; the rows record what was measured).
+inline constexpr std::uint64_t kCommDeviceBytes = 1600ULL * 1000 * 1000;
+inline constexpr std::uint64_t kSplitCommDeviceBytes = 64ULL << 20;
+
+// The device memory a rank's communicators hold, as measured around each one's creation (free memory
+// before less free memory after): what the live ones hold now, and the most they held since the last
+// take_peak().
+class MemoryLedger {
+ public:
+  // A communicator made, holding `bytes`: its entry.
+  int add(std::uint64_t bytes);
+  // That communicator freed (an unknown entry changes nothing).
+  void remove(int entry);
+  std::uint64_t held() const { return held_; }
+  // The most held since the last call (or since the ledger began), then the peak starts again from
+  // what is held now.
+  std::uint64_t take_peak();
+
+ private:
+  std::map<int, std::uint64_t> entries_;
+  int next_ = 0;
+  std::uint64_t held_ = 0, peak_ = 0;
+};
+
+}  // namespace gpuscale::nccl

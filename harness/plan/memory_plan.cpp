@@ -1,5 +1,7 @@
 #include "harness/plan/memory_plan.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analysis/row_text.h"
@@ -12,14 +14,34 @@ namespace gpuscale {
 
 MemoryBudget memory_budget(const DeviceInfo& d) { return {d.usable_memory_bytes(), d.usable_memory_text()}; }
 
-std::optional<std::string> memory_refusal(const std::vector<PlannedDemand>& points, const MemoryBudget& budget) {
+namespace {
+
+std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+std::string bytes_text(std::uint64_t b) { return b == UINT64_MAX ? std::string("more than 2^64 bytes") : format_bytes(b); }
+
+}  // namespace
+
+std::uint64_t communicator_bytes(const PlannedDemand& p, const CommunicatorMemory& comms) {
+  const int splits = std::max(0, p.count_communicators) + std::max(0, p.demand.communicators);
+  if (splits == 0) return 0;
+  return add_sat(comms.first_bytes, mul_sat(comms.split_bytes, static_cast<std::uint64_t>(splits)));
+}
+
+std::optional<std::string> memory_refusal(const std::vector<PlannedDemand>& points, const MemoryBudget& budget,
+                                          const CommunicatorMemory& comms) {
   for (const auto& p : points) {
-    if (p.demand.memory_bytes <= budget.usable) continue;
-    const std::string need = p.demand.memory_bytes == UINT64_MAX ? std::string("more than 2^64 bytes")
-                                                                 : format_bytes(p.demand.memory_bytes);
-    return fmt::format("{} needs {} per rank ({}) but {}: choose smaller sizes (--array-size, --gemm-shapes, "
+    const std::uint64_t comm = communicator_bytes(p, comms);
+    const std::uint64_t total = add_sat(p.demand.memory_bytes, comm);
+    if (total <= budget.usable) continue;
+    const int splits = std::max(0, p.count_communicators) + std::max(0, p.demand.communicators);
+    const std::string with = comm == 0 ? std::string()
+                                       : fmt::format(", and {} for the job's communicator and {} split from it{}",
+                                                     bytes_text(comm), splits,
+                                                     comms.source.empty() ? std::string() : fmt::format(" ({})", comms.source));
+    return fmt::format("{} needs {} per rank ({}{}) but {}: choose smaller sizes (--array-size, --gemm-shapes, "
                        "-e, --copy-size) or fewer ranks per node",
-                       terminal_safe(p.point), need, p.demand.memory_what, budget.described);
+                       terminal_safe(p.point), bytes_text(total), p.demand.memory_what, with, budget.described);
   }
   return std::nullopt;
 }
@@ -36,8 +58,11 @@ std::vector<PlannedDemand> plan_demands(const nlohmann::json& plan, const Demand
   return out;
 }
 
-void check_plan_memory(const nlohmann::json& plan, const DemandContext& ctx, const DeviceInfo& device) {
-  if (auto why = memory_refusal(plan_demands(plan, ctx), memory_budget(device))) throw Error(*why);
+void check_plan_memory(const nlohmann::json& plan, const DemandContext& ctx, const DeviceInfo& device,
+                       const std::vector<int>& count_comms, const CommunicatorMemory& comms) {
+  auto points = plan_demands(plan, ctx);
+  for (std::size_t i = 0; i < points.size() && i < count_comms.size(); ++i) points[i].count_communicators = count_comms[i];
+  if (auto why = memory_refusal(points, memory_budget(device), comms)) throw Error(*why);
 }
 
 }  // namespace gpuscale

@@ -60,4 +60,34 @@ std::optional<std::size_t> last_communicator_point(const std::vector<bool>& coll
   return last;
 }
 
+namespace {
+
+bool needs_at(const std::vector<std::vector<bool>>& needs, std::size_t p, std::size_t c) {
+  return c < needs[p].size() && needs[p][c];
+}
+
+}  // namespace
+
+std::vector<std::optional<std::size_t>> last_communicator_rows(const std::vector<std::vector<bool>>& needs,
+                                                               std::size_t counts) {
+  std::vector<std::optional<std::size_t>> last(counts);
+  for (std::size_t p = 0; p < needs.size(); ++p)
+    for (std::size_t c = 0; c < counts; ++c)
+      if (needs_at(needs, p, c)) last[c] = p;
+  return last;
+}
+
+std::vector<int> count_communicators_alive(const std::vector<std::vector<bool>>& needs, std::size_t counts) {
+  const auto last = last_communicator_rows(needs, counts);
+  std::vector<std::optional<std::size_t>> first(counts);
+  for (std::size_t p = needs.size(); p-- > 0;)
+    for (std::size_t c = 0; c < counts; ++c)
+      if (needs_at(needs, p, c)) first[c] = p;
+  std::vector<int> alive(needs.size(), 0);
+  for (std::size_t p = 0; p < needs.size(); ++p)
+    for (std::size_t c = 0; c < counts; ++c)
+      if (first[c] && *first[c] <= p && p <= *last[c]) ++alive[p];
+  return alive;
+}
+
 }  // namespace gpuscale

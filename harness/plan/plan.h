@@ -34,4 +34,16 @@ std::string topology_label(const Topology& t, int k);
 // `kept[i]`: a resumed file holds it, so it is not measured). nullopt: no point to measure needs one.
 std::optional<std::size_t> last_communicator_point(const std::vector<bool>& collective, const std::vector<bool>& kept);
 
+// Each GPU count's communicator lives from its first row that needs one to its last (issue 46, finding
+// 5: kept alive to the end, every count's NCCL communicator held its own device memory).
+// `needs[p][c]`: point p's row at the c-th GPU count runs on a communicator (a collective-scope point,
+// measured at that count, not kept from a resumed file). Rows that are not rectangular count as false.
+// The point after whose row the c-th count's communicator is freed, per count (nullopt: none needs one).
+std::vector<std::optional<std::size_t>> last_communicator_rows(const std::vector<std::vector<bool>>& needs,
+                                                               std::size_t counts);
+// How many GPU counts' communicators may be alive while point p is measured, per point: those whose
+// first row that needs one is at or before p and whose last is at or after it. A rank is in at most one
+// group per count, so this bounds the count communicators a rank holds then.
+std::vector<int> count_communicators_alive(const std::vector<std::vector<bool>>& needs, std::size_t counts);
+
 }  // namespace gpuscale

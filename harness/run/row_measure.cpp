@@ -13,6 +13,7 @@
 #include "core/stats.h"
 #include "harness/benchmarks/comm_timing.h"
 #include "harness/benchmarks/watched_communicator.h"
+#include "harness/registry.h"
 #include "harness/rows/measurement_json.h"
 #include "harness/rows/row_builder.h"
 #include "harness/rows/row_flags.h"
@@ -26,21 +27,44 @@ namespace gpuscale {
 
 namespace {
 
+// The count's communicator, made when its first row that needs one starts: split from the job's, so
+// every world rank takes part (an idle rank and the members of later rounds too) and gets one only in
+// its group. Its seconds (this rank's wait for the last to arrive) go to the row as init_s. An error
+// other than an abort is kept for the members' measurement to report.
+struct CountComm {
+  std::optional<double> init_s;
+  std::string error;
+};
+
+CountComm open_count_communicator(const Benchmark& b, CountGroups& count, const RowRun& run) {
+  CountComm out;
+  if (b.scope() != Scope::collective || count.comm_made) return out;
+  ActivityScope setup(Phase::collective, "creating the communicator");
+  count.comm_made = true;
+  try {
+    double s = 0;
+    auto made = timed_communicator([&] { return run.backend.make_communicator(*count.group, nullptr); }, &s);
+    if (made) count.comm = watch_communicator(std::move(made));
+    out.init_s = s;
+  } catch (const CommunicatorAborted&) {
+    throw;
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
 // This rank's measurement of the point in its group.
 RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
-                             const RowRun& run) {
+                             const RowRun& run, const CountComm& made) {
   RankMeasurement m;
   auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
+  (void)run.backend.take_communicator_memory_peak();  // from what the communicators hold now
   try {
     Communicator* comm = nullptr;
-    std::optional<double> init_s;  // set when this point made the count's communicator
     if (b.scope() == Scope::collective) {
-      if (!count.comm) {
-        ActivityScope setup(Phase::collective, "creating the communicator");
-        double s = 0;
-        count.comm = watch_communicator(timed_communicator([&] { return run.backend.make_communicator(*count.group); }, &s));
-        init_s = s;
-      }
+      if (!made.error.empty()) throw Error(fmt::format("creating the communicator: {}", made.error));
+      if (!count.comm) throw Error("this GPU count's communicator is missing (internal: freed before its last row)");
       comm = count.comm.get();
     }
     RunContext ctx{run.backend.device(), comm, *count.group, run.opts, seed, &run.backend, &run.world.hosts()};
@@ -52,7 +76,9 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
     }
     RunCost::Scope cost(run_cost(), RunCost::Part::benchmark);  // recorded on rank 0 only (written there)
     m = b.run(params, ctx);
-    if (init_s) m.row_metrics["init_s"] = *init_s;  // the communicator's creation (collective: all ranks wait for the last)
+    // The device memory this rank's communicators held during the point (the count's, the job's, and
+    // any the point made itself), where the backend measures it.
+    if (auto held = run.backend.take_communicator_memory_peak()) m.metrics["comm_memory_bytes"] = *held;
   } catch (const CommunicatorAborted&) {
     throw;  // the group cannot measure again: the run ends (runner.cpp)
   } catch (const std::exception& e) {
@@ -97,7 +123,7 @@ RankMeasurement better_pass(RankMeasurement first, RankMeasurement second) {
 // Sequential tiling's third turn (harness/run/group_confirm.h): rank 0 gathers each rank's kept score,
 // picks the groups still slow, and those take one more turn each, every other rank asleep.
 void measure_suspects_again(RankMeasurement& m, const Benchmark& b, const nlohmann::json& params, CountGroups& count,
-                            std::uint64_t seed, const RowRun& run) {
+                            std::uint64_t seed, const RowRun& run, const CountComm& made) {
   const double mine = count.mine >= 0 && !bad_pass(m) ? pass_score(m) : std::nan("");
   const auto scores = run.world.gather_to_root(fmt::format("{}", mine));
   std::string list;
@@ -114,7 +140,7 @@ void measure_suspects_again(RankMeasurement& m, const Benchmark& b, const nlohma
   std::istringstream again(run.world.broadcast_from_root(list));
   for (std::size_t g = 0; again >> g;) {
     if (count.mine >= 0 && static_cast<std::size_t>(count.mine) == g)
-      m = better_pass(std::move(m), measure_mine(b, params, count, seed, run));
+      m = better_pass(std::move(m), measure_mine(b, params, count, seed, run, made));
     run.world.turn_barrier();
   }
 }
@@ -151,6 +177,25 @@ FlagContext flag_context(const Benchmark& b, const nlohmann::json& params, const
 
 }  // namespace
 
+std::vector<std::vector<bool>> rows_on_communicators(const nlohmann::json& points, const std::vector<bool>& kept,
+                                                     const std::vector<int>& counts, int world_size) {
+  std::vector<std::vector<bool>> needs;
+  for (std::size_t pi = 0; pi < points.size(); ++pi) {
+    const Benchmark* b = registry().find(points[pi]["benchmark"].get<std::string>());
+    const bool needs_one = b != nullptr && b->scope() == Scope::collective && !(pi < kept.size() && kept[pi]);
+    std::vector<bool> row(counts.size(), false);
+    for (std::size_t ki = 0; ki < counts.size(); ++ki)
+      row[ki] = needs_one && (!b->info().whole_job || counts[ki] == world_size);
+    needs.push_back(std::move(row));
+  }
+  return needs;
+}
+
+void free_count_communicator(CountGroups& count) {
+  ActivityScope freeing(Phase::collective, "freeing the communicator");
+  count.comm.reset();
+}
+
 CountGroups make_count_groups(const World& world, int k, TilingMode mode) {
   CountGroups c;
   c.tiling = tile(world.hosts(), world.local_ranks(), k, mode);
@@ -168,6 +213,7 @@ CountGroups make_count_groups(const World& world, int k, TilingMode mode) {
 ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
                       const std::optional<double>& single, const RowRun& run) {
   RankMeasurement m;
+  const CountComm made = open_count_communicator(b, count, run);  // every rank, before the turns
   // Sequential tiling: the groups take turns, the next starting when this one has finished, in two
   // passes (the second in reverse order), each group keeping its better pass (better_pass); a group
   // still slow after them takes a third turn (measure_suspects_again).
@@ -176,13 +222,19 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
     for (std::size_t i = 0; i < count.rounds.size(); ++i) {
       const auto& round = count.rounds[pass == 0 ? i : count.rounds.size() - 1 - i];
       if (count.mine >= 0 && std::find(round.begin(), round.end(), count.mine) != round.end()) {
-        auto mine = measure_mine(b, params, count, seed, run);
+        auto mine = measure_mine(b, params, count, seed, run, made);
         m = pass == 0 ? std::move(mine) : better_pass(std::move(m), std::move(mine));
       }
       // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).
       if (sequential) run.world.turn_barrier();
     }
-  if (sequential) measure_suspects_again(m, b, params, count, seed, run);
+  if (sequential) measure_suspects_again(m, b, params, count, seed, run, made);
+  // The communicator's creation (collective: all ranks wait for the last), on the row that made it,
+  // whichever pass the row keeps, with what the point spent on its own.
+  if (made.init_s && count.mine >= 0 && !m.failed) {
+    const auto own = m.row_metrics.find("init_s");  // the point's own communicators (train-step's)
+    m.row_metrics["init_s"] = *made.init_s + (own != m.row_metrics.end() && own->is_number() ? own->get<double>() : 0.0);
+  }
   // Each rank reduces its repetitions itself; one two-level gather brings the summaries to rank 0.
   const bool first = count.mine >= 0 && count.group->rank() == 0;
   std::vector<std::string> gathered;

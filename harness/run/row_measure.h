@@ -34,8 +34,19 @@ struct CountGroups {
   std::vector<std::vector<int>> rounds;  // tiling_rounds(tiling)
   int mine = -1;                         // this rank's group index, or -1 when it is idle at this count
   std::unique_ptr<Group> group;          // this rank's group (not a member when idle)
-  std::unique_ptr<Communicator> comm;    // the group's communicator, made when a collective first needs it
+  std::unique_ptr<Communicator> comm;    // the group's communicator, made at the count's first row that needs one
+  bool comm_made = false;                // this rank took part in making it (an idle rank holds none)
 };
+
+// Which rows run on their GPU count's communicator, [point][count] (harness/plan/plan.h's
+// last_communicator_rows): a collective-scope point, measured at that count (the fleet benchmarks at the
+// whole job only), not kept from a resumed file (`kept`, by point).
+std::vector<std::vector<bool>> rows_on_communicators(const nlohmann::json& points, const std::vector<bool>& kept,
+                                                     const std::vector<int>& counts, int world_size);
+
+// Frees the count's communicator after its last row that needs one (harness/plan/plan.h's
+// last_communicator_rows); every rank calls it.
+void free_count_communicator(CountGroups& count);
 
 // The groups of GPU count k on this rank; every rank calls it (one MPI_Comm_split).
 CountGroups make_count_groups(const World& world, int k, TilingMode mode);

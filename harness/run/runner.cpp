@@ -177,7 +177,10 @@ class Run {
       nlohmann::json todo = {{"points", nlohmann::json::array()}};
       for (std::size_t i = 0; i < kept_.size(); ++i)
         if (!kept_[i]) todo["points"].push_back(plan_["points"][i]);
-      check_plan_memory(todo, demand_ctx, backend_->device().info());
+      std::vector<int> alive;  // the communicators alive during each point count against its memory
+      for (std::size_t i = 0; const int n : count_communicators_alive(rows_on_communicators(plan_["points"], kept_, counts_, world_.size()), counts_.size()))
+        if (!kept_[i++]) alive.push_back(n);
+      check_plan_memory(todo, demand_ctx, backend_->device().info(), alive, backend_->communicator_memory());
       weights_ = plan_row_weights(plan_["points"], kept_, demand_ctx, [&](const Benchmark& b) { return rows_of_point(b); });
       (void)check_plan_size(weights_, opts_, memory_budget(backend_->device().info()).usable);
       if (const auto& info = backend_->device().info(); world_.rank() == 0 && !info.memory_unread.empty())
@@ -220,27 +223,18 @@ class Run {
     Progress progress(std::move(weights_), world_.rank() == 0 && !opts_.quiet, opts_.max_time_s);  // says the estimate first
     // Signals are announced while measuring only (not while a launcher ends a failed job).
     StopAnnouncement announce(world_.rank() == 0);
-    std::vector<bool> collective;
-    for (const auto& point : plan_["points"])
-      collective.push_back(registry().find(point["benchmark"].get<std::string>())->scope() == Scope::collective);
-    const auto last_comm = last_communicator_point(collective, kept_);
+    // Each GPU count's communicator goes after its last row that needs one (measure_point), not at the
+    // end of the run: its buffers and, on NCCL, its device memory.
+    last_comm_rows_ = last_communicator_rows(rows_on_communicators(plan_["points"], kept_, counts_, world_.size()), counts_.size());
     try {
       for (std::size_t pi = 0; pi < plan_["points"].size(); ++pi) {
         if (kept_[pi]) continue;  // measured and valid in the resumed file
         measure_point(pi, progress);
-        // No later point needs a communicator: every GPU count's goes now (its buffers and, on NCCL,
-        // its device memory), not at the end of the run.
-        if (last_comm && pi == *last_comm) free_communicators();
         if (stop_) break;
       }
     } catch (const CommunicatorAborted& e) {
       end_aborted(e);
     }
-  }
-
-  void free_communicators() {
-    ActivityScope freeing(Phase::collective, "freeing the communicators");
-    for (auto& c : count_groups_) c.comm.reset();
   }
 
   // One point at every GPU count; its rows go to the journal after it.
@@ -264,6 +258,8 @@ class Run {
       guard_->begin_point({b->key(), point["params"], k, what, row_budget});
       auto row = measure_row(*b, point["params"], count, seed_, single,
                              {world_, *backend_, *telemetry_, opts_, links_, doc_["ranks"]});
+      // The count's communicator goes after its last row that needs one (the next count's is made next).
+      if (ki < last_comm_rows_.size() && last_comm_rows_[ki] == pi) free_count_communicator(count);
       if (world_.rank() == 0) {
         // The 1-GPU reference of the point: its aggregate (one rank's value for independent work).
         if (k == 1 && row.status == RowStatus::ok) single = row.aggregate;
@@ -375,6 +371,7 @@ class Run {
   LinkPeaks links_;
   Topology topo_;
   std::vector<CountGroups> count_groups_;  // this rank's group at each GPU count
+  std::vector<std::optional<std::size_t>> last_comm_rows_;  // per count: the point after which its communicator goes
   std::vector<double> weights_;            // every row to measure, weighed (harness/run/progress.h)
   // Measuring.
   std::size_t total_ = 0, done_ = 0;  // rows to measure, rows measured

@@ -33,6 +33,14 @@ Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none ski
                 scripts/bundle, without torch: exit 0, its table printed twice with "no torch" in every
                 torch cell, STREAM copy/triad, the GEMMs at 8192^3 and the copies within 1% of the model
                 (time boxes scaled by GPUSCALE_DEVICE_CHECK_BOX_SCALE: the products run on 2 host cores).
+  comm_memory_2ranks  communicators on 4 GB GPUs (issue 46, finding 5): all_reduce and train-step (--quick,
+                every layout) at 1 and 2 ranks. The emulated NCCL charges a communicator of its own 1.6 GB
+                and a split with splitShare 16 MiB (tests/emulated_gpu/nccl/comm_lifecycle.cpp), so one
+                communicator of its own per GPU count leaves train-step no room (before the fix its rows
+                failed: "GEMM ... need 0.03 GiB but GPU 0 has 0.28 GiB free"). Every row valid; each rank's
+                comm_memory_bytes is the job's communicator plus 1 to 8 splits (2 counts, up to 6
+                train-step dimensions) and never a second 1.6 GB; the first row at each count and every
+                train-step row at 2 GPUs (a dimension of 2 ranks in every layout) record init_s.
   health        `gpuscale health` on the emulated node (the fake NVML and the runtime report one
                 node: same GPUs, same driver): every GPU PASS, exit 0; then a 3-rank run on the MIG
                 scenario (two 3g.40gb slices of GPU 0 and GPU 1 whole): every row valid.
@@ -498,6 +506,48 @@ def case_burn_flip():
     print("ok: the flipped bit on GPU 2 named in both windows, at its element; exit 1")
 
 
+# The emulated NCCL's charges (tests/emulated_gpu/nccl/comm_lifecycle.cpp: kCommBytes, kSharedCommBytes).
+COMM_BYTES = 1600 * 1000 * 1000
+SHARED_COMM_BYTES = 16 << 20
+
+
+def case_comm_memory_2ranks():
+    # 4 GB each: two communicators of their own (3.2 GB) leave less than the CUDA headroom and a GEMM.
+    gpus = [{"memory_total": 4 * 1000 ** 3}] * 2
+    # -T 30: a rank left waiting for a peer whose setup failed ends the run instead of hanging it (before
+    # the fix, train-step's pp=2 point did).
+    doc = run_gpuscale("comm_memory_2ranks", 2, ["--quick", "--benchmarks", "all_reduce,train-step", "-T", "30"],
+                       emulated_env(scenario("small_memory", gpus)), timeout=300)
+    rows = all_valid(doc, "comm_memory_2ranks")
+    kinds = {r["benchmark"] for r in rows if r["status"] == "ok"}
+    if kinds != {"all_reduce", "train-step"} or sorted({r["gpu_count"] for r in rows}) != [1, 2]:
+        fail(f"rows measured: {sorted(kinds)} at {sorted({r['gpu_count'] for r in rows})}")
+    low, high = COMM_BYTES + SHARED_COMM_BYTES, COMM_BYTES + 8 * SHARED_COMM_BYTES
+    judged = 0
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        held = r["ranks"]["metrics"].get("comm_memory_bytes")
+        held = held if isinstance(held, list) else [held] * len(r["ranks"]["rank"])
+        for rank, b in zip(r["ranks"]["rank"], held):
+            if b is None or not low <= b <= high:
+                fail(f"{r['benchmark']} {r['params']} at {r['gpu_count']}: rank {rank} held {b} bytes of communicators, "
+                     f"the model's {low}..{high} (the job's communicator and 1 to 8 splits)")
+            judged += 1
+    firsts = {}
+    for r in rows:
+        firsts.setdefault(r["gpu_count"], r)
+    for k, r in firsts.items():
+        init = r["metrics"].get("init_s")
+        if not isinstance(init, (int, float)) or init < 0:
+            fail(f"the first row at {k} GPUs ({r['benchmark']}) records no init_s: {r['metrics']}")
+    # Every layout of --quick (dp, fsdp, tp=2, pp=2) has a dimension of 2 ranks at 2 GPUs: its own communicator.
+    for r in rows:
+        if r["benchmark"] == "train-step" and r["gpu_count"] == 2 and not isinstance(r["metrics"].get("init_s"), (int, float)):
+            fail(f"train-step {r['params'].get('layout')} at 2 GPUs records no init_s for its communicators: {r['metrics']}")
+    print(f"ok: {len(rows)} rows valid on 4 GB GPUs; {judged} ranks' communicator memory within the model's")
+
+
 def case_health():
     env = emulated_env(scenario("two", 2))
     p = e2e_common.run([ARGS.gpuscale, "health", "--array-size", "64M", "--gemm-shape", "1024"], env, env_drop=DROP)
@@ -586,6 +636,7 @@ def main():
         "families_2ranks": (case_families_2rank, e2e_common.CORES),
         "burn_2ranks": (case_burn_2ranks, e2e_common.CORES),
         "burn_flip": (case_burn_flip, e2e_common.CORES),
+        "comm_memory_2ranks": (case_comm_memory_2ranks, e2e_common.CORES),
         "health": (case_health, e2e_common.CORES),
         "device_check": (case_device_check, {**e2e_common.CORES, "TIMEOUT": 3000}),
     }

@@ -43,13 +43,28 @@ Placement placement_of(const std::vector<std::string>& hosts) {
   return p;
 }
 
-PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const Group& pair, RunContext& ctx,
-                    const std::string& name, RankMeasurement& out) {
+PairComm open_pair(const Group& pair, RunContext& ctx) {
+  PairComm out;
+  try {
+    auto made = timed_communicator([&] { return ctx.backend->make_communicator(pair, ctx.comm); }, &out.init_s);
+    if (made) out.comm = watch_communicator(std::move(made));
+  } catch (const CommunicatorAborted&) {
+    throw;  // the run ends (harness/run/runner.cpp)
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const Group& pair, PairComm& made,
+                    RunContext& ctx, const std::string& name, RankMeasurement& out) {
   PairResult r;
   RankMeasurement m;
   try {
-    double init_s = 0;
-    auto comm = watch_communicator(timed_communicator([&] { return ctx.backend->make_communicator(pair); }, &init_s));
+    if (!made.error.empty()) throw Error(fmt::format("creating the pair's communicator: {}", made.error));
+    if (!made.comm) throw Error("the pair's communicator was not made (internal)");
+    auto& comm = made.comm;
+    const double init_s = made.init_s;
     auto& init = out.metrics["init_s"];  // this rank's pair communicators: how many, their total and slowest
     if (!init.is_object()) init = nlohmann::json::object();
     init["count"] = init.value("count", 0) + 1;

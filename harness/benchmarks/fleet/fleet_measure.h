@@ -28,8 +28,18 @@ Placement placement_of(const std::vector<std::string>& hosts);
 struct PairResult {
   double value = std::numeric_limits<double>::quiet_NaN(), down = value, up = value;
 };
-PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const Group& pair, RunContext& ctx,
-                    const std::string& name, RankMeasurement& out);
+// A pair's communicator, split from the fleet point's (ctx.comm, the whole job's group) with shared
+// resources: every member of ctx.group calls open_pair right after making `pair`, together; a rank
+// outside the pair gets none. Its creation is timed; an error (other than an abort) is kept for run_pair.
+struct PairComm {
+  std::unique_ptr<Communicator> comm;
+  double init_s = 0;
+  std::string error;
+};
+PairComm open_pair(const Group& pair, RunContext& ctx);
+// The pair's measurement on its communicator (members of the pair only).
+PairResult run_pair(const Benchmark& inner, const nlohmann::json& params, const Group& pair, PairComm& made,
+                    RunContext& ctx, const std::string& name, RankMeasurement& out);
 
 // One record of what this rank measured in a round: `cell` (NaN: nothing), its figures.
 void add_record(std::vector<double>& records, double cell, const PairResult& r);

@@ -30,6 +30,8 @@ using fleet::median_of_pairs;
 using fleet::NodePairPasses;
 using fleet::PairResult;
 using fleet::placement_of;
+using fleet::open_pair;
+using fleet::PairComm;
 using fleet::run_pair;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -103,6 +105,7 @@ class PairsBase : public PointBenchmark<PairsPoint> {
     d.bytes *= r;
     d.flops *= r;
     d.setup_s = pair_setup_allowance_s(ctx.comm_init_s) * r;
+    d.communicators = std::max(d.communicators, 1);  // one pair's at a time, beside the inner point's own
     return d;
   }
 
@@ -215,11 +218,12 @@ class GpuPairs final : public PairsBase {
       const bool in_pair = (step.src == my_index || step.dst == my_index) &&
                            static_cast<std::size_t>(std::max(step.src, step.dst)) < local.size();
       Group pair(ctx.group, in_pair ? static_cast<int>(node) : -1, my_index);
+      PairComm made = open_pair(pair, ctx);  // every rank: a split from the job's communicator
       PairResult r;
       double cell = kNaN;
       if (pair.member()) {
         const auto s = static_cast<std::size_t>(step.src), d = static_cast<std::size_t>(step.dst);
-        r = run_pair(inner(p), p.inner, pair, ctx, fmt::format("GPU pair {}:{} + {}", where.node_hosts[node], s, d), out);
+        r = run_pair(inner(p), p.inner, pair, made, ctx, fmt::format("GPU pair {}:{} + {}", where.node_hosts[node], s, d), out);
         cell = static_cast<double>((node * g + s) * g + d);
         if (std::isfinite(r.value)) out.reps.push_back(r.value);
       }

@@ -76,11 +76,12 @@ std::vector<PairCells> NodePairPasses::pass(const std::vector<PairRound>& rounds
         const bool my_turn = !in_turns_ || (seat.pair == static_cast<int>(turn / rail_turns_) &&
                                             (rail_turns_ == 1 || seat.matrix == turn % rail_turns_));
         Group pair(ctx_.group, my_turn ? seat.colour : -1, ctx_.group.rank());
+        PairComm made = open_pair(pair, ctx_);  // every rank: a split from the job's communicator
         if (pair.member()) {
           const auto& hosts = where_.node_hosts;
           const auto name = by_rail_ ? fmt::format("rail {} of pair {} + {}", seat.matrix, hosts[seat.a], hosts[seat.b])
                                      : fmt::format("pair {} + {}", hosts[seat.a], hosts[seat.b]);
-          r = run_pair(inner_, params_, pair, ctx_, name, out_);
+          r = run_pair(inner_, params_, pair, made, ctx_, name, out_);
           cell = static_cast<double>((seat.matrix * m_ + seat.a) * m_ + seat.b);
           if (std::isfinite(r.value)) out_.reps.push_back(r.value);
         }

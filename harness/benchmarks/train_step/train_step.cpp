@@ -164,6 +164,7 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
     out.aggregate = f.tokens_per_s;
     out.metrics = {{"wrong", check.wrong}, {"checked", check.checked}, {"step_time_us", median_of(times.mine_step) * 1e6}};
     out.row_metrics = step_row_metrics(plan, times, f, train_memory_bytes(point.model, *l), check.wrong_total);
+    if (comms.init_s > 0) out.row_metrics["init_s"] = comms.init_s;  // its own communicators (row_measure adds the count's)
     if (check.wrong_total > 0) {
       out.valid = false;
       out.message = fmt::format("{} wrong values across {} ranks ({} here)", check.wrong_total, n, check.wrong);
@@ -197,6 +198,10 @@ class TrainStepBenchmark final : public PointBenchmark<TrainPoint> {
         comm_bytes += static_cast<double>(c.bytes);
       }
       d.memory_bytes = std::max(d.memory_bytes, memory);
+      // One communicator per layout dimension of 2 or more ranks (open_step_comms), alive together.
+      int comms = 0;
+      for (const LayoutDim dim : kTrainDims) comms += layout_group_size(*l, dim) >= 2 ? 1 : 0;
+      d.communicators = std::max(d.communicators, comms);
       d.flops = std::max(d.flops, plan.gemm_flops * steps);
       d.bytes = std::max(d.bytes, comm_bytes * steps * static_cast<double>(plan.program.size()));
     }

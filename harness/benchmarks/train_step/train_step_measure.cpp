@@ -9,6 +9,7 @@
 #include "core/fault.h"
 #include "core/stats.h"
 #include "harness/benchmarks/agreed_setup.h"
+#include "harness/benchmarks/comm_timing.h"
 #include "harness/benchmarks/watched_communicator.h"
 #include "harness/benchmarks/work_place.h"
 
@@ -37,7 +38,11 @@ StepComms open_step_comms(const ParallelLayout& l, RunContext& ctx) {
     if (layout_group_size(l, kTrainDims[d]) < 2) continue;
     s.groups[d] = std::make_unique<Group>(ctx.group, layout_colour(l, ctx.group.rank(), kTrainDims[d]),
                                           layout_group_rank(l, ctx.group.rank(), kTrainDims[d]));
-    s.comms[d] = watch_communicator(ctx.backend->make_communicator(*s.groups[d]));
+    // Split from the GPU count's communicator (every member of ctx.group is in one group of each dimension).
+    double seconds = 0;
+    s.comms[d] = watch_communicator(
+        timed_communicator([&] { return ctx.backend->make_communicator(*s.groups[d], ctx.comm); }, &seconds));
+    s.init_s += seconds;
     s.places[d] = comm_work_place(*s.groups[d], ctx.hosts);
   }
   return s;

@@ -29,6 +29,7 @@ struct StepComms {
   std::array<std::unique_ptr<Group>, kTrainDims.size()> groups;
   std::array<std::unique_ptr<Communicator>, kTrainDims.size()> comms;
   std::array<WorkPlace, kTrainDims.size()> places;
+  double init_s = 0;  // seconds this rank spent making the communicators (splits of the GPU count's)
   std::size_t dim_of(const TrainComm& c) const;  // the index of c's dimension
 };
 StepComms open_step_comms(const ParallelLayout& l, RunContext& ctx);

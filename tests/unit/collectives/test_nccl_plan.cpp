@@ -2,6 +2,11 @@
 // choice and per-iteration offsets, the watchdog's decisions and what a row records about NCCL.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
 #include "collectives/nccl/nccl_plan.h"
 
 namespace gpuscale::nccl {
@@ -177,6 +182,94 @@ TEST(NcclPlan, RowsRecordAlgorithmAndNvlsNote) {
   j = row_details(ar, 8, 9, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
   EXPECT_EQ(j["nccl_algo"], "Ring");
   EXPECT_EQ(j["nccl_proto"], "Simple");
+}
+
+// Issue 46, finding 5: communicators are split from one job-wide communicator.
+TEST(NcclPlan, SplitArgumentsGiveOneCommunicatorPerGroup) {
+  EXPECT_EQ(split_args(false, 3, 1).colour, kSplitNoColor);
+  EXPECT_EQ(split_args(true, -1, 0).colour, kSplitNoColor);  // no first member: no group
+  EXPECT_EQ(split_args(true, 0, 0).colour, 0);
+  // Random tilings of a world into disjoint groups (and idle ranks): every member of a group gives the
+  // same colour, different groups different ones, none negative; the keys order each group as its MPI
+  // ranks (the NCCL rank is the group rank); an idle rank gives NCCL_SPLIT_NOCOLOR.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int world = 1 + static_cast<int>(rng() % 16);
+    std::vector<int> group_of(static_cast<std::size_t>(world));
+    const int groups = 1 + static_cast<int>(rng() % 4);
+    for (auto& g : group_of) g = static_cast<int>(rng() % (groups + 1)) - 1;  // -1: idle
+    std::map<int, std::vector<int>> members;
+    for (int r = 0; r < world; ++r)
+      if (group_of[static_cast<std::size_t>(r)] >= 0) members[group_of[static_cast<std::size_t>(r)]].push_back(r);
+    std::map<int, int> colour_of_group;
+    std::set<int> colours;
+    for (int r = 0; r < world; ++r) {
+      const int g = group_of[static_cast<std::size_t>(r)];
+      if (g < 0) {
+        EXPECT_EQ(split_args(false, 0, 0).colour, kSplitNoColor);
+        continue;
+      }
+      const auto& ms = members[g];
+      const int group_rank = static_cast<int>(std::find(ms.begin(), ms.end(), r) - ms.begin());
+      const SplitArgs a = split_args(true, ms.front(), group_rank);
+      EXPECT_GE(a.colour, 0);
+      EXPECT_EQ(a.key, group_rank);
+      if (colour_of_group.count(g)) {
+        EXPECT_EQ(colour_of_group[g], a.colour);
+      }
+      colour_of_group[g] = a.colour;
+      colours.insert(a.colour);
+    }
+    EXPECT_EQ(colours.size(), colour_of_group.size()) << "two groups share a colour";
+  }
+}
+
+TEST(NcclPlan, MemoryLedgerHoldsWhatLivesAndItsPeak) {
+  MemoryLedger l;
+  EXPECT_EQ(l.held(), 0u);
+  EXPECT_EQ(l.take_peak(), 0u);
+  const int job = l.add(1600);
+  const int a = l.add(16);
+  const int b = l.add(16);
+  EXPECT_EQ(l.held(), 1632u);
+  l.remove(b);
+  l.remove(b);    // twice: nothing more
+  l.remove(999);  // unknown: nothing
+  EXPECT_EQ(l.held(), 1616u);
+  EXPECT_EQ(l.take_peak(), 1632u);  // b was alive since the last take
+  EXPECT_EQ(l.take_peak(), 1616u);  // the peak starts again from what is held
+  l.remove(a);
+  l.remove(job);
+  EXPECT_EQ(l.held(), 0u);
+  EXPECT_EQ(l.take_peak(), 1616u);
+  // Random lives against a replay: held is the sum of the live entries, take_peak the most held between takes.
+  std::mt19937 rng(46);
+  for (int trial = 0; trial < 200; ++trial) {
+    MemoryLedger m;
+    std::map<int, std::uint64_t> live;
+    std::uint64_t most = 0;
+    for (int step = 0; step < 40; ++step) {
+      const auto roll = rng() % 4;
+      if (roll == 0 && !live.empty()) {
+        auto it = live.begin();
+        std::advance(it, static_cast<long>(rng() % live.size()));
+        m.remove(it->first);
+        live.erase(it);
+      } else if (roll == 1) {
+        std::uint64_t now = 0;
+        for (const auto& [e, v] : live) now += v;
+        EXPECT_EQ(m.take_peak(), std::max(most, now));
+        most = now;
+      } else {
+        const std::uint64_t bytes = rng() % 5000;
+        live[m.add(bytes)] = bytes;
+      }
+      std::uint64_t now = 0;
+      for (const auto& [e, v] : live) now += v;
+      EXPECT_EQ(m.held(), now);
+      most = std::max(most, now);
+    }
+  }
 }
 
 }  // namespace

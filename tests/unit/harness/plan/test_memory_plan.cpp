@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 #include <sstream>
 
 #include "core/error.h"
@@ -166,6 +167,48 @@ TEST(MemoryPlan, PlanDemandsNameUnknownBenchmarks) {
   const json ok = {{"points", {{{"benchmark", "stream.copy"}, {"params", {{"dtype", "fp64"}, {"elements", 1024}, {"array_bytes", 8192}}}}}}};
   EXPECT_NO_THROW(check_plan_memory(ok, DemandContext{o, "cpu", 2}, cpu_device(GiB, 2)));
   EXPECT_THROW(check_plan_memory(ok, DemandContext{o, "cpu", 2}, cpu_device(1000, 2)), Error);
+}
+
+// Issue 46, finding 5: usable memory is measured before any communicator exists, so a point must leave
+// room for the communicators alive during it: the job's (which holds the buffers) and each split one.
+TEST(MemoryPlan, CommunicatorsAliveDuringAPointCount) {
+  const CommunicatorMemory nccl{1600ULL * 1000 * 1000, 64ULL << 20, "NCCL"};
+  PointDemand small;
+  small.memory_bytes = 100ULL << 20;
+  small.memory_what = "buffers";
+  // A 4 GB GPU: the point and three split communicators fit beside the job's; with two more of the
+  // point's own (train-step's dimensions) too; a point with no communicator counts none.
+  const auto budget = memory_budget(gpu_device(4ULL * 1000 * 1000 * 1000));
+  EXPECT_EQ(communicator_bytes({"stream", small, 0}, nccl), 0u);
+  EXPECT_EQ(communicator_bytes({"all_reduce", small, 3}, nccl), nccl.first_bytes + 3 * nccl.split_bytes);
+  EXPECT_FALSE(memory_refusal({{"all_reduce", small, 3}}, budget, nccl));
+  // Had every communicator its own buffers (before the fix), two would not leave room for the point.
+  const CommunicatorMemory own{1600ULL * 1000 * 1000, 1600ULL * 1000 * 1000, "NCCL without splitShare"};
+  const auto refused = memory_refusal({{"all_reduce 1K", small, 2}}, budget, own);
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("all_reduce 1K needs"), std::string::npos) << *refused;
+  EXPECT_NE(refused->find("and 2 split from it (NCCL without splitShare)"), std::string::npos) << *refused;
+  // The CPU backend's communicators hold no device memory: nothing is added.
+  EXPECT_FALSE(memory_refusal({{"all_reduce", small, 4}}, memory_budget(cpu_device(GiB, 1)), {}));
+  // Saturating: a count past 2^64 bytes never fits.
+  PointDemand huge = small;
+  huge.communicators = INT32_MAX;
+  EXPECT_TRUE(memory_refusal({{"x", huge, INT32_MAX}}, memory_budget(gpu_device(UINT64_MAX)),
+                             CommunicatorMemory{UINT64_MAX / 2, UINT64_MAX / 4, ""}));
+  // Random points: refused exactly when memory + the job's + splits x each exceeds the usable share.
+  std::mt19937_64 rng(46);
+  for (int trial = 0; trial < 500; ++trial) {
+    PointDemand d;
+    d.memory_bytes = rng() % (8 * GiB);
+    d.communicators = static_cast<int>(rng() % 7);
+    const int alive = static_cast<int>(rng() % 5);
+    const CommunicatorMemory m{rng() % (2 * GiB), rng() % (256ULL << 20), "m"};
+    const auto b = memory_budget(gpu_device(rng() % (16 * GiB)));
+    const int splits = alive + d.communicators;
+    const std::uint64_t need = d.memory_bytes + (splits > 0 ? m.first_bytes + m.split_bytes * static_cast<std::uint64_t>(splits) : 0);
+    EXPECT_EQ(memory_refusal({{"p", d, alive}}, b, m).has_value(), need > b.usable)
+        << d.memory_bytes << " + " << splits << " communicators against " << b.usable;
+  }
 }
 
 }  // namespace

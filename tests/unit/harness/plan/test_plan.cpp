@@ -185,5 +185,60 @@ TEST(Plan, CommunicatorsGoAfterTheLastCollectivePointToMeasure) {
   }
 }
 
+// Issue 46, finding 5: each GPU count's communicator lives from its first row that needs one to its
+// last, so a count that no later point measures on a communicator frees its device memory at once.
+TEST(Plan, EachCountsCommunicatorGoesAfterItsLastRow) {
+  using M = std::vector<std::vector<bool>>;
+  // all_reduce at counts 1, 2, 4; then a fleet point at 4 only; then stream (no communicator).
+  const M needs = {{true, true, true}, {false, false, true}, {false, false, false}};
+  const auto last = last_communicator_rows(needs, 3);
+  ASSERT_EQ(last.size(), 3u);
+  EXPECT_EQ(last[0], std::optional<std::size_t>(0));
+  EXPECT_EQ(last[1], std::optional<std::size_t>(0));
+  EXPECT_EQ(last[2], std::optional<std::size_t>(1));
+  EXPECT_EQ(count_communicators_alive(needs, 3), (std::vector<int>{3, 1, 0}));
+  EXPECT_EQ(last_communicator_rows({}, 2), (std::vector<std::optional<std::size_t>>(2)));
+  EXPECT_EQ(count_communicators_alive({{}, {true}}, 2), (std::vector<int>{0, 1}));  // short rows are false
+  // Random plans against a replay of the run: make a count's communicator at its first row that needs
+  // one, free it after the last; no row that needs one finds it missing, none outlives its last row, and
+  // the most alive at any point is what count_communicators_alive said for that point.
+  std::mt19937 rng(46);
+  for (int trial = 0; trial < 500; ++trial) {
+    const std::size_t points = rng() % 10, counts = 1 + rng() % 5;
+    M m(points, std::vector<bool>(counts));
+    for (auto& row : m)
+      for (std::size_t c = 0; c < counts; ++c) row[c] = rng() % 3 == 0;
+    const auto last_rows = last_communicator_rows(m, counts);
+    const auto alive = count_communicators_alive(m, counts);
+    ASSERT_EQ(alive.size(), points);
+    std::vector<bool> held(counts, false), ever(counts, false);
+    for (std::size_t p = 0; p < points; ++p) {
+      int most = 0;
+      for (std::size_t c = 0; c < counts; ++c) {
+        if (m[p][c]) {
+          EXPECT_TRUE(held[c] || !ever[c]) << "count " << c << " needed its communicator again at point " << p << " after it was freed";
+          held[c] = ever[c] = true;
+        }
+        most = std::max(most, static_cast<int>(std::count(held.begin(), held.end(), true)));
+        if (last_rows[c] == p) {
+          EXPECT_TRUE(held[c]);
+          held[c] = false;
+        }
+      }
+      EXPECT_LE(most, alive[p]) << "point " << p;
+      // alive[p] counts each count whose communicator exists at some moment of point p, and no other.
+      int spans = 0;
+      for (std::size_t c = 0; c < counts; ++c) {
+        bool before = false, after = false;
+        for (std::size_t q = 0; q <= p; ++q) before = before || m[q][c];
+        for (std::size_t q = p; q < points; ++q) after = after || m[q][c];
+        spans += before && after;
+      }
+      EXPECT_EQ(alive[p], spans) << "point " << p;
+    }
+    for (std::size_t c = 0; c < counts; ++c) EXPECT_FALSE(held[c]) << "count " << c << " never freed";
+  }
+}
+
 }  // namespace
 }  // namespace gpuscale
