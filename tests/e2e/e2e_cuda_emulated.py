@@ -31,8 +31,9 @@ Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none ski
                 output) in each window, and no other rank.
   device_check  scripts/device-check --bundle on the emulated node, the bundle made from this build by
                 scripts/bundle, without torch: exit 0, its table printed twice with "no torch" in every
-                torch cell, STREAM copy/triad, the GEMMs at 8192^3 and the copies within 1% of the model
-                (time boxes scaled by GPUSCALE_DEVICE_CHECK_BOX_SCALE: the products run on 2 host cores).
+                torch cell, STREAM copy/triad, the GEMMs at 8192^3, the copies, the collectives smoke and
+                dp-step (8192 wide) within 1% of the model (time boxes scaled by
+                GPUSCALE_DEVICE_CHECK_BOX_SCALE: the products run on 2 host cores).
   comm_memory_2ranks  communicators on 4 GB GPUs (issue 46, finding 5): all_reduce and train-step (--quick,
                 every layout) at 1 and 2 ranks. The emulated NCCL charges a communicator of its own 1.6 GB
                 and a split with splitShare 16 MiB (tests/emulated_gpu/nccl/comm_lifecycle.cpp), so one
@@ -594,6 +595,11 @@ def case_device_check():
     kinds = {r["benchmark"] for r in rows}
     if not {"stream.copy", "stream.triad", "gemm", "copy.h2d", "copy.d2h", "copy.d2d"} <= kinds:
         fail(f"device-check's headline measured {sorted(kinds)}")
+    # Its collectives smoke and its dp-step (the default 8192-wide bf16 model) against the model too;
+    # the storage step's figures are this machine's file system, not the model's.
+    for name in ("collectives", "dp-step"):
+        with open(os.path.join(out, f"{name}.json")) as f:
+            check_rows(m, json.load(f)["results"])
     print(f"ok: device-check exit 0 without torch; {len(rows)} headline rows within {TOLERANCE:.0%} of the model")
 
 
