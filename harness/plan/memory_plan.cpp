@@ -20,12 +20,19 @@ std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX 
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 std::string bytes_text(std::uint64_t b) { return b == UINT64_MAX ? std::string("more than 2^64 bytes") : format_bytes(b); }
 
+// The split communicators alive during a point: its GPU count's and the point's own (summed in 64
+// bits: two counts near INT_MAX must not overflow).
+std::uint64_t split_count(const PlannedDemand& p) {
+  return static_cast<std::uint64_t>(std::max(0, p.count_communicators)) +
+         static_cast<std::uint64_t>(std::max(0, p.demand.communicators));
+}
+
 }  // namespace
 
 std::uint64_t communicator_bytes(const PlannedDemand& p, const CommunicatorMemory& comms) {
-  const int splits = std::max(0, p.count_communicators) + std::max(0, p.demand.communicators);
+  const std::uint64_t splits = split_count(p);
   if (splits == 0) return 0;
-  return add_sat(comms.first_bytes, mul_sat(comms.split_bytes, static_cast<std::uint64_t>(splits)));
+  return add_sat(comms.first_bytes, mul_sat(comms.split_bytes, splits));
 }
 
 std::optional<std::string> memory_refusal(const std::vector<PlannedDemand>& points, const MemoryBudget& budget,
@@ -34,7 +41,7 @@ std::optional<std::string> memory_refusal(const std::vector<PlannedDemand>& poin
     const std::uint64_t comm = communicator_bytes(p, comms);
     const std::uint64_t total = add_sat(p.demand.memory_bytes, comm);
     if (total <= budget.usable) continue;
-    const int splits = std::max(0, p.count_communicators) + std::max(0, p.demand.communicators);
+    const std::uint64_t splits = split_count(p);
     const std::string with = comm == 0 ? std::string()
                                        : fmt::format(", and {} for the job's communicator and {} split from it{}",
                                                      bytes_text(comm), splits,
