@@ -10,7 +10,33 @@ Cases (label cuda-emulated):
                 A is transposed, as cuBLASLt's documentation says): every window valid and within 1% of the
                 model's rate for its type. Before the fix the burn-in built NN products, so every window
                 failed.
+  energy_mig    findings 2 and 3: 3 ranks on two MIG slices of GPU 0 and GPU 1 whole, each GPU drawing its
+                own seeded power in the fake NVML scenario: every row's energy is read around its timed
+                repetitions (energy_window "timed"), and its avg_power_w is the sum of its distinct parent
+                GPUs' powers (each GPU counted once, however many slices of it the row's ranks hold) within
+                5%; work_per_j is the row's groups' figures over that power. Before the fixes the slices' ranks each
+                added the whole GPU's counter (GPU 0 twice) and the window covered setup.
+  burn_all_reduce_batch  finding 7: a burn-in of 2 all_reduce windows at 2 ranks. Each window's batch is
+                what the model's operation time gives (floor(slice / 10 / (launch + op))), in the first
+                window too, and its busbw is within 1% of the model's. Before the fix the first window's
+                batch was sized from the operation that pays the emulated NCCL's lazy connection (50 ms):
+                a batch of 1.
+  storage_no_direct  finding 8: the checkpoint benchmark from device memory into a directory on a file
+                system that refuses O_DIRECT with EINVAL (ramfs, mounted in a private mount namespace):
+                exit 0, the direct points skipped naming O_DIRECT, the buffered ones measured. Before the
+                fix the direct points failed.
+  nccl_log_kept  finding 11: an all_reduce at 2 ranks whose rank 1 never joins its 3rd operation
+                (GPUSCALE_EMU_FAULTS=hang-collective:1:3) under -T 5: the run ends non-zero, the error
+                names NCCL's log folder, and that folder is still there; a clean run leaves none. Before
+                the fix the folder was removed at exit.
 """
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
 import sys
 
 import e2e_common
@@ -31,9 +57,145 @@ def case_burn_layouts():
     print("ok: fp8 and int8 burn-in windows valid (TN, the layout cuBLASLt needs on compute capability 9.0) and within 1%")
 
 
+def seeded_rng(name):
+    """A random source whose seed is printed, so a failing draw can be replayed (GPUSCALE_TEST_SEED)."""
+    seed = int(os.environ.get("GPUSCALE_TEST_SEED") or random.SystemRandom().randrange(1 << 30))
+    print(f"{name}: seed {seed} (GPUSCALE_TEST_SEED={seed} replays it)")
+    return random.Random(seed)
+
+
+def case_energy_mig():
+    rng = seeded_rng("energy_mig")
+    # Each GPU's power, drawn apart so that counting GPU 0 twice (the finding) lands far outside 5%.
+    powers_w = [rng.uniform(200, 320), rng.uniform(420, 600)]
+    with open(os.path.join(ARGS().scenarios, "mig.json")) as f:
+        gpus = json.load(f)["gpus"]
+    gpus = [{**g, "state": {"power_mw": round(w * 1000)}} for g, w in zip(gpus, powers_w)]
+    # The emulated node numbers MIG instances as devices, as CUDA does: GPU 0's two slices, then GPU 1.
+    parent_of_device = [0, 0, 1]
+    doc = emu.run_gpuscale("energy_mig", 3, ["--quick", "--benchmarks", "stream.triad", "--array-size", "128M"],
+                           emu.emulated_env(emu.scenario("mig_powers", gpus)))
+    rows = emu.all_valid(doc, "energy_mig")
+    if not rows:
+        fail("energy_mig: no rows")
+    for r in rows:
+        label = f"{r['benchmark']} at {r['gpu_count']} GPUs (devices {r['ranks']['device_index']})"
+        mt = r["metrics"]
+        if mt.get("energy_scope") != "gpu" or mt.get("energy_window") != "timed":
+            fail(f"{label}: energy scope {mt.get('energy_scope')}, window {mt.get('energy_window')}; "
+                 "expected the GPUs' counters read around the timed repetitions")
+        parents = {parent_of_device[d] for d in r["ranks"]["device_index"]}
+        want_w = sum(powers_w[g] for g in parents)
+        # 5%: the fake integrates its power over the host's clock between its own reads, gpuscale divides
+        # by its clock between the same reads; a host preemption between the two reads on a loaded 2-core
+        # machine is what is left (the windows here last ~0.1 s or more). Counting GPU 0 twice is 1.4x or more.
+        if abs(mt["avg_power_w"] - want_w) > 0.05 * want_w:
+            fail(f"{label}: avg_power_w {mt['avg_power_w']:.1f} W, the scenario's {want_w:.1f} W "
+                 f"(GPUs {sorted(parents)} once each)")
+        work = sum(r["groups"]["value"])  # the row's groups' figures together (health/row_energy.h)
+        if abs(mt["work_per_j"] - work / want_w) > 0.05 * work / want_w:
+            fail(f"{label}: work_per_j {mt['work_per_j']}, expected {work / want_w} (its groups' {work:.1f} over {want_w:.1f} W)")
+        shared = 0 in parents and sum(1 for d in r["ranks"]["device_index"] if parent_of_device[d] == 0) > 1
+        if shared != bool(mt.get("energy_shared")):
+            fail(f"{label}: energy_shared {mt.get('energy_shared')!r}, expected it {'set' if shared else 'absent'}")
+    print(f"ok: {len(rows)} rows: energy read around the timed repetitions, each parent GPU counted once")
+
+
+def ARGS():
+    return emu.ARGS
+
+
+def case_burn_all_reduce_batch():
+    m = emu.model()
+    doc = emu.run_gpuscale("burn_all_reduce_batch", 2, ["--quick", "--duration", "4s", "--window", "2s",
+                                                        "--burn", "all_reduce"], emu.emulated_env(emu.scenario("two", 2)))
+    rows = emu.all_valid(doc, "burn_all_reduce_batch")
+    if [r["benchmark"] for r in rows] != ["burn.all_reduce"] * 2:
+        fail(f"windows: {[r['benchmark'] for r in rows]}, expected 2 burn.all_reduce")
+    slices = 20  # harness/benchmarks/burn/burn_plan.h: kBurnSlicesPerWindow
+    for r in rows:
+        n, size = r["gpu_count"], r["params"]["size_bytes"]
+        op_us = emu.collective_op_us(m, "all_reduce", n, size, r["nodes"] == 1)
+        first_us = emu.host_timed_us(m, op_us, 1)  # one operation on a connected communicator
+        want_batch = min(max(math.floor(r["params"]["window_s"] / slices / 10 / (first_us * 1e-6)), 1), 100000)
+        batches = r["ranks"]["metrics"]["ops_per_batch"]
+        batches = batches if isinstance(batches, list) else [batches]
+        if any(abs(b - want_batch) > 1 for b in batches):
+            fail(f"burn.all_reduce window {r['params']['window']}: ops_per_batch {batches}, the model's {want_batch} "
+                 f"(a slice of {r['params']['window_s'] / slices} s over 10 operations of {first_us:.1f} us)")
+        per_op = emu.host_timed_us(m, op_us, want_batch)
+        emu.within(f"burn.all_reduce window {r['params']['window']} busbw", r["aggregate"],
+                   size * 2 * (n - 1) / n / per_op / 1e3)
+    print(f"ok: both all_reduce windows batch {want_batch} operations and are within 1% of the model")
+
+
+def case_storage_no_direct():
+    if not shutil.which("unshare"):
+        fail("storage_no_direct needs unshare(1) (util-linux)")
+    mnt = e2e_common.work("ramfs")
+    os.makedirs(mnt, exist_ok=True)
+    out = e2e_common.work("storage_no_direct.json", fresh=True)
+    env = emu.emulated_env(emu.scenario("one", 1))
+    emu.check_libraries(env)
+    # A private mount namespace: the ramfs goes when the command ends, whatever happens. ramfs has no
+    # direct I/O (fs/ramfs: no direct_IO address-space operation), so open(2) with O_DIRECT gives EINVAL,
+    # as tmpfs did before Linux 6.6 and overlayfs over such a file system does (open(2): EINVAL).
+    script = 'mount -t ramfs gpuscale-ramfs "$1" && shift && exec "$@"'
+    cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", mnt, ARGS().gpuscale, "run",
+           "--backend", "cuda", "-o", out, "--quick", "--benchmarks", "storage", "--ckpt-dir", mnt]
+    p = e2e_common.run(cmd, env, env_drop=emu.DROP, timeout=300)
+    if p.returncode != 0:
+        fail(f"storage on a file system without O_DIRECT: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    with open(out) as f:
+        rows = json.load(f)["results"]
+    direct = [r for r in rows if r["params"].get("io") == "direct"]
+    buffered = [r for r in rows if r["params"].get("io") == "buffered"]
+    if not direct or not buffered:
+        fail(f"storage rows: {[(r['benchmark'], r['params']) for r in rows]}, expected direct and buffered points")
+    for r in direct:
+        if r["status"] != "skipped" or not any("O_DIRECT" in e for e in r.get("errors", [])):
+            fail(f"{r['benchmark']} {r['params']}: status {r['status']}, {r.get('errors')}; expected skipped naming O_DIRECT")
+    for r in buffered:
+        if r["status"] != "ok":
+            fail(f"{r['benchmark']} {r['params']}: status {r['status']}: {r.get('errors')}")
+    print(f"ok: {len(direct)} direct points skipped naming O_DIRECT, {len(buffered)} buffered measured; exit 0")
+
+
+def nccl_folders(tmp):
+    return sorted(d for d in os.listdir(tmp) if d.startswith("gpuscale-nccl-"))
+
+
+def case_nccl_log_kept():
+    tmp = e2e_common.work("nccl-tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    base = ["--quick", "--benchmarks", "all_reduce", "-b", "1M", "-e", "1M", "-T", "5"]
+    env = emu.emulated_env(emu.scenario("two", 2), extra={"TMPDIR": tmp})
+    emu.run_gpuscale("nccl_log_clean", 2, base, env)
+    if nccl_folders(tmp):
+        fail(f"a clean run left NCCL's log folders {nccl_folders(tmp)} in {tmp}")
+    env["GPUSCALE_EMU_FAULTS"] = "hang-collective:1:3"
+    out = e2e_common.work("nccl_log_hung.json", fresh=True)
+    p = e2e_common.mpirun(2, ["run", "--backend", "cuda", "-o", out] + base, env, timeout=300, env_drop=emu.DROP,
+                          export=list(env))
+    if p.returncode == 0:
+        fail("a run whose rank 1 never joins a collective exited 0")
+    kept = nccl_folders(tmp)
+    if not kept:
+        fail(f"the failed run left no NCCL log folder in {tmp}:\n{p.stderr[-2000:]}")
+    named = set(re.findall(r"gpuscale-nccl-[A-Za-z0-9]{6}", p.stdout + p.stderr))
+    if not named or not named <= set(kept):
+        fail(f"the error names {sorted(named)}, the folders kept are {kept}:\n{p.stderr[-2000:]}")
+    print(f"ok: the hung run exited {p.returncode} and kept {kept}, named in its error; the clean run kept none")
+
+
 def main():
     cases = {
         "burn_layouts": (case_burn_layouts, e2e_common.CORES),
+        "energy_mig": (case_energy_mig, e2e_common.CORES),
+        "burn_all_reduce_batch": (case_burn_all_reduce_batch, e2e_common.CORES),
+        "storage_no_direct": (case_storage_no_direct, e2e_common.CORES),
+        "nccl_log_kept": (case_nccl_log_kept, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, emu.parse)
 

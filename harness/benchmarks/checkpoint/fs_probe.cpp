@@ -105,7 +105,9 @@ FsInfo probe_fs(const std::string& dir) {
   f.mount = mount_of(parse_mountinfo(text.str()), f.path);
   f.direct_problem = direct_io_problem(f.path, f.mount ? f.mount->fs_type : "", open_file);
   struct statvfs s {};
-  if (::statvfs(f.path.c_str(), &s) == 0) {
+  // A file system that counts no blocks (f_blocks 0: ramfs, which grows until memory runs out, and some
+  // FUSE ones) says nothing of its free space, so there is no free figure to hold the checkpoint against.
+  if (::statvfs(f.path.c_str(), &s) == 0 && s.f_blocks > 0) {
     f.free_bytes = static_cast<std::uint64_t>(s.f_bavail) * s.f_frsize;
     f.total_bytes = static_cast<std::uint64_t>(s.f_blocks) * s.f_frsize;
   }
