@@ -21,6 +21,7 @@
 #include "harness/run/resume.h"
 #include "harness/run/runner.h"
 #include "history/store_url.h"
+#include "kernels/sysfs_root.h"
 #include "peaks/gpu_peaks.h"
 #include "world/agree.h"
 #include "world/test_hosts.h"
@@ -181,6 +182,7 @@ void add_run_command(CLI::App& app, Action& action, int argc, char** argv) {
         std::string store;
         try {
           if (auto hosts = test_hosts_from_env(world.size())) world.act_as_hosts(std::move(*hosts));
+          sysfs_root();  // GPUSCALE_TEST_SYSFS_ROOT checked here, where a bad one fails every rank alike
           // GPUSCALE_TEST_FAULT's timing faults (core/fault_plan.h), for the host and local index the rank acts as.
           plant_faults(timing_faults_from_env(world.hosts()), world.host(),
                        world.local_ranks()[static_cast<std::size_t>(world.rank())]);

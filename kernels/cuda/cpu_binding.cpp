@@ -99,12 +99,12 @@ CpuBinding choose_cpu_binding(const std::set<int>& allowed, const std::optional<
   return b;
 }
 
-CpuBinding bind_to_gpu_numa_node(std::string_view pci_bus_id) {
+CpuBinding bind_to_gpu_numa_node(const std::string& sysfs_root, std::string_view pci_bus_id) {
   std::string id(pci_bus_id);
   std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return std::tolower(c); });
   // CUDA gives an 8-digit PCI domain ("00000000:1B:00.0"); sysfs names the device with 4.
   if (id.size() == 16 && id.compare(0, 4, "0000") == 0) id.erase(0, 4);
-  const std::string dir = "/sys/bus/pci/devices/" + id;
+  const std::string dir = sysfs_root + "/bus/pci/devices/" + id;
   const auto node = to_int(read_line(dir + "/numa_node"));
   const auto node_cpus = parse_cpulist(read_line(dir + "/local_cpulist"));
   const char* env = std::getenv("GPUSCALE_CPU_BIND");

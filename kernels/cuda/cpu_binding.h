@@ -29,8 +29,9 @@ std::string format_cpulist(const std::set<int>& cpus);
 CpuBinding choose_cpu_binding(const std::set<int>& allowed, const std::optional<std::set<int>>& gpu_node_cpus,
                               int numa_node, std::string_view pci_bus_id, bool disabled);
 
-// The seam: reads /sys/bus/pci/devices/<bus id>/{numa_node,local_cpulist}, decides, and applies it to
-// the calling process (before any worker thread exists, so every later thread inherits it).
-CpuBinding bind_to_gpu_numa_node(std::string_view pci_bus_id);
+// The seam: reads <sysfs_root>/bus/pci/devices/<bus id>/{numa_node,local_cpulist} (sysfs_root:
+// kernels/sysfs_root.h, /sys but for tests), decides, and applies it to the calling process (before any
+// worker thread exists, so every later thread inherits it).
+CpuBinding bind_to_gpu_numa_node(const std::string& sysfs_root, std::string_view pci_bus_id);
 
 }  // namespace gpuscale

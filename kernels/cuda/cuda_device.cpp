@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda_internal.h"
 #include "kernels/cuda/gpu_identity.h"
 #include "kernels/cuda/nic_probe.h"
+#include "kernels/sysfs_root.h"
 
 #ifndef GPUSCALE_CUDA_ARCHS_TEXT
 #error "GPUSCALE_CUDA_ARCHS_TEXT must name the architectures the kernels were built for"
@@ -63,12 +64,13 @@ class CudaDevice final : public Device {
  public:
   explicit CudaDevice(const CudaDeviceOptions& o) {
     char bus[32] = {};
+    const auto sys = sysfs_root();  // /sys; a test's fake tree under GPUSCALE_TEST_SYSFS_ROOT
     CpuBinding cpu_binding;
     for (const auto step : kDeviceOpenOrder) switch (step) {  // the order and why: kernels/cuda/cuda_plan.h
         case DeviceOpenStep::read_pci_bus_id:
           check(cudaDeviceGetPCIBusId(bus, sizeof bus, o.ordinal), "cudaDeviceGetPCIBusId");
           break;
-        case DeviceOpenStep::bind_cpus: cpu_binding = bind_to_gpu_numa_node(bus); break;
+        case DeviceOpenStep::bind_cpus: cpu_binding = bind_to_gpu_numa_node(sys, bus); break;
         case DeviceOpenStep::set_device: check(cudaSetDevice(o.ordinal), "cudaSetDevice"); break;
         case DeviceOpenStep::create_context: check(cudaFree(nullptr), "cudaFree (creating the CUDA context)"); break;
       }
@@ -85,7 +87,7 @@ class CudaDevice final : public Device {
     unsigned char uuid[16];
     static_assert(sizeof(p.uuid.bytes) == 16);
     for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(p.uuid.bytes[i]);
-    const auto pci_id = read_pci_device_id("/sys", bus);
+    const auto pci_id = read_pci_device_id(sys, bus);
     const int sm_clock_khz = attribute(cudaDevAttrClockRate, o.ordinal);
     const int mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, o.ordinal);
     const int bus_width = attribute(cudaDevAttrGlobalMemoryBusWidth, o.ordinal);
@@ -129,7 +131,7 @@ class CudaDevice final : public Device {
     // The NIC its inter-node traffic leaves by (the rail outliers name it: docs/fleet.md "Rails").
     const char* hca = std::getenv("NCCL_IB_HCA");
     const char* topo = std::getenv("NCCL_TOPO_FILE");
-    info_.details.update(nic_details("/sys", bus, hca ? hca : "", topo ? topo : ""));
+    info_.details.update(nic_details(sys, bus, hca ? hca : "", topo ? topo : ""));
   }
 
   const DeviceInfo& info() const override { return info_; }

@@ -87,13 +87,14 @@ def gs(*args, env_extra=None, cwd=None, timeout=240, **kw):
     return run([ARGS.gpuscale] + list(args), env_extra, cwd, timeout, **kw)
 
 
-def mpirun(np, args, env_extra=None, cwd=None, timeout=240, *, export=(), **kw):
+def mpirun(np, args, env_extra=None, cwd=None, timeout=240, *, export=(), program=None, **kw):
     """gpuscale `args` under mpirun with `np` ranks (see run, whose keywords it takes); `export`: the
-    names of variables mpirun passes to the ranks (-x NAME each)."""
+    names of variables mpirun passes to the ranks (-x NAME each); `program`: what each rank starts
+    instead of gpuscale (a launcher script that ends by running it)."""
     cmd = [ARGS.mpiexec, "--oversubscribe", "-np", str(np)]
     for k in export:
         cmd += ["-x", k]
-    return run(cmd + [ARGS.gpuscale] + list(args), env_extra, cwd, timeout, **kw)
+    return run(cmd + [program or ARGS.gpuscale] + list(args), env_extra, cwd, timeout, **kw)
 
 
 def work(*parts, fresh=False):

@@ -102,7 +102,9 @@ def check_libraries(env):
             fail(f"gpuscale --version does not load {lib} from {ARGS.emu_libs}:\n{p.stdout}")
 
 
-def run_gpuscale(name, ranks, args, env, timeout=600, expect=0):
+def run_gpuscale(name, ranks, args, env, timeout=600, expect=0, program=None):
+    """`gpuscale run --backend cuda ARGS` at `ranks` ranks (under mpirun from 2), its result file read
+    back; `program`: what mpirun starts in gpuscale's place (e2e_common.mpirun)."""
     check_libraries(env)
     out = e2e_common.work(f"{name}.json", fresh=True)
     drop = DROP
@@ -111,7 +113,7 @@ def run_gpuscale(name, ranks, args, env, timeout=600, expect=0):
                            env_drop=drop)
     else:
         p = e2e_common.mpirun(ranks, ["run", "--backend", "cuda", "-o", out] + args, env, timeout=timeout,
-                              env_drop=drop, export=list(env))
+                              env_drop=drop, export=list(env), program=program)
     if p.returncode != expect:
         fail(f"{name}: exit {p.returncode}, expected {expect}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     with open(out) as f:
