@@ -413,12 +413,12 @@ def check_train_rows(m, rows, options):
         met = r["metrics"]
         got = met["phase_us"]["compute"]
         want = min(cands, key=lambda c: abs(c["compute_us"] - got))
-        within(f"{label} phase_us.compute", got, want["compute_us"])
-        within(f"{label} measured_step_us", met["measured_step_us"], want["measured_step_us"])
-        within(f"{label} step_time_us", met["step_time_us"], want["step_time_us"])
         within(f"{label} tokens/s", r["aggregate"], want["tokens_per_s"])
         within(f"{label} metrics.tokens_per_s", met["tokens_per_s"], want["tokens_per_s"])
         within(f"{label} MFU (fraction_of_peak)", r["fraction_of_peak"], want["fraction_of_peak"])
+        within(f"{label} measured_step_us", met["measured_step_us"], want["measured_step_us"])
+        within(f"{label} step_time_us", met["step_time_us"], want["step_time_us"])
+        within(f"{label} phase_us.compute", got, want["compute_us"])
     return len(rows)
 
 
