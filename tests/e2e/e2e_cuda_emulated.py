@@ -54,6 +54,7 @@ import shutil
 import sys
 
 import e2e_common
+import emulated_train_step as train_oracle
 from e2e_common import fail
 
 ARGS = None
@@ -394,8 +395,38 @@ def check_copy_rows(m, rows):
     return len(rows)
 
 
-def check_rows(m, rows):
-    """Every row of a run against the model, by its family; a row of a family without an oracle fails."""
+def check_train_rows(m, rows, options):
+    """train-step rows against the oracle of tests/e2e/emulated_train_step.py (the step simulated on the
+    model from the architecture and the run's inputs, `options`: the result file's plan.options):
+    measured_step_us, step_time_us, tokens/s, MFU and the compute phase within 1%. Where the group's
+    ranks tie for the slowest on the model and their compute differs (a pipeline's last stage runs the
+    output projection), gpuscale reports the rank its clock readings' last bits put first: the row's
+    compute phase must be one of the tied ranks', and the bubble and figures follow from that one."""
+    for r in rows:
+        label = f"train-step {r['params'].get('name')} {r['params'].get('layout')} at {r['gpu_count']} GPUs"
+        if r["status"] == "skipped":
+            continue
+        if r["status"] != "ok":
+            fail(f"{label}: status {r['status']}: {r.get('errors')}")
+        try:
+            cands = train_oracle.oracle(m, r, options, lambda coll, n, size: collective_op_us(m, coll, n, size, True))
+        except train_oracle.NoOracle as e:
+            fail(f"{label}: no oracle: {e}")
+        met = r["metrics"]
+        got = met["phase_us"]["compute"]
+        want = min(cands, key=lambda c: abs(c["compute_us"] - got))
+        within(f"{label} tokens/s", r["aggregate"], want["tokens_per_s"])
+        within(f"{label} metrics.tokens_per_s", met["tokens_per_s"], want["tokens_per_s"])
+        within(f"{label} MFU (fraction_of_peak)", r["fraction_of_peak"], want["fraction_of_peak"])
+        within(f"{label} measured_step_us", met["measured_step_us"], want["measured_step_us"])
+        within(f"{label} step_time_us", met["step_time_us"], want["step_time_us"])
+        within(f"{label} phase_us.compute", got, want["compute_us"])
+    return len(rows)
+
+
+def check_rows(m, rows, options=None):
+    """Every row of a run against the model, by its family; a row of a family without an oracle fails.
+    `options`: the run's plan.options, which train-step's oracle needs (its model and step counts)."""
     judged = {}
     for r in rows:
         b = r["benchmark"]
@@ -411,6 +442,10 @@ def check_rows(m, rows):
             check_copy_rows(m, [r])
         elif b == "dp-step":
             check_dp_rows(m, [r])
+        elif b == "train-step":
+            if options is None:
+                fail(f"train-step {r['params']}: judged only with the run's options (its model, --quick, --layers)")
+            check_train_rows(m, [r], options)
         elif r["scope"] == "collective":
             check_collective_rows(m, [r])
         else:
@@ -441,7 +476,7 @@ def case_quick_8ranks():
                                            "--array-size", "8M", "--copy-size", "4M", "--dtypes", "fp64,fp32,bf16",
                                            "--dp-width", "512", "--dp-batch", "512"], env)
     rows = doc["results"]
-    judged = check_rows(m, rows)
+    judged = check_rows(m, rows, doc["plan"]["options"])
     counts = sorted({r["gpu_count"] for r in rows})
     if counts != [1, 2, 4, 8]:
         fail(f"GPU counts measured: {counts}")
@@ -603,7 +638,8 @@ def case_device_check():
     # the storage step's figures are this machine's file system, not the model's.
     for name in ("collectives", "dp-step"):
         with open(os.path.join(out, f"{name}.json")) as f:
-            check_rows(m, json.load(f)["results"])
+            step_doc = json.load(f)
+        check_rows(m, step_doc["results"], step_doc["plan"]["options"])
     print(f"ok: device-check exit 0 without torch; {len(rows)} headline rows within {TOLERANCE:.0%} of the model")
 
 
@@ -621,7 +657,8 @@ def parse():
 
 def check_result_file():
     """--check-result FILE --model-tool T --emu-libs DIR [--gpu KEY]: every row of a result file of a run
-    on the emulated node against the model (a run too long for CI: docs/measurements.md)."""
+    on the emulated node against the model (a run too long for CI: docs/measurements.md); train-step rows
+    with the run's own inputs (plan.options: its models, --quick, --layers, warm-up and repetitions)."""
     global ARGS
     ap = argparse.ArgumentParser()
     for a in ("--check-result", "--model-tool", "--emu-libs"):
@@ -630,7 +667,7 @@ def check_result_file():
     ARGS = ap.parse_args()
     with open(ARGS.check_result) as f:
         doc = json.load(f)
-    judged = check_rows(model(ARGS.gpu), doc["results"])
+    judged = check_rows(model(ARGS.gpu), doc["results"], doc["plan"]["options"])
     print(f"ok: {len(doc['results'])} rows, every figure within {TOLERANCE:.0%} of the model: {judged}")
     return 0
 
