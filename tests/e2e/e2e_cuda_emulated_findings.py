@@ -51,6 +51,12 @@ Cases (label cuda-emulated):
                 "train-step llama3-8b dp at 1 GPUs tokens/s: 16225.5 against the model's 799548" (49x
                 low on this project's loaded 2-core VM; the factor is the host's speed, about 1000x on a
                 GPU per the review), and the model file's rows about 40x low.
+  health_pid_namespace  finding 12: `gpuscale health` on the emulated node in a PID namespace of its own
+                (unshare --pid --fork --mount-proc, as a pod without hostPID), the fake NVML listing
+                processes by seeded PIDs of the host's namespace: one process (as many as the job has)
+                gives PASS and the note "cannot tell (PID namespace)"; two give WARN "in use" (at least one
+                is another's); outside a namespace one foreign PID gives WARN "in use" (PIDs comparable).
+                Before the fix the first run warned "in use by other processes" for the job's own process.
 """
 import json
 import math
@@ -484,6 +490,43 @@ def case_nic_ties():
           "unknown under NCCL_TOPO_FILE")
 
 
+def health_report(name, pids, own_namespace):
+    """`gpuscale health` on one emulated GPU whose NVML lists `pids` (the fake NVML's scenario), in a PID
+    namespace of its own or not: its JSON report's GPU entry."""
+    gpus = [{"state": {"processes": [{"pid": p, "used": 2 << 30} for p in pids]}}]
+    env = emu.emulated_env(emu.scenario(name, gpus))
+    out = e2e_common.work(f"{name}.json", fresh=True)
+    cmd = [ARGS().gpuscale, "health", "--array-size", "64M", "--gemm-shape", "1024", "-o", out]
+    if own_namespace:
+        cmd = ["unshare", "--pid", "--fork", "--mount-proc"] + cmd
+    p = e2e_common.run(cmd, env, env_drop=emu.DROP, timeout=300)
+    doc = e2e_common.read_doc(out)
+    if doc is None:
+        fail(f"{name}: no health report (exit {p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return doc["nodes"][0]["gpus"][0]
+
+
+def case_health_pid_namespace():
+    if not shutil.which("unshare"):
+        fail("health_pid_namespace needs unshare(1) (util-linux)")
+    rng = seeded_rng("health_pid_namespace")
+    # PIDs above any this short run's namespace hands out (it starts at 1), below the kernel's pid_max
+    # limit (2^22, proc(5)): host PIDs of a busy node.
+    host_pids = rng.sample(range(100000, 1 << 22), 2)
+    g = health_report("pidns_own", host_pids[:1], True)
+    in_use = [f for f in g["findings"] if f.get("check") == "in_use" or "in use" in json.dumps(f)]
+    if g["verdict"] != "PASS" or in_use or not any("cannot tell (PID namespace)" in n for n in g["notes"]):
+        fail(f"one NVML process in a PID namespace of our own (as many as the job has): verdict {g['verdict']}, "
+             f"findings {g['findings']}, notes {g['notes']}; expected PASS and 'cannot tell (PID namespace)'")
+    g = health_report("pidns_two", host_pids, True)
+    if g["verdict"] != "WARN" or "at least 1 other process" not in json.dumps(g["findings"]):
+        fail(f"two NVML processes for a job of one in a PID namespace: verdict {g['verdict']}, findings {g['findings']}")
+    g = health_report("pidns_host", host_pids[:1], False)
+    if g["verdict"] != "WARN" or f"pid {host_pids[0]}" not in json.dumps(g["findings"]):
+        fail(f"a foreign PID in the host's namespace: verdict {g['verdict']}, findings {g['findings']}")
+    print("ok: in a PID namespace NVML's host PIDs are counted, not compared; outside one they are compared")
+
+
 def main():
     cases = {
         "burn_layouts": (case_burn_layouts, e2e_common.CORES),
@@ -493,6 +536,7 @@ def main():
         "nccl_log_kept": (case_nccl_log_kept, e2e_common.CORES),
         "nic_ties": (case_nic_ties, e2e_common.CORES),
         "train_step": (case_train_step, e2e_common.CORES),
+        "health_pid_namespace": (case_health_pid_namespace, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, emu.parse)
 
