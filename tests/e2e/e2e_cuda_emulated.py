@@ -42,6 +42,12 @@ Cases (label cuda-emulated; each needs a CUDA build, and CI has one, so none ski
                 comm_memory_bytes is the job's communicator plus 1 to 8 splits (2 counts, up to 6
                 train-step dimensions) and never a second 1.6 GB; the first row at each count and every
                 train-step row at 2 GPUs (a dimension of 2 ranks in every layout) record init_s.
+  device_errors  what a user sees when the GPUs fail them, each in one line and an exit code: every GPU
+                hidden by CUDA_VISIBLE_DEVICES='' (exit 3, naming it); 3 ranks on a host of 2 GPUs (exit 3,
+                "3 ranks share the 2 GPU(s)", from one rank); a sticky error planted at a seeded kernel
+                launch of GPU 0 (GPUSCALE_EMU_FAULTS=sticky:0:N; cudaErrorIllegalAddress, which CUDA's
+                documentation calls sticky: every later call fails): exit 1, every row failed naming it,
+                and the result file written.
   health        `gpuscale health` on the emulated node (the fake NVML and the runtime report one
                 node: same GPUs, same driver): every GPU PASS, exit 0; then a 3-rank run on the MIG
                 scenario (two 3g.40gb slices of GPU 0 and GPU 1 whole): every row valid.
@@ -50,6 +56,7 @@ import argparse
 import json
 import math
 import os
+import random
 import shutil
 import sys
 
@@ -586,6 +593,33 @@ def case_comm_memory_2ranks():
     print(f"ok: {len(rows)} rows valid on 4 GB GPUs; {judged} ranks' communicator memory within the model's")
 
 
+EXIT_NO_DEVICE = 3  # core/error.h: kExitNoDevice
+
+
+def case_device_errors():
+    env = emulated_env(scenario("two", 2))
+    args = ["--quick", "--benchmarks", "stream.triad,stream.copy", "--array-size", "8M"]
+    out = e2e_common.work("device_errors.json", fresh=True)
+    run = [ARGS.gpuscale, "run", "--backend", "cuda", "-o", out] + args
+    p = e2e_common.run(run, {**env, "CUDA_VISIBLE_DEVICES": ""}, env_drop=DROP)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != EXIT_NO_DEVICE or len(lines) != 1 or "CUDA_VISIBLE_DEVICES='' hides every GPU" not in lines[0]:
+        fail(f"every GPU hidden: exit {p.returncode} (want {EXIT_NO_DEVICE}), stderr {p.stderr!r}")
+    p = e2e_common.mpirun(3, ["run", "--backend", "cuda", "-o", out] + args, env, env_drop=DROP, export=list(env))
+    said = [l for l in (p.stdout + p.stderr).splitlines() if "3 ranks share the 2 GPU(s)" in l]
+    if p.returncode != EXIT_NO_DEVICE or len(said) != 1:
+        fail(f"3 ranks on 2 GPUs: exit {p.returncode} (want {EXIT_NO_DEVICE}), lines naming it {said}:\n{p.stderr[-2000:]}")
+    # A launch early in the run (the copy's first launches; each row captures its kernels once): seeded.
+    launch = random.SystemRandom().randint(1, 3)
+    print(f"sticky error at GPU 0's kernel launch {launch}")
+    doc = run_gpuscale("device_errors", 1, args, {**env, "GPUSCALE_EMU_FAULTS": f"sticky:0:{launch}"}, expect=1)
+    rows = doc["results"]
+    if len(rows) != 2 or any(r["status"] != "failed" or "cudaErrorIllegalAddress" not in " ".join(r["errors"]) for r in rows):
+        fail(f"after a sticky error: {[(r['benchmark'], r['status'], r.get('errors')) for r in rows]}; "
+             "expected every row failed naming cudaErrorIllegalAddress")
+    print("ok: hidden GPUs and too many ranks refused in one line (exit 3); a sticky error fails every later row (exit 1)")
+
+
 def case_health():
     env = emulated_env(scenario("two", 2))
     p = e2e_common.run([ARGS.gpuscale, "health", "--array-size", "64M", "--gemm-shape", "1024"], env, env_drop=DROP)
@@ -684,6 +718,7 @@ def main():
         "burn_2ranks": (case_burn_2ranks, e2e_common.CORES),
         "burn_flip": (case_burn_flip, e2e_common.CORES),
         "comm_memory_2ranks": (case_comm_memory_2ranks, e2e_common.CORES),
+        "device_errors": (case_device_errors, e2e_common.CORES),
         "health": (case_health, e2e_common.CORES),
         "device_check": (case_device_check, {**e2e_common.CORES, "TIMEOUT": 4800}),
     }

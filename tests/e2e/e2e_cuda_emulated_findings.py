@@ -57,6 +57,12 @@ Cases (label cuda-emulated):
                 gives PASS and the note "cannot tell (PID namespace)"; two give WARN "in use" (at least one
                 is another's); outside a namespace one foreign PID gives WARN "in use" (PIDs comparable).
                 Before the fix the first run warned "in use by other processes" for the job's own process.
+  vgpu_mig_backed  finding 10: a run on a MIG-backed vGPU (the fake NVML: virtualization mode 2, vGPU
+                guest; the device named by its profile "NVIDIA H100XM-3-40C", 60 SMs and 40 GB as H100's
+                3g.40gb instance has) with a --peaks file giving that profile its own memory bandwidth (seeded):
+                the row's expected peak is that figure, never scaled by an invented 3/7 share, and its
+                virtual_gpu flag names the instance's SMs and memory; without the file the peak is unknown.
+                Before the fix the peak was the file's figure x 3/7.
 """
 import json
 import math
@@ -527,6 +533,44 @@ def case_health_pid_namespace():
     print("ok: in a PID namespace NVML's host PIDs are counted, not compared; outside one they are compared")
 
 
+# NVML's nvmlGpuVirtualizationMode_t: NVML_GPU_VIRTUALIZATION_MODE_VGPU = 2 (a vGPU guest, nvml.h).
+VGPU_GUEST = 2
+# H100's MIG 3g.40gb instance (NVIDIA MIG User Guide, "H100 MIG profiles"): 60 SMs, 40 GB; the MIG-backed
+# vGPU of 3 compute slices and 40 GB is named H100XM-3-40C (NVIDIA vGPU documentation, "H100 virtual GPU types").
+VGPU_NAME, VGPU_SMS, VGPU_MEMORY = "NVIDIA H100XM-3-40C", 60, 40 * 1000 ** 3
+
+
+def case_vgpu_mig_backed():
+    rng = seeded_rng("vgpu_mig_backed")
+    own_gbps = round(rng.uniform(800, 2000), 1)  # the profile's own figure, as a site would measure and write it
+    source = "this test's own figure for the profile"
+    peaks = e2e_common.work("vgpu_profile.peaks.json")
+    with open(peaks, "w") as f:
+        json.dump({"format": "gpuscale-peaks", "version": 1, "models": [{
+            "model": "H100XM-3-40C (test)", "names": [VGPU_NAME],
+            "memory_bandwidth": {"value": own_gbps, "source": source},
+            "compute": {k: {"value": None, "source": source} for k in
+                        ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")},
+            "nvlink": {"value": None, "source": source}, "pcie": {"value": None, "source": source}}]}, f)
+    gpus = [{"name": VGPU_NAME, "virtualization_mode": VGPU_GUEST, "sm_count": VGPU_SMS, "memory_total": VGPU_MEMORY}]
+    env = emu.emulated_env(emu.scenario("vgpu", gpus))
+    args = ["--quick", "--benchmarks", "stream.triad", "--array-size", "8M"]
+    for with_peaks in (True, False):
+        name = "vgpu_peaks" if with_peaks else "vgpu_no_peaks"
+        doc = emu.run_gpuscale(name, 1, args + (["--peaks", peaks] if with_peaks else []), env)
+        rows = emu.all_valid(doc, name)
+        for r in rows:
+            label = f"{name}: {r['benchmark']}"
+            want = own_gbps if with_peaks else None
+            if (r["expected_peak"] is None) != (want is None) or (want and abs(r["expected_peak"] - want) > 1e-6 * want):
+                fail(f"{label}: expected_peak {r['expected_peak']}, want {want} (the profile's own figure, never x 3/7)")
+            flags = [f["reason"] for f in r.get("flags", []) if f.get("kind") == "virtual_gpu"]
+            gib = VGPU_MEMORY / (1 << 30)
+            if len(flags) != 1 or f"{VGPU_SMS} SMs" not in flags[0] or f"{gib:.2f}".rstrip("0").rstrip(".") not in flags[0]:
+                fail(f"{label}: virtual_gpu flag {flags}; expected one naming {VGPU_SMS} SMs and {gib:.2f} GiB")
+    print(f"ok: the MIG-backed vGPU's peak is its own ({own_gbps} GB/s) or unknown, never scaled; its flag names the instance")
+
+
 def main():
     cases = {
         "burn_layouts": (case_burn_layouts, e2e_common.CORES),
@@ -537,6 +581,7 @@ def main():
         "nic_ties": (case_nic_ties, e2e_common.CORES),
         "train_step": (case_train_step, e2e_common.CORES),
         "health_pid_namespace": (case_health_pid_namespace, e2e_common.CORES),
+        "vgpu_mig_backed": (case_vgpu_mig_backed, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, emu.parse)
 
