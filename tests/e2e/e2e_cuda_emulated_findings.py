@@ -63,6 +63,13 @@ Cases (label cuda-emulated):
                 the row's expected peak is that figure, never scaled by an invented 3/7 share, and its
                 virtual_gpu flag names the instance's SMs and memory; without the file the peak is unknown.
                 Before the fix the peak was the file's figure x 3/7.
+  sdc_mixed_fleet  finding 6: a GEMM burn-in at 4 ranks where GPU 3 has 114 SMs (an H100 PCIe's count) and
+                GPUs 0-2 have 132; the emulated cuBLASLt's bits follow the SM count, as cuBLAS promises
+                identical bits only for one architecture and SM count (tests/emulated_gpu/cublaslt/
+                lt_product.h, k_partial_sums). Clean: exit 0, no SDC named (GPU 3 is compared only with
+                GPUs of its own configuration). With one bit of GPU 1's output flipped: GPU 1, and only
+                it, named in every window. Before the fix the digest's configuration had no SM count,
+                so GPU 3, the odd one out, was named as corrupt.
 """
 import json
 import math
@@ -571,6 +578,32 @@ def case_vgpu_mig_backed():
     print(f"ok: the MIG-backed vGPU's peak is its own ({own_gbps} GB/s) or unknown, never scaled; its flag names the instance")
 
 
+def case_sdc_mixed_fleet():
+    gpus = [{}, {}, {}, {"sm_count": 114}]  # the last GPU of another SM count (H100 PCIe: 114)
+    if len({emu_k_parts(g.get("sm_count", 132)) for g in gpus}) < 2:
+        fail("the scenario's SM counts give one summation order: the case would not test a mixed fleet")
+    args = ["--quick", "--duration", "4s", "--window", "2s", "--burn", "gemm"]
+    doc = emu.run_gpuscale("sdc_mixed_clean", 4, args, emu.emulated_env(emu.scenario("mixed_sms", gpus)))
+    emu.all_valid(doc, "sdc_mixed_clean")
+    if doc["analysis"].get("sdc"):
+        fail(f"a clean mixed fleet named silent data corruption: {doc['analysis']['sdc']}")
+    element = random.SystemRandom().randrange(4096 * 4096)  # a seeded place in GPU 1's 4096-wide output
+    print(f"flipping element {element} of GPU 1's products")
+    env = emu.emulated_env(emu.scenario("mixed_sms", gpus), extra={"GPUSCALE_EMU_FAULTS": f"flip-gemm:1:{element}"})
+    doc = emu.run_gpuscale("sdc_mixed_flip", 4, args, env, expect=1)
+    named = {(e["rank"], e["element"]) for e in doc["analysis"].get("sdc") or []}
+    windows = sorted({e["window"] for e in doc["analysis"].get("sdc") or []})
+    if named != {(1, element)} or windows != [0, 1]:
+        fail(f"with GPU 1's element {element} flipped: analysis.sdc names {sorted(named)} in windows {windows}; "
+             "expected rank 1 at that element in both windows and no other rank")
+    print("ok: the odd GPU (114 SMs) never named; a flipped bit on GPU 1 named in both windows")
+
+
+def emu_k_parts(sm_count):
+    """The emulated cuBLASLt's partial sums of K for an SM count (lt_product.h: k_partial_sums)."""
+    return sm_count % 7 + 1
+
+
 def main():
     cases = {
         "burn_layouts": (case_burn_layouts, e2e_common.CORES),
@@ -582,6 +615,7 @@ def main():
         "train_step": (case_train_step, e2e_common.CORES),
         "health_pid_namespace": (case_health_pid_namespace, e2e_common.CORES),
         "vgpu_mig_backed": (case_vgpu_mig_backed, e2e_common.CORES),
+        "sdc_mixed_fleet": (case_sdc_mixed_fleet, e2e_common.CORES),
     }
     e2e_common.run_case("e2e_cuda_emulated_", {"TIMEOUT": 600, "LABELS": "e2e;cuda-emulated"}, cases, emu.parse)
 

@@ -106,6 +106,7 @@ extern "C" cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmul
   spec.trans_b = p.trans_b;
   spec.m = p.m, spec.n = p.n, spec.k = p.k;
   spec.batch = p.batch;
+  spec.k_parts = k_partial_sums(dev.model.sm_count);
   spec.a = {A, p.a.type, p.a.ld, p.a.batch_stride};
   spec.b = {B, p.b.type, p.b.ld, p.b.batch_stride};
   spec.c = {C, p.c.type, p.c.ld, p.c.batch_stride};

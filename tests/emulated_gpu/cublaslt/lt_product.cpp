@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <cblas.h>
@@ -144,14 +145,37 @@ constexpr std::uint64_t kBlasDimMax = 0x7fffffffu;
 
 bool blas_fits(std::uint64_t m, std::uint64_t n, std::uint64_t k) { return m <= kBlasDimMax && n <= kBlasDimMax && k <= kBlasDimMax; }
 
-void blas_product(const float* rows, const float* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k, float* acc) {
-  const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k);
-  cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, im, in, ik, 1.0f, rows, ik, cols, ik, 0.0f, acc, im);
+// `k` terms of each dot product, the rows and columns `ld` apart (a part of K starts `lo` into them).
+void blas_product(const float* rows, const float* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                  std::uint64_t ld, float* acc) {
+  const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k),
+             il = static_cast<blasint>(ld);
+  cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, im, in, ik, 1.0f, rows, il, cols, il, 0.0f, acc, im);
 }
 
-void blas_product(const double* rows, const double* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k, double* acc) {
-  const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k);
-  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, im, in, ik, 1.0, rows, ik, cols, ik, 0.0, acc, im);
+void blas_product(const double* rows, const double* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                  std::uint64_t ld, double* acc) {
+  const auto im = static_cast<blasint>(m), in = static_cast<blasint>(n), ik = static_cast<blasint>(k),
+             il = static_cast<blasint>(ld);
+  cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, im, in, ik, 1.0, rows, il, cols, il, 0.0, acc, im);
+}
+
+// Part `c` of `parts` of the K range [0, k): consecutive, together all of it.
+std::pair<std::uint64_t, std::uint64_t> k_part(std::uint64_t k, std::uint64_t parts, std::uint64_t c) {
+  return {k * c / parts, k * (c + 1) / parts};
+}
+
+// The floating-point product as `parts` partial sums over K, added to the first in order.
+template <typename T>
+void blas_product_in_parts(const T* rows, const T* cols, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                           std::uint64_t parts, T* acc) {
+  std::vector<T> part(parts > 1 ? m * n : 0);
+  for (std::uint64_t c = 0; c < parts; ++c) {
+    const auto [lo, hi] = k_part(k, parts, c);
+    blas_product(rows + lo, cols + lo, m, n, hi - lo, k, c == 0 ? acc : part.data());
+    if (c > 0)
+      for (std::uint64_t e = 0; e < m * n; ++e) acc[e] += part[e];
+  }
 }
 
 // Largest magnitude of any element: bounds an integer product's partial sums.
@@ -165,15 +189,16 @@ std::int64_t max_magnitude(const std::vector<std::int32_t>& v) {
 template <typename T, typename Sum>
 std::vector<Sum> dot_products(const ProductSpec& s, const std::vector<T>& rows, const std::vector<T>& cols) {
   const std::uint64_t m = s.m, n = s.n, k = s.k;
+  const std::uint64_t parts = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::max(s.k_parts, 1)), 1, std::max<std::uint64_t>(k, 1));
   std::vector<Sum> acc(m * n);
   if constexpr (std::is_same_v<T, float>) {
     if (s.acc == Accumulator::f32 && blas_fits(m, n, k)) {
-      blas_product(rows.data(), cols.data(), m, n, k, acc.data());
+      blas_product_in_parts(rows.data(), cols.data(), m, n, k, parts, acc.data());
       return acc;
     }
   } else if constexpr (std::is_same_v<T, double>) {
     if (blas_fits(m, n, k)) {
-      blas_product(rows.data(), cols.data(), m, n, k, acc.data());
+      blas_product_in_parts(rows.data(), cols.data(), m, n, k, parts, acc.data());
       return acc;
     }
   } else {
@@ -182,7 +207,7 @@ std::vector<Sum> dot_products(const ProductSpec& s, const std::vector<T>& rows, 
     if (blas_fits(m, n, k) && bound < 9007199254740992.0L) {  // 2^53
       const std::vector<double> r(rows.begin(), rows.end()), c(cols.begin(), cols.end());
       std::vector<double> exact(m * n);
-      blas_product(r.data(), c.data(), m, n, k, exact.data());
+      blas_product(r.data(), c.data(), m, n, k, k, exact.data());
       for (std::uint64_t e = 0; e < m * n; ++e) acc[e] = static_cast<Sum>(exact[e]);
       return acc;
     }
@@ -191,10 +216,22 @@ std::vector<Sum> dot_products(const ProductSpec& s, const std::vector<T>& rows, 
     for (std::uint64_t i = 0; i < m; ++i) {
       const T* a = rows.data() + i * k;
       const T* b = cols.data() + j * k;
-      if constexpr (std::is_same_v<T, float>)
-        acc[i + j * m] = s.acc == Accumulator::f16 ? dot_f16(a, b, k) : dot<float, float>(a, b, k);
-      else
-        acc[i + j * m] = dot<T, Sum>(a, b, k);
+      if constexpr (std::is_same_v<T, float>) {
+        if (s.acc == Accumulator::f16) {
+          acc[i + j * m] = dot_f16(a, b, k);  // rounded at every step: one order whatever the parts
+          continue;
+        }
+      }
+      if constexpr (std::is_same_v<T, std::int32_t>) {
+        acc[i + j * m] = dot<T, Sum>(a, b, k);  // exact in any order
+      } else {
+        Sum sum = 0;
+        for (std::uint64_t c = 0; c < parts; ++c) {
+          const auto [lo, hi] = k_part(k, parts, c);
+          sum += dot<T, Sum>(a + lo, b + lo, hi - lo);
+        }
+        acc[i + j * m] = sum;
+      }
     }
   return acc;
 }
@@ -248,6 +285,8 @@ void one_batch(const ProductSpec& s, int batch) {
 }
 
 }  // namespace
+
+int k_partial_sums(int sm_count) { return (sm_count > 0 ? sm_count : 1) % 7 + 1; }
 
 void compute_product(const ProductSpec& s) {
   for (int b = 0; b < s.batch; ++b) {

@@ -31,7 +31,17 @@ struct ProductSpec {
   MatrixRef a, b, c, d;  // d.data is written
   double alpha = 1, beta = 0;  // in the scale type (exact: the caller read them as that type)
   float scale_a = 1, scale_b = 1, scale_c = 1, scale_d = 1;  // FP8 only; 1 otherwise
+  // The K range is summed as this many consecutive partial sums, added in order (floating-point
+  // accumulators only; integer sums are exact in any order). lt_matmul sets it from the device's SM
+  // count (k_partial_sums): the emulation's concrete form of cuBLAS's "Results reproducibility" promise,
+  // identical bits only on GPUs of the same architecture and SM count.
+  int k_parts = 1;
 };
+
+// The partial sums of K on a device of `sm_count` SMs: sm_count % 7 + 1. The rule is the emulation's own
+// (cuBLAS does not document how its kernels split K); what it keeps from cuBLAS is that the same SM count
+// gives the same bits and another may not (132 SMs: 7 parts, the 114 of an H100 PCIe: 3).
+int k_partial_sums(int sm_count);
 
 // The accumulator and input rounding of a compute type.
 Accumulator accumulator_of(cublasComputeType_t c);

@@ -41,6 +41,7 @@ std::string spec_key(const ProductSpec& s, std::uint64_t after_tag, bool with_po
   append(key, s.n);
   append(key, s.k);
   append(key, s.batch);
+  append(key, s.k_parts);
   for (const MatrixRef* m : {&s.a, &s.b, &s.c, &s.d}) append(key, *m, with_pointers);
   for (double v : {s.alpha, s.beta}) append(key, v);
   for (float v : {s.scale_a, s.scale_b, s.scale_c, s.scale_d}) append(key, v);
