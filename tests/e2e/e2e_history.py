@@ -646,7 +646,10 @@ def main():
     runs = {"FIXTURES_REQUIRED": "history_runs"}
     pg = {"FIXTURES_REQUIRED": "history_runs;history_pg"}
     cases = {
-        "runs": (case_runs, {"FIXTURES_SETUP": "history_runs", **e2e_common.CORES}),
+        # RUN_SERIAL too: the cases judge these ten runs' steps against their run-to-run noise, and with
+        # other tests beside them this VM's STREAM figures swung 10x from run to run (2.3 to 28.7 GB/s),
+        # enough for 5 points to hide even the 10^6 step (seen 2026-12-07 under three extra busy loops).
+        "runs": (case_runs, {"FIXTURES_SETUP": "history_runs", "RUN_SERIAL": "TRUE", **e2e_common.CORES}),
         "sqlite": (case_sqlite, runs), "postgres": (case_postgres, pg),
         "concurrency_sqlite": (case_concurrency_sqlite, runs), "concurrency_postgres": (case_concurrency_postgres, pg),
         "killed_sqlite": (case_killed_sqlite, runs), "killed_postgres": (case_killed_postgres, pg),
