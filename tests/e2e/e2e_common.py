@@ -8,6 +8,7 @@ import argparse
 import copy
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -95,6 +96,13 @@ def mpirun(np, args, env_extra=None, cwd=None, timeout=240, *, export=(), progra
     for k in export:
         cmd += ["-x", k]
     return run(cmd + [program or ARGS.gpuscale] + list(args), env_extra, cwd, timeout, **kw)
+
+
+def seeded_rng(name):
+    """A random source whose seed is printed, so a failing draw can be replayed (GPUSCALE_TEST_SEED=N)."""
+    seed = int(os.environ.get("GPUSCALE_TEST_SEED") or random.SystemRandom().randrange(1 << 30))
+    print(f"{name}: seed {seed} (GPUSCALE_TEST_SEED={seed} replays it)", flush=True)
+    return random.Random(seed)
 
 
 def work(*parts, fresh=False):

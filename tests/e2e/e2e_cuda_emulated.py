@@ -56,7 +56,6 @@ import argparse
 import json
 import math
 import os
-import random
 import shutil
 import sys
 
@@ -610,7 +609,7 @@ def case_device_errors():
     if p.returncode != EXIT_NO_DEVICE or len(said) != 1:
         fail(f"3 ranks on 2 GPUs: exit {p.returncode} (want {EXIT_NO_DEVICE}), lines naming it {said}:\n{p.stderr[-2000:]}")
     # A launch early in the run (the copy's first launches; each row captures its kernels once): seeded.
-    launch = random.SystemRandom().randint(1, 3)
+    launch = e2e_common.seeded_rng("device_errors").randint(1, 3)
     print(f"sticky error at GPU 0's kernel launch {launch}")
     doc = run_gpuscale("device_errors", 1, args, {**env, "GPUSCALE_EMU_FAULTS": f"sticky:0:{launch}"}, expect=1)
     rows = doc["results"]

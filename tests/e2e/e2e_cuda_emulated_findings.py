@@ -74,7 +74,6 @@ Cases (label cuda-emulated):
 import json
 import math
 import os
-import random
 import re
 import shlex
 import shutil
@@ -98,15 +97,8 @@ def case_burn_layouts():
     print("ok: fp8 and int8 burn-in windows valid (TN, the layout cuBLASLt needs on compute capability 9.0) and within 1%")
 
 
-def seeded_rng(name):
-    """A random source whose seed is printed, so a failing draw can be replayed (GPUSCALE_TEST_SEED)."""
-    seed = int(os.environ.get("GPUSCALE_TEST_SEED") or random.SystemRandom().randrange(1 << 30))
-    print(f"{name}: seed {seed} (GPUSCALE_TEST_SEED={seed} replays it)")
-    return random.Random(seed)
-
-
 def case_energy_mig():
-    rng = seeded_rng("energy_mig")
+    rng = e2e_common.seeded_rng("energy_mig")
     # Each GPU's power, drawn apart so that counting GPU 0 twice (the finding) lands far outside 5%.
     powers_w = [rng.uniform(200, 320), rng.uniform(420, 600)]
     with open(os.path.join(ARGS().scenarios, "mig.json")) as f:
@@ -247,9 +239,8 @@ def case_train_step():
     m = emu.model()
     env = emu.emulated_env(emu.scenario("two", 2))
     layouts = "dp;fsdp;tp=2;pp=2"
-    seed = int(os.environ.get("GPUSCALE_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
-    spec = random_model(random.Random(seed))
-    print(f"seed {seed} (GPUSCALE_TEST_SEED): model file {spec}", flush=True)
+    spec = random_model(e2e_common.seeded_rng("train_step"))
+    print(f"model file {spec}", flush=True)
     path = e2e_common.work("train_step_model.json", fresh=True)
     with open(path, "w") as f:
         json.dump(spec, f)
@@ -490,9 +481,7 @@ def check_topo_file(root, bus_ids):
 
 
 def case_nic_ties():
-    seed = int(os.environ.get("GPUSCALE_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
-    print(f"seed: GPUSCALE_TEST_SEED={seed} replays this case")
-    rng = random.Random(seed)
+    rng = e2e_common.seeded_rng("nic_ties")
     numa = rng.randrange(8)
     root, bus_ids = sysfs_tree(rng, numa)
     print(f"GPUs {bus_ids} (scenario order), tree {root}")
@@ -522,7 +511,7 @@ def health_report(name, pids, own_namespace):
 def case_health_pid_namespace():
     if not shutil.which("unshare"):
         fail("health_pid_namespace needs unshare(1) (util-linux)")
-    rng = seeded_rng("health_pid_namespace")
+    rng = e2e_common.seeded_rng("health_pid_namespace")
     # PIDs above any this short run's namespace hands out (it starts at 1), below the kernel's pid_max
     # limit (2^22, proc(5)): host PIDs of a busy node.
     host_pids = rng.sample(range(100000, 1 << 22), 2)
@@ -548,7 +537,7 @@ VGPU_NAME, VGPU_SMS, VGPU_MEMORY = "NVIDIA H100XM-3-40C", 60, 40 * 1000 ** 3
 
 
 def case_vgpu_mig_backed():
-    rng = seeded_rng("vgpu_mig_backed")
+    rng = e2e_common.seeded_rng("vgpu_mig_backed")
     own_gbps = round(rng.uniform(800, 2000), 1)  # the profile's own figure, as a site would measure and write it
     source = "this test's own figure for the profile"
     peaks = e2e_common.work("vgpu_profile.peaks.json")
@@ -579,15 +568,15 @@ def case_vgpu_mig_backed():
 
 
 def case_sdc_mixed_fleet():
-    gpus = [{}, {}, {}, {"sm_count": 114}]  # the last GPU of another SM count (H100 PCIe: 114)
-    if len({emu_k_parts(g.get("sm_count", 132)) for g in gpus}) < 2:
-        fail("the scenario's SM counts give one summation order: the case would not test a mixed fleet")
+    # The last GPU of another SM count (H100 PCIe: 114), so another summation order (lt_product.h,
+    # k_partial_sums: 3 parts of K against the 132-SM GPUs' 7).
+    gpus = [{}, {}, {}, {"sm_count": 114}]
     args = ["--quick", "--duration", "4s", "--window", "2s", "--burn", "gemm"]
     doc = emu.run_gpuscale("sdc_mixed_clean", 4, args, emu.emulated_env(emu.scenario("mixed_sms", gpus)))
     emu.all_valid(doc, "sdc_mixed_clean")
     if doc["analysis"].get("sdc"):
         fail(f"a clean mixed fleet named silent data corruption: {doc['analysis']['sdc']}")
-    element = random.SystemRandom().randrange(4096 * 4096)  # a seeded place in GPU 1's 4096-wide output
+    element = e2e_common.seeded_rng("sdc_mixed_fleet").randrange(4096 * 4096)  # a place in GPU 1's 4096-wide output
     print(f"flipping element {element} of GPU 1's products")
     env = emu.emulated_env(emu.scenario("mixed_sms", gpus), extra={"GPUSCALE_EMU_FAULTS": f"flip-gemm:1:{element}"})
     doc = emu.run_gpuscale("sdc_mixed_flip", 4, args, env, expect=1)
@@ -597,11 +586,6 @@ def case_sdc_mixed_fleet():
         fail(f"with GPU 1's element {element} flipped: analysis.sdc names {sorted(named)} in windows {windows}; "
              "expected rank 1 at that element in both windows and no other rank")
     print("ok: the odd GPU (114 SMs) never named; a flipped bit on GPU 1 named in both windows")
-
-
-def emu_k_parts(sm_count):
-    """The emulated cuBLASLt's partial sums of K for an SM count (lt_product.h: k_partial_sums)."""
-    return sm_count % 7 + 1
 
 
 def main():

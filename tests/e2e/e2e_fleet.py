@@ -41,7 +41,6 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
 """
 import json
 import os
-import random
 import re
 import sys
 
@@ -220,9 +219,7 @@ def check_named_alone(p, out, host, tag):
 
 def case_slow_mem():
     """A real-time slow-mem at 10x on one random host (the seed printed) at the default rule."""
-    seed = int(os.environ.get("GPUSCALE_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
-    print(f"seed: GPUSCALE_TEST_SEED={seed} replays this case")
-    host = f"n{random.Random(seed).randrange(8)}"
+    host = f"n{e2e_common.seeded_rng('slow_mem').randrange(8)}"
     out = work("slow-mem.json")
     p = mpirun(16, DEFAULT_RULE + ["--fail-on-outliers", "-o", out],
                {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": f"slow-mem:{host}:10"})
@@ -284,9 +281,7 @@ def case_slow_host():
 
 def case_slow_nic():
     """A real-time slow-nic:HOST:RAIL:10 on a random host and rail (seed printed) at the default rule."""
-    seed = int(os.environ.get("GPUSCALE_TEST_SEED", random.SystemRandom().randrange(1 << 30)))
-    print(f"seed: GPUSCALE_TEST_SEED={seed} replays this case")
-    pick = random.Random(seed)
+    pick = e2e_common.seeded_rng("slow_nic")
     node, rail = pick.randrange(8), pick.randrange(2)
     host, rank, fault = f"n{node}", 2 * node + rail, f"slow-nic:n{node}:{rail}:10"
     out = work("slow-nic.json")

@@ -1,7 +1,8 @@
 #pragma once
-// TO BE REPLACED by the core's cost.h once it is there: how long a GEMM lasts on the model, at the
-// GPU's dense peak for the element type (peaks/gpus.json's figure, GpuModel::tflops) times the stated
-// fraction a large GEMM reaches (GpuModel::gemm_efficiency).
+// How long a cuBLASLt product lasts on the model: at the GPU's dense peak for the element type
+// (peaks/gpus.json's figure, GpuModel::tflops) times the stated fraction a large GEMM reaches
+// (GpuModel::gemm_efficiency), with no kernel floor, unlike the core's compute_us (core/cost.h) for the
+// project's own kernels; the e2e oracles (gemm, dp-step, train-step) are written to this rule.
 #include <string>
 
 #include "tests/emulated_gpu/core/gpu_model.h"

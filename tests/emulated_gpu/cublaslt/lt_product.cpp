@@ -189,7 +189,11 @@ std::int64_t max_magnitude(const std::vector<std::int32_t>& v) {
 template <typename T, typename Sum>
 std::vector<Sum> dot_products(const ProductSpec& s, const std::vector<T>& rows, const std::vector<T>& cols) {
   const std::uint64_t m = s.m, n = s.n, k = s.k;
-  const std::uint64_t parts = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::max(s.k_parts, 1)), 1, std::max<std::uint64_t>(k, 1));
+  // Integer sums are exact in any order: one part.
+  const std::uint64_t parts = std::is_same_v<T, std::int32_t>
+                                  ? 1
+                                  : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(s.k_parts, 1)),
+                                                            std::max<std::uint64_t>(k, 1));
   std::vector<Sum> acc(m * n);
   if constexpr (std::is_same_v<T, float>) {
     if (s.acc == Accumulator::f32 && blas_fits(m, n, k)) {
@@ -222,16 +226,12 @@ std::vector<Sum> dot_products(const ProductSpec& s, const std::vector<T>& rows, 
           continue;
         }
       }
-      if constexpr (std::is_same_v<T, std::int32_t>) {
-        acc[i + j * m] = dot<T, Sum>(a, b, k);  // exact in any order
-      } else {
-        Sum sum = 0;
-        for (std::uint64_t c = 0; c < parts; ++c) {
-          const auto [lo, hi] = k_part(k, parts, c);
-          sum += dot<T, Sum>(a + lo, b + lo, hi - lo);
-        }
-        acc[i + j * m] = sum;
+      Sum sum = 0;
+      for (std::uint64_t c = 0; c < parts; ++c) {
+        const auto [lo, hi] = k_part(k, parts, c);
+        sum += dot<T, Sum>(a + lo, b + lo, hi - lo);
       }
+      acc[i + j * m] = sum;
     }
   return acc;
 }
