@@ -198,17 +198,48 @@ std::string rail_text(const json& o) {
                      nics.empty() ? std::string() : fmt::format(" (NIC {})", fmt::join(nics, ", ")));
 }
 
+// The members a run judges, over every population the analysis below reads: the rule's correction
+// for naming at most `false_alarm` things in a clean run, whatever its size.
+std::size_t judged_members(const std::vector<ResultRow>& rows, const std::set<std::string>& largest, std::size_t min_population) {
+  std::size_t n = 0;
+  for (const auto& row : rows) {
+    if (row.groups.size() >= min_population && compared(row, largest)) n += row.groups.size();
+    if (!row.matrices.is_array()) continue;
+    for (const auto& m : row.matrices)
+      if (auto matrix = pair_matrix(m); matrix && rail_of(m) != kBadRail) n += matrix_judged(*matrix);
+  }
+  return n;
+}
+
+// One entry of analysis.power: a population of a row, what its members are, and the rule's bar and
+// power there (docs/fleet.md, "The power of a verdict").
+json power_entry(const ResultRow& row, const std::string& members, const OutlierFloor& f, const json& rail) {
+  json e = {{"benchmark", row.benchmark}, {"params", row.params}, {"gpu_count", row.gpu_count}, {"unit", row.unit},
+            {"members", members},         {"population", f.population}, {"sigma", f.sigma},       {"z", f.z},
+            {"bar", f.bar},               {"detectable", f.detectable}, {"useful", f.detectable <= kUsefulBar}};
+  if (!rail.is_null()) e["rail"] = rail;
+  return e;
+}
+
+// "GPU" for a count's 1-GPU groups, "group of N GPUs" beyond.
+std::string group_members(int gpu_count) { return gpu_count == 1 ? "GPU" : fmt::format("group of {} GPUs", gpu_count); }
+
 }  // namespace
 
-json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const OutlierRule& rule) {
+json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const OutlierRule& base_rule) {
   json list = json::array();
+  json power = json::array();
   const auto largest = largest_sizes(rows);
+  OutlierRule rule = base_rule;
+  rule.judged = std::max(rule.judged, judged_members(rows, largest, rule.min_population));
   for (const auto& row : rows) {
     if (row.groups.size() >= rule.min_population && compared(row, largest)) {
       std::vector<OutlierSample> samples;
       for (const auto& g : row.groups)
         samples.push_back({g.hosts, g.ranks, g.value.value_or(0.0), g.spread_down, g.spread_up});
       for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) list.push_back(record(o, row, ranks));
+      if (const auto f = outlier_floor(samples, rule); f.population > 0)
+        power.push_back(power_entry(row, group_members(row.gpu_count), f, nullptr));
     }
     if (!row.matrices.is_array()) continue;
     for (const auto& m : row.matrices) {
@@ -217,7 +248,8 @@ json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const
       if (!matrix || rail == kBadRail) continue;
       if (rail != kNoRail) matrix->member_name = fmt::format("node's rail {}", rail);
       const auto kind = m["kind"] == "gpu" ? OutlierKind::gpu : OutlierKind::node;
-      for (const auto& o : matrix_outliers(*matrix, kind, rule)) {
+      MatrixFloors floors;
+      for (const auto& o : matrix_outliers(*matrix, kind, rule, &floors)) {
         auto e = record(o, row, ranks);
         if (rail != kNoRail) {  // the node's GPU and NIC on that rail, or the link between rail counterparts
           e["rail"] = rail;
@@ -227,6 +259,15 @@ json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const
         }
         list.push_back(std::move(e));
       }
+      const json rail_json = rail == kNoRail ? json(nullptr) : json(rail);
+      const bool gpus = kind == OutlierKind::gpu;
+      auto entry = [&](const std::string& members, const OutlierFloor& f) {
+        auto e = power_entry(row, members, f, rail_json);
+        if (gpus && !matrix->hosts.empty()) e["host"] = matrix->hosts.front();  // one node's GPU-pair matrix
+        power.push_back(std::move(e));
+      };
+      if (floors.members.population > 0) entry(gpus ? "GPU" : rail == kNoRail ? "node" : "node's rail", floors.members);
+      if (floors.pairs.population > 0) entry(gpus ? "GPU pair link" : rail == kNoRail ? "node pair" : "rail link", floors.pairs);
     }
   }
   explain_by_rails(list);
@@ -249,15 +290,16 @@ json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const
   }
   return {{"outliers", list},
           {"outlier_hosts", std::vector<std::string>(suspects.begin(), suspects.end())},
-          {"outlier_rule", {{"fraction", rule.fraction}, {"mad_k", rule.mad_k}, {"min_population", rule.min_population}}}};
+          {"outlier_rule",
+           {{"fraction", rule.fraction}, {"min_effect", rule.min_effect}, {"false_alarm", rule.false_alarm},
+            {"judged", rule.judged}, {"min_population", rule.min_population}}},
+          {"power", power}};
 }
 
 std::string format_fleet_outliers(const json& fleet, std::size_t max_lines) {
   if (!fleet.is_object() || !fleet.contains("outliers") || fleet["outliers"].empty()) return "";
   const auto& list = fleet["outliers"];
-  const double fraction = fleet["outlier_rule"].value("fraction", kDefaultOutlierFraction);
-  std::string out = fmt::format("\nfleet outliers (more than {:.0f}% below the median, beyond the noise): {}\n",
-                                fraction * 100, list.size());
+  std::string out = fmt::format("\nfleet outliers (below the median beyond the run's noise): {}\n", list.size());
   std::vector<std::string> hosts;
   for (const auto& h : fleet["outlier_hosts"]) hosts.push_back(terminal_safe(h.get<std::string>()));
   out += fmt::format("  suspect hosts: {}\n", hosts.empty() ? std::string("none (slow groups or links only)")

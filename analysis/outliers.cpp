@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <boost/math/distributions/students_t.hpp>
 #include <fmt/format.h>
 
 #include "core/stats.h"
@@ -26,6 +27,17 @@ double small_sample_factor(std::size_t n) {
 
 std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
+// What set the bar, for the reasons: "3.9 x the robust spread 1.2%, false-alarm 0.01 over 48 judged;
+// typical repetition spread 0.8%; --min-effect 3.0%" (and "--outlier 10.0%" when one is set).
+std::string bar_terms(const OutlierFloor& f, const OutlierRule& rule) {
+  std::string out = fmt::format("{:.1f} x the robust spread {}, false-alarm {} over {} judged; typical repetition "
+                                "spread {}; --min-effect {}",
+                                f.z, pct(f.sigma), rule.false_alarm, std::max(f.population, rule.judged),
+                                pct(f.typical_spread_down), pct(rule.min_effect));
+  if (rule.fraction > 0) out += "; --outlier " + pct(rule.fraction);
+  return out;
+}
+
 }  // namespace
 
 const char* outlier_kind_name(OutlierKind kind) {
@@ -38,26 +50,67 @@ const char* outlier_kind_name(OutlierKind kind) {
   return "group";
 }
 
+constexpr std::size_t kMinOneSided = 16;
+
+double mad_degrees_of_freedom(std::size_t population) {
+  return std::max(1.0, kMadEfficiency * (static_cast<double>(population) - 1));
+}
+
+double outlier_cut(std::size_t population, std::size_t judged, double false_alarm) {
+  const double members = static_cast<double>(std::max(population, judged));
+  const double df = mad_degrees_of_freedom(population);
+  const double p = std::clamp(false_alarm / std::max(members, 1.0), 1e-300, 0.5);
+  return boost::math::quantile(boost::math::complement(boost::math::students_t(df), p));
+}
+
+
+double detectable_slowdown(std::size_t population, double bar, double sigma, double typical_spread_up,
+                           double spread_up_sigma) {
+  // A prediction interval: one more member's draw, its spread known only from the population's MAD.
+  const double q = boost::math::quantile(boost::math::students_t(mad_degrees_of_freedom(population)), 0.95) *
+                   std::sqrt(1 + 1 / static_cast<double>(std::max<std::size_t>(population, 1)));
+  const double reach = (1 + typical_spread_up) * std::exp(q * std::hypot(sigma, spread_up_sigma));
+  return std::clamp(1 - (1 - std::clamp(bar, 0.0, 1.0)) / reach, 0.0, 1.0);
+}
+
 OutlierFloor outlier_floor(const std::vector<OutlierSample>& samples, const OutlierRule& rule) {
-  std::vector<double> values, downs;
+  std::vector<double> values, downs, ups;
   for (const auto& s : samples)
     if (measured(s.value)) {
       values.push_back(s.value);
       downs.push_back(nonneg(s.spread_down));
+      ups.push_back(nonneg(s.spread_up));
     }
   OutlierFloor f;
   if (values.size() < std::max<std::size_t>(rule.min_population, 1)) return f;
   f.population = values.size();
   f.median = median_of(values);
-  std::vector<double> deviations;
-  for (double v : values) deviations.push_back(std::abs(v - f.median));
+  // The MAD, or the median deviation below the median where that is wider: the rule judges the slow
+  // side, and a population whose slow side is longer than its fast side (a pair is as fast as its
+  // slower member; throttling only slows) would hide its slow tail in a two-sided MAD. For symmetric
+  // noise both are the same. The side alone breaks down sooner (at a quarter of its values: a sick
+  // node's pairs are 2/n of a matrix's), so it may widen the MAD to twice at most, and only with 6
+  // values or more below (a population of about 32).
+  std::vector<double> deviations, below;
+  for (double v : values) {
+    deviations.push_back(std::abs(v - f.median));
+    if (v < f.median) below.push_back(f.median - v);
+  }
   f.mad = median_of(deviations);
+  if (below.size() >= kMinOneSided) f.mad = std::clamp(median_of(below), f.mad, 2 * f.mad);
   f.typical_spread_down = median_of(downs);
-  double margin = std::max({rule.fraction * f.median, kMadScale * small_sample_factor(f.population) * rule.mad_k * f.mad, f.typical_spread_down * f.median});
-  // Figures near DBL_MAX can scale the MAD past the largest double: then no value is below the floor,
-  // which stays finite (0) so that what is shown of it ("... below the median") is a number.
-  if (!std::isfinite(margin)) margin = f.median;
-  f.floor = std::max(0.0, f.median - margin);  // figures are not negative: a floor below 0 holds none
+  f.typical_spread_up = median_of(ups);
+  for (auto& u : ups) u = std::abs(u - f.typical_spread_up);
+  f.spread_up_sigma = kMadScale * median_of(ups);
+  f.sigma = kMadScale * small_sample_factor(f.population) * f.mad / f.median;
+  // Figures near DBL_MAX can scale the MAD past the largest double: then the bar is the whole median,
+  // and the floor stays finite (0) so that what is shown of it ("... below the median") is a number.
+  if (!std::isfinite(f.sigma)) f.sigma = 1;
+  f.sigma = std::max(f.sigma, nonneg(rule.min_sigma));
+  f.z = outlier_cut(f.population, std::max(f.population, rule.judged), rule.false_alarm);
+  f.bar = std::min(1.0, std::max({f.z * f.sigma, f.typical_spread_down, nonneg(rule.min_effect), nonneg(rule.fraction)}));
+  f.floor = f.median * (1 - f.bar);  // figures are not negative: a bar of 1 holds none
+  f.detectable = detectable_slowdown(f.population, f.bar, f.sigma, f.typical_spread_up, f.spread_up_sigma);
   return f;
 }
 
@@ -70,16 +123,30 @@ std::vector<Outlier> find_outliers(OutlierKind kind, const std::vector<OutlierSa
     const double best = s.value * (1 + nonneg(s.spread_up));
     if (!(best < f.floor)) continue;
     out.push_back({kind, s.hosts, s.ranks, s.value, f.median, 1 - s.value / f.median,
-                   fmt::format("{} below the median of {} {}s; its best repetition is {} below, beyond the noise floor "
-                               "at {} below (--outlier {}, {} x MAD {}, typical repetition spread {})",
+                   fmt::format("{} below the median of {} {}s; its best repetition is {} below, beyond the bar at {} "
+                               "below ({})",
                                pct(1 - s.value / f.median), f.population, outlier_kind_name(kind),
-                               pct(1 - best / f.median), pct(1 - f.floor / f.median), rule.fraction,
-                               kMadScale * rule.mad_k, figure_text(f.mad), pct(f.typical_spread_down))});
+                               pct(1 - best / f.median), pct(f.bar), bar_terms(f, rule))});
   }
   return out;
 }
 
-std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kind, const OutlierRule& rule) {
+std::size_t matrix_judged(const PairMatrix& m) {
+  const std::size_t n = m.hosts.size();
+  std::size_t pairs = 0;
+  std::vector<int> pairs_of(n, 0);
+  for (std::size_t i = 0; i < n && i < m.values.size(); ++i)
+    for (std::size_t j = m.directed ? 0 : i + 1; j < n && j < m.values[i].size(); ++j)
+      if (i != j && measured(m.values[i][j])) {
+        ++pairs;
+        ++pairs_of[i];
+        ++pairs_of[j];
+      }
+  return pairs + static_cast<std::size_t>(std::count_if(pairs_of.begin(), pairs_of.end(), [](int c) { return c >= 2; }));
+}
+
+std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kind, const OutlierRule& rule,
+                                     MatrixFloors* floors) {
   const std::size_t n = m.hosts.size();
   auto square = [n](const std::vector<std::vector<double>>& t, bool may_be_empty) {
     if (may_be_empty && t.empty()) return true;
@@ -111,6 +178,7 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
       samples.push_back(std::move(s));
     }
   const auto f = outlier_floor(samples, rule);
+  if (floors) floors->pairs = f;
   std::vector<Outlier> out;
   if (f.population == 0 || !(f.median > 0)) return out;
 
@@ -135,7 +203,10 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
   for (std::size_t i = 0; i < n; ++i)
     if (pairs_of[i] >= 2)
       members[i] = {{m.hosts[i]}, ranks_of(i), median_of(values_of[i]), median_of(down_of[i]), median_of(up_of[i])};
-  const auto mf = outlier_floor(members, rule);
+  OutlierRule member_rule = rule;
+  member_rule.min_sigma = std::max(rule.min_sigma, f.sigma);
+  const auto mf = outlier_floor(members, member_rule);
+  if (floors) floors->members = mf;
   std::vector<bool> suspect(n, false);
   const char* member = outlier_kind_name(member_kind);
   const std::string subject = m.member_name.empty() ? std::string(member) : m.member_name;
@@ -155,8 +226,19 @@ std::vector<Outlier> matrix_outliers(const PairMatrix& m, OutlierKind member_kin
                                            pairs_of[i], pct(1 - v / mf.median), mf.population, member,
                                            pct(1 - mf.floor / mf.median), subject)});
   }
+  // A member slow in several of its pairs but not beyond its peers is the slow end of the fleet's own
+  // spread (a pair is as fast as its slower member, so every pair of the slowest healthy member sits at
+  // its speed): those pairs are its, not links'. A sick link is slow in one pair of each member.
+  // Counted without the pairs a suspect member explains.
+  std::vector<int> slow_apart(n, 0);
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (slow[c] && !suspect[cells[c].i] && !suspect[cells[c].j]) {
+      ++slow_apart[cells[c].i];
+      ++slow_apart[cells[c].j];
+    }
+  auto explained = [&](std::size_t i) { return suspect[i] || slow_apart[i] >= 2; };
   for (std::size_t c = 0; c < cells.size(); ++c) {
-    if (!slow[c] || suspect[cells[c].i] || suspect[cells[c].j]) continue;
+    if (!slow[c] || explained(cells[c].i) || explained(cells[c].j)) continue;
     auto o = samples[c];
     out.push_back({OutlierKind::pair, o.hosts, o.ranks, o.value, f.median, 1 - o.value / f.median,
                    fmt::format("{} below the median of {} pairs, beyond the noise floor at {} below, while neither "

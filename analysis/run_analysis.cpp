@@ -40,8 +40,8 @@ json run_analysis(const json& doc, const std::vector<ResultRow>& rows, const Ana
   static const json kNoRanks;
   const json& ranks = doc.is_object() && doc.contains("ranks") ? doc["ranks"] : kNoRanks;
   json analysis = straggler_analysis(doc, rows, rules.straggler_threshold);
-  analysis.update(fleet_outliers(rows, ranks, OutlierRule{.fraction = rules.outlier_fraction}));
-  add_burn_in(analysis, rows, ranks, rules.outlier_fraction);
+  analysis.update(fleet_outliers(rows, ranks, rules.outlier));
+  add_burn_in(analysis, rows, ranks, rules.burn_fraction());
   return analysis;
 }
 

@@ -22,8 +22,12 @@ namespace gpuscale {
 struct AnalysisRules {
   // How far below the median of a row's ranks a straggler is; a run keeps the default (docs/analysis.md).
   double straggler_threshold = kDefaultStragglerThreshold;
-  // --outlier: the fraction of the fleet outliers' rule and of the burn-in's sustained outliers.
-  double outlier_fraction = kDefaultOutlierFraction;
+  // The fleet outliers' rule (--outlier, --min-effect, --false-alarm).
+  OutlierRule outlier;
+  // The burn-in's sustained outliers keep a fixed floor: --outlier where given, else this (their
+  // populations, windows of one rank's time, are not yet judged by their noise; docs/burn-in.md).
+  static constexpr double kBurnFraction = 0.10;
+  double burn_fraction() const { return outlier.fraction > 0 ? outlier.fraction : kBurnFraction; }
 };
 
 // `doc`: the result document (its "ranks", the rank identities that name each GPU; the rows are

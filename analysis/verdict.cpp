@@ -1,6 +1,11 @@
 #include "analysis/verdict.h"
 
+#include <iterator>
+#include <map>
+
 #include <fmt/format.h>
+
+#include "analysis/outliers.h"
 
 #include "text/escape.h"
 #include "analysis/row_text.h"
@@ -34,7 +39,47 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+// The members' kinds in the order the power text lists them.
+int member_order(const std::string& members) {
+  static const char* kOrder[] = {"GPU", "node", "node's rail", "GPU pair link", "node pair", "rail link"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
+    if (members == kOrder[i]) return i;
+  return static_cast<int>(std::size(kOrder));  // groups of N GPUs, after
+}
+
+std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
+
 }  // namespace
+
+std::string power_text(const nlohmann::json& power, std::vector<std::string>* no_bar) {
+  if (!power.is_array() || power.empty()) return "";
+  // Per kind of member, per benchmark (with its type): the weakest population's bar.
+  std::map<std::pair<int, std::string>, std::map<std::string, double>> worst;
+  for (const auto& e : power) {
+    if (!e.is_object() || !member(e, "detectable").is_number()) continue;
+    const auto members = string_of(e, "members");
+    auto what = string_of(e, "benchmark");
+    if (const auto& dtype = member(member(e, "params"), "dtype"); dtype.is_string()) what += " " + dtype.get<std::string>();
+    auto& d = worst[{member_order(members), members}][what];
+    d = std::max(d, member(e, "detectable").get<double>());
+  }
+  std::vector<std::string> parts;
+  for (const auto& [key, by_benchmark] : worst) {
+    std::vector<std::string> items;
+    for (const auto& [what, d] : by_benchmark) {
+      if (d > kUsefulBar) {
+        if (no_bar) no_bar->push_back(fmt::format("{} in {} ({})", key.second, what, pct(d)));
+        continue;
+      }
+      items.push_back(fmt::format("{} in {}", pct(d), what));
+    }
+    if (!items.empty()) parts.push_back(fmt::format("no {} slower than {}", key.second, join(items)));
+  }
+  if (parts.empty()) return fmt::format("no bar under {:.0f}%: this run cannot tell a slow member from noise", 100 * kUsefulBar);
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out + " (95% power)";
+}
 
 std::string_view verdict_word(VerdictLevel level) {
   switch (level) {
@@ -75,6 +120,11 @@ RunVerdict run_verdict(const nlohmann::json& doc, const std::vector<ResultRow>& 
     if (fails) raise(v, VerdictLevel::fail, fmt::format("{} GPU(s) with health FAIL", fails));
     if (warns) raise(v, VerdictLevel::warn, fmt::format("{} GPU(s) with health WARN", warns));
   }
+  v.power = power_text(member(analysis, "power"), &v.no_bar);
+  if (!v.no_bar.empty())
+    raise(v, VerdictLevel::warn,
+          fmt::format("no bar under {:.0f}% for {}: this run cannot tell a slow member from noise", 100 * kUsefulBar,
+                      join(v.no_bar)));
   if (stragglers) raise(v, VerdictLevel::warn, fmt::format("{} straggler(s)", stragglers));
   if (const auto& complete = member(member(doc, "summary"), "complete"); complete.is_boolean() && !complete.get<bool>())
     raise(v, VerdictLevel::warn, "the run did not complete");
@@ -84,7 +134,10 @@ RunVerdict run_verdict(const nlohmann::json& doc, const std::vector<ResultRow>& 
 std::string format_verdict(const RunVerdict& v) {
   std::string out = fmt::format("verdict: {}", verdict_word(v.level));
   if (!v.reasons.empty()) out += ": " + term_text(join(v.reasons));
+  // A clean verdict says what it would have caught; otherwise that stays beside the reasons.
+  if (v.level == VerdictLevel::pass && !v.power.empty()) out += ": " + term_text(v.power);
   out += "\n  outliers: " + term_text(v.outliers) + "\n";
+  if (v.level != VerdictLevel::pass && !v.power.empty()) out += "  power: " + term_text(v.power) + "\n";
   if (v.drain_known) out += "  drain list: " + (v.drain.empty() ? std::string("empty") : term_text(join(v.drain))) + "\n";
   return out + "  GPU health: " + term_text(v.health) + "\n";
 }

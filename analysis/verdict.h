@@ -4,8 +4,10 @@
 // health, read from the result document as written. The rule (docs/analysis.md, "The verdict"):
 // - FAIL: a measurement invalid or failed, an outlier in analysis.outliers, a GPU whose health
 //   verdict is FAIL;
-// - WARN: none of those, but a GPU health WARN, a straggler, or a run that did not complete;
-// - PASS: otherwise.
+// - WARN: none of those, but a GPU health WARN, a straggler, a run that did not complete, or a
+//   population whose noise allows no bar under 40% (analysis.power: a clean verdict there means nothing);
+// - PASS: otherwise, with the power of the verdict: the smallest slowdown of each kind of member the
+//   outlier rule would have named with 95% probability, from the run's own noise.
 // Read leniently, as health_text is: a report renders whatever a valid (or hand-edited) file holds.
 // The strings are raw; each format escapes them where it writes them.
 #include <cstddef>
@@ -28,7 +30,14 @@ struct RunVerdict {
   bool drain_known = false;          // the file has analysis.outlier_hosts (possibly empty)
   std::vector<std::string> drain;    // analysis.outlier_hosts: the hosts to drain
   std::string health;                // "0 FAIL, 1 WARN, 7 PASS", "telemetry unavailable (why)", "not recorded"
+  // From analysis.power: "no GPU slower than 3.1% in stream.triad, 7.5% in gemm bf16; no node pair slower than
+  // 11% in pairs (95% power)"; "" when the file has none (a run of one GPU, or written before it).
+  std::string power;
+  std::vector<std::string> no_bar;  // "GPU in stream.triad (52%)": populations whose bar is over 40%
 };
+
+// The power text of analysis.power (above) and the populations without a useful bar.
+std::string power_text(const nlohmann::json& power, std::vector<std::string>* no_bar = nullptr);
 
 std::string_view verdict_word(VerdictLevel level);  // "PASS" | "WARN" | "FAIL"
 

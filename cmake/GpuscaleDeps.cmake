@@ -32,6 +32,12 @@ if(NOT fmt_FOUND)
   gpuscale_missing("fmt" "libfmt-dev")
 endif()
 
+# Boost.Math, header-only: the quantiles of the outlier rule (analysis/outliers.cpp).
+find_package(Boost 1.71 QUIET)
+if(NOT Boost_FOUND)
+  gpuscale_missing("Boost.Math (headers)" "libboost-math-dev")
+endif()
+
 # BLAS with the C interface (cblas.h). OpenBLAS through pkg-config first; GPUSCALE_BLAS_PC names
 # another pkg-config module (e.g. "blis" or "flexiblas") for sites that use one.
 set(GPUSCALE_BLAS_PC "openblas" CACHE STRING "pkg-config module that provides BLAS with cblas.h")

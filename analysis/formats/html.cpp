@@ -192,6 +192,7 @@ std::string verdict_section(const FileReport& f) {
                                 word, v.level == VerdictLevel::pass ? "pass" : v.level == VerdictLevel::warn ? "warn" : "fail", word);
   for (const auto& r : v.reasons) out += "<li>" + h(r) + "</li>\n";
   out += "<li>outliers: " + h(v.outliers) + "</li>\n";
+  if (!v.power.empty()) out += "<li>power: " + h(v.power) + "</li>\n";
   if (v.drain_known) {
     std::string hosts;
     for (const auto& x : v.drain) hosts += (hosts.empty() ? "" : ", ") + h(x);

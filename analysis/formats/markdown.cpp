@@ -63,6 +63,7 @@ std::string verdict(const FileReport& f) {
   std::string out = fmt::format("\n### Verdict: {}\n\n", verdict_word(v.level));
   for (const auto& r : v.reasons) out += "- " + md(r) + "\n";
   out += "- outliers: " + md(v.outliers) + "\n";
+  if (!v.power.empty()) out += "- power: " + md(v.power) + "\n";
   if (v.drain_known) {
     std::string hosts;
     for (const auto& h : v.drain) hosts += (hosts.empty() ? "" : ", ") + md(h);

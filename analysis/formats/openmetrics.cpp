@@ -46,7 +46,8 @@ std::pair<std::uint64_t, std::uint64_t> digest(const std::string& text) {
 // parameter's key becomes one: other characters as '_', long keys cut, "param_" before a key that
 // clashes with the row's own labels or does not start as a name must.
 std::string label_name(const std::string& key) {
-  static const std::set<std::string> reserved{"cluster", "run", "benchmark", "gpu_count", "topology", "unit", "rank", "host", "gpu", "untrusted"};
+  static const std::set<std::string> reserved{"cluster", "run", "benchmark", "gpu_count", "topology", "unit",
+                                              "rank",    "host", "gpu",      "untrusted", "member"};
   constexpr std::size_t kMaxLabelName = 100;
   std::string out;
   for (char c : key.substr(0, kMaxLabelName)) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
@@ -58,7 +59,8 @@ std::string label_name(const std::string& key) {
 
 // The labels every series of a row may carry besides its params (device() adds rank, host and gpu).
 const std::set<std::string>& fixed_label_names() {
-  static const std::set<std::string> names{"cluster", "run", "benchmark", "gpu_count", "topology", "rank", "host", "gpu", "untrusted"};
+  static const std::set<std::string> names{"cluster", "run",       "benchmark", "gpu_count", "topology",
+                                           "rank",    "host",      "gpu",       "untrusted", "member"};
   return names;
 }
 
@@ -115,16 +117,42 @@ BaseUnit base_unit(const std::string& unit) {
   return {name.empty() ? "value" : name, 1};
 }
 
+// analysis.power's entries (analysis/fleet_outliers.h) as series of their rows' labels and the member
+// ("GPU", "node pair", "node's rail 1"); an entry whose row is not in the file is left out.
+void add_power(const LoadedResult& run, const std::function<void(const Labels&, double)>& add) {
+  const auto& analysis = run.doc.contains("analysis") ? run.doc["analysis"] : nlohmann::json();
+  if (!analysis.is_object() || !analysis.contains("power") || !analysis["power"].is_array()) return;
+  for (const auto& e : analysis["power"]) {
+    if (!e.is_object() || !e.contains("detectable") || !e["detectable"].is_number()) continue;
+    const auto row = std::find_if(run.rows.begin(), run.rows.end(), [&](const ResultRow& r) {
+      return r.benchmark == e.value("benchmark", std::string()) && r.gpu_count == e.value("gpu_count", -1) &&
+             e.contains("params") && r.params == e["params"];
+    });
+    if (row == run.rows.end()) continue;
+    auto l = row_labels(run, *row);
+    std::string member = e.value("members", std::string());
+    if (e.contains("rail") && e["rail"].is_number_integer()) member += " " + std::to_string(e["rail"].get<int>());
+    l.emplace_back("member", member);
+    if (e.contains("host") && e["host"].is_string()) l.emplace_back("host", e["host"].get<std::string>());
+    add(l, e["detectable"].get<double>());
+  }
+}
+
 // Throws gpuscale::Error when two inputs would give the same series (e.g. two runs of one cluster).
 std::string report_openmetrics(const std::vector<FileReport>& files) {
   // In output order; the throughput families (one per base unit) are made as their units appear.
-  enum Fixed { run_info, run_timestamp, run_valid, valid, straggler };
+  enum Fixed { run_info, run_timestamp, run_valid, valid, straggler, detectable };
   std::vector<Family> fam{
       {"gpuscale_run_info", "A gpuscale run: cluster, run id, backend, tool version and commit, device model (value 1)", {}, {}},
       {"gpuscale_run_timestamp_seconds", "Start of the run (Unix time)", {}, {}},
       {"gpuscale_run_valid", "1 when every measurement of the run was valid, else 0", {}, {}},
       {"gpuscale_valid", "1 when the point's measurement was verified correct, 0 when invalid or failed", {}, {}},
-      {"gpuscale_straggler_deficit_ratio", "A straggler rank's shortfall below the median of its point (fraction)", {}, {}}};
+      {"gpuscale_straggler_deficit_ratio", "A straggler rank's shortfall below the median of its point (fraction)", {}, {}},
+      {"gpuscale_detectable_slowdown_ratio",
+       "The smallest slowdown of one member (label member) the outlier rule names with 95% probability, from the run's "
+       "own noise (analysis.power; over 0.4: no useful bar)",
+       {},
+       {}}};
   // A gauge per row field with an OpenMetrics family (results/row_fields.h), in the table's order.
   std::vector<std::pair<const RowField*, Family>> field_families;
   for (const auto& f : row_fields())
@@ -187,6 +215,7 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
     }
     for (const auto& s : f.stragglers)
       add(fam[straggler], device(row_labels(f.run, *s.row), s.rank, s.host, s.device_index), s.deficit);
+    add_power(f.run, [&](const Labels& l, double v) { add(fam[detectable], l, v); });
   }
   std::string out;
   auto write = [&](Family& fm) {
@@ -201,6 +230,7 @@ std::string report_openmetrics(const std::vector<FileReport>& files) {
   write(fam[valid]);
   for (auto& [name, fm] : per_rank) write(fm);
   write(fam[straggler]);
+  write(fam[detectable]);
   return out + "# EOF\n";
 }
 

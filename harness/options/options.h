@@ -64,7 +64,9 @@ struct RunOptions {
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).
   TilingMode tiling = TilingMode::concurrent;   // --tiling: how the ranks are cut into groups at each count
-  double outlier = kDefaultOutlierFraction;     // --outlier: how far below the median an outlier is
+  double outlier = kDefaultOutlierFraction;     // --outlier: a fixed floor below the median (0: none)
+  double min_effect = kDefaultMinEffect;        // --min-effect: nothing slower by less is named
+  double false_alarm = kDefaultFalseAlarm;      // --false-alarm: a clean run's chance of naming anything
   std::optional<int> pairs_rounds;              // --pairs-rounds: sampled tournament rounds; unset = every pair
   bool fail_on_outliers = false;                // --fail-on-outliers: a run that names outliers exits 1
   bool rank_stats = false;                      // --rank-stats: rows keep each rank's repetition statistics

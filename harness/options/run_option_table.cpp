@@ -306,10 +306,20 @@ std::vector<RunOption> make_table() {
          }
        }});
   add({.names = "--outlier", .key = "outlier",
-       .help = "fleet: name a group, node, pair or GPU more than this fraction below the median (and outside the "
-               "noise) an outlier (default 0.1)",
-       .parse = [](O& o, const std::string& s, const std::string&) { o.outlier = parse_outlier_fraction(s); },
+       .help = "fleet: a fixed floor: name nothing less than this fraction below the median (default: none; the "
+               "run's own noise, --false-alarm and --min-effect set the bar)",
+       .parse = [](O& o, const std::string& s, const std::string& n) { o.outlier = parse_outlier_fraction(s, n); },
        .recorded = label, .record = [](const O& o) { return json(o.outlier); }});
+  add({.names = "--min-effect", .key = "min_effect",
+       .help = "fleet: name no group, node, pair or GPU less than this fraction below the median, however quiet the "
+               "noise (default 0.03)",
+       .parse = [](O& o, const std::string& s, const std::string& n) { o.min_effect = parse_outlier_fraction(s, n); },
+       .recorded = label, .record = [](const O& o) { return json(o.min_effect); }});
+  add({.names = "--false-alarm", .key = "false_alarm",
+       .help = "fleet: the chance that a clean run names anything, over every member it judges (default 0.01: "
+               "fewer than 1 false name in 100 clean runs)",
+       .parse = [](O& o, const std::string& s, const std::string& n) { o.false_alarm = parse_outlier_fraction(s, n); },
+       .recorded = label, .record = [](const O& o) { return json(o.false_alarm); }});
   add({.names = "--pairs-rounds", .key = "pairs_rounds",
        .help = "fleet pairs: measure this many seeded random rounds of the node-pair tournament (default: all, "
                "every pair)",

@@ -301,13 +301,12 @@ void adopt_threads(RunOptions& o, const json& j) {
   o.backend_options.threads = static_cast<int>(j.get<long long>());
 }
 
-double parse_outlier_fraction(std::string_view text) {
+double parse_outlier_fraction(std::string_view text, std::string_view flag) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   const bool number = !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
   if (number && std::isfinite(v) && v > 0 && v < 1) return v;
-  throw Error(fmt::format("invalid --outlier '{}': a fraction between 0 and 1, both excluded (0.10 = 10% below the median)",
-                          text));
+  throw Error(fmt::format("invalid {} '{}': a fraction between 0 and 1, both excluded (0.10 = 10%)", flag, text));
 }
 
 int parse_pairs_rounds(std::string_view text) {

@@ -70,7 +70,7 @@ int parse_thread_count(const std::string& text, const std::string& what, int lim
 
 // Fleet coverage (docs/fleet.md). // --outlier: a fraction strictly between 0 and 1 ("0.1" = 10% below the median). "0", "1", "1.5",
 // "-0.1", "nan", "inf", "", "10%" and trailing junk are refused.
-double parse_outlier_fraction(std::string_view text);
+double parse_outlier_fraction(std::string_view text, std::string_view flag = "--outlier");
 
 // --pairs-rounds: a whole number of tournament rounds, at least 1 (at most INT_MAX). More rounds than
 // the tournament has are allowed: they mean the full matrix (sampled_rounds caps them).

@@ -134,7 +134,7 @@ void measure_suspects_again(RankMeasurement& m, const Benchmark& b, const nlohma
       for (int r : g.ranks) sum += std::strtod(scores[static_cast<std::size_t>(r)].c_str(), nullptr);
       figures.push_back(g.ranks.empty() ? std::nan("") : sum / static_cast<double>(g.ranks.size()));
     }
-    for (std::size_t g : groups_to_confirm(figures, run.opts.outlier, confirm_cap(figures.size())))
+    for (std::size_t g : groups_to_confirm(figures, std::max(run.opts.outlier, run.opts.min_effect), confirm_cap(figures.size())))
       list += fmt::format("{} ", g);
   }
   std::istringstream again(run.world.broadcast_from_root(list));

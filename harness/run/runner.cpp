@@ -20,6 +20,7 @@
 #include "harness/guard/result_keeper.h"
 #include "harness/guard/run_guard.h"
 #include "harness/guard/stop_signal.h"
+#include "harness/options/outlier_rule.h"
 #include "harness/plan/memory_plan.h"
 #include "harness/plan/plan.h"
 #include "harness/plan/plan_limits.h"
@@ -294,7 +295,7 @@ class Run {
       code = !complete ? kExitInterrupted : rows_valid(rows_) ? kExitOk : kExitInvalidResult;
       doc_["finished_utc"] = utc_timestamp(Clock::now());
       // Stragglers, the fleet's outliers and a burn-in's drift, whole (analysis/run_analysis.h).
-      doc_["analysis"] = run_analysis(doc_, rows_, AnalysisRules{.outlier_fraction = opts_.outlier});
+      doc_["analysis"] = run_analysis(doc_, rows_, AnalysisRules{.outlier = outlier_rule_of(opts_)});
       const bool outliers = !doc_["analysis"]["outliers"].empty();
       if (complete && code == kExitOk && outliers && opts_.fail_on_outliers) code = kExitInvalidResult;
       doc_["summary"] = summary_json(rows_, complete, code, interrupted_);

@@ -162,11 +162,12 @@ Places draw_places(const FleetShape& shape, std::uint64_t trial_seed) {
 GroupRows group_rows(const FleetShape& shape, const NoiseModel& noise, std::uint64_t trial_seed, std::string_view benchmark) {
   const auto p = point_of(benchmark);
   const int reps = benchmark == "gemm" ? noise.gemm_reps : noise.stream_reps;
+  const KindNoise& kind = benchmark == "gemm" ? noise.gemm : noise.hbm;
   auto gen = stream(trial_seed, benchmark);
   GroupRows out;
   std::vector<GroupRow> groups;
   for (int g = 0; g < shape.gpus; ++g) {
-    out.reps.push_back(repetitions(gen, p.base * own_speed(gen, noise.spread), noise.rep_noise, reps));
+    out.reps.push_back(repetitions(gen, p.base * own_speed(gen, kind.spread), kind.rep, reps));
     RowGroup group;
     group.hosts = {host_name(g / shape.gpus_per_node)};
     group.ranks = {g};
@@ -229,7 +230,7 @@ PairMatrix rail_matrix(const FleetShape& shape, const NoiseModel& noise, std::ui
   const auto m = static_cast<std::size_t>(shape.nodes());
   auto gen = stream(trial_seed, "rail", static_cast<std::uint64_t>(rail));
   std::vector<double> nic(m);
-  for (auto& s : nic) s = own_speed(gen, noise.spread);
+  for (auto& s : nic) s = own_speed(gen, noise.nic.spread);
   if (slow_node) nic[static_cast<std::size_t>(*slow_node)] *= 1 - size;
   std::vector<std::string> hosts;
   std::vector<std::vector<int>> ranks;
@@ -238,7 +239,7 @@ PairMatrix rail_matrix(const FleetShape& shape, const NoiseModel& noise, std::ui
     ranks.push_back({static_cast<int>(n) * shape.gpus_per_node + rail});
   }
   const auto measure = [&](PairCells& cells, std::mt19937_64& g, std::size_t i, std::size_t j) {
-    put_pair(cells, m, i, j, repetitions(g, kRailGbs * std::min(nic[i], nic[j]), noise.rep_noise, noise.pair_reps));
+    put_pair(cells, m, i, j, repetitions(g, kRailGbs * std::min(nic[i], nic[j]), noise.nic.rep, noise.pair_reps));
   };
   auto pass = [&](std::mt19937_64& g) {
     auto cells = empty_cells(m);
@@ -249,12 +250,12 @@ PairMatrix rail_matrix(const FleetShape& shape, const NoiseModel& noise, std::ui
   auto cells = pass(gen);
   // As fleet_pairs.cpp: a second pass when the first shows a suspect, then the pairs still suspect once
   // more (the tournament's rounds: m - 1, or m for an odd m).
-  if (pass_has_suspects(cells, hosts, ranks, rule.fraction)) {
+  if (pass_has_suspects(cells, hosts, ranks, rule)) {
     auto again = stream(trial_seed, "rail pass 2", static_cast<std::uint64_t>(rail));
     cells = best_cells(cells, pass(again));
     auto third = stream(trial_seed, "rail pass 3", static_cast<std::uint64_t>(rail));
     auto cells3 = empty_cells(m);
-    for (const auto& p : third_pass_pairs(suspect_pairs(cells, hosts, ranks, rule.fraction), m % 2 ? m : m - 1))
+    for (const auto& p : third_pass_pairs(suspect_pairs(cells, hosts, ranks, rule), m % 2 ? m : m - 1))
       measure(cells3, third, static_cast<std::size_t>(p.a), static_cast<std::size_t>(p.b));
     cells = best_cells(cells, cells3);
   }
@@ -268,10 +269,10 @@ PairMatrix gpu_pair_matrix(const FleetShape& shape, const NoiseModel& noise, std
   auto cells = empty_cells(g);
   for (std::size_t a = 0; a < g; ++a)
     for (std::size_t b = a + 1; b < g; ++b) {
-      double link = own_speed(gen, noise.spread);
+      double link = own_speed(gen, noise.nvlink.spread);
       if (slow_link && static_cast<std::size_t>(slow_link->first) == a && static_cast<std::size_t>(slow_link->second) == b)
         link *= 1 - size;
-      put_pair(cells, g, a, b, repetitions(gen, kLinkGbs * link, noise.rep_noise, noise.pair_reps));
+      put_pair(cells, g, a, b, repetitions(gen, kLinkGbs * link, noise.nvlink.rep, noise.pair_reps));
     }
   const auto host = host_name(node);
   std::vector<std::vector<int>> ranks;
@@ -288,7 +289,7 @@ std::vector<history::Series> gpu_series(const FleetShape& shape, const NoiseMode
   std::vector<history::RankPoint> points;
   points.reserve(static_cast<std::size_t>(shape.gpus) * static_cast<std::size_t>(noise.runs));
   for (int g = 0; g < shape.gpus; ++g) {
-    const double speed = own_speed(gen, noise.spread);
+    const double speed = own_speed(gen, noise.gemm.spread);
     const auto host = host_name(g / shape.gpus_per_node);
     for (int run = 1; run <= noise.runs; ++run) {
       history::RankPoint k;
@@ -305,7 +306,7 @@ std::vector<history::Series> gpu_series(const FleetShape& shape, const NoiseMode
       k.gpu = gpu_id(host, g % shape.gpus_per_node);
       k.rank = g;
       RankValue alone;  // the rank's band by the readers' one rule, as run_record stores it
-      alone.stats = compute_stats(repetitions(gen, p.base * speed * std::max(0.05, run_to_run(gen)), noise.rep_noise,
+      alone.stats = compute_stats(repetitions(gen, p.base * speed * std::max(0.05, run_to_run(gen)), noise.gemm.rep,
                                               noise.gemm_reps));
       alone.value = alone.stats.median;
       k.value = alone.value;

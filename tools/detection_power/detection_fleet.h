@@ -25,10 +25,19 @@ struct Fault {
   double size = 0.1;
 };
 
-// The noise model (docs/fleet.md states where its figures come from). Relative standard deviations:
+// One benchmark kind's noise, relative standard deviations: of one thing's own speed around the fleet's
+// (GPU to GPU, NIC to NIC, link to link), drawn once per trial; and of one timed repetition around it.
+struct KindNoise {
+  double spread = 0;
+  double rep = 0;
+};
+
+// The noise model, per benchmark kind (docs/fleet.md's table states where each default comes from):
 struct NoiseModel {
-  double rep_noise = 0.01;  // of one timed repetition around the thing's own speed
-  double spread = 0.02;     // of one GPU's (one NIC's, one link's) own speed around the fleet's: GPU to GPU
+  KindNoise gemm{0.02, 0.01};     // GEMM (slow-gpu, flaky, the history's series)
+  KindNoise hbm{0.002, 0.005};    // STREAM triad, HBM (slow-mem)
+  KindNoise nic{0.02, 0.01};      // a rail's sendrecv between two nodes (slow-nic)
+  KindNoise nvlink{0.045, 0.01};  // an NVLink GPU pair inside a node (slow-link)
   double run_noise = 0.01;  // of one GPU's speed from one run to the next (the history's series)
   double flaky_p = 0.3;     // flaky: the chance that each repetition is slow
   // Checkpoint writes (slow-storage): of one rank's timed write, and of one node's storage speed around

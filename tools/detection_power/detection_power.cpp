@@ -69,13 +69,19 @@ void check_config(const PowerConfig& c) {
   if (c.trials < 1 || c.trials > kMaxTrials)
     throw Error(fmt::format("--trials {}: between 1 and {} (a trial is counted and dropped, so the bound is time, "
                             "not memory)", c.trials, kMaxTrials));
-  if (!fraction(c.outlier.fraction)) throw Error(fmt::format("--outlier {}: a fraction in (0, 1)", c.outlier.fraction));
-  if (!(c.outlier.mad_k > 0 && c.outlier.mad_k <= 100)) throw Error(fmt::format("--mad-k {}: in (0, 100]", c.outlier.mad_k));
+  if (!(c.outlier.fraction == 0 || fraction(c.outlier.fraction)))
+    throw Error(fmt::format("--outlier {}: a fraction in (0, 1), or 0 for none", c.outlier.fraction));
+  if (!(c.outlier.min_effect == 0 || fraction(c.outlier.min_effect)))
+    throw Error(fmt::format("--min-effect {}: a fraction in [0, 1)", c.outlier.min_effect));
+  if (!fraction(c.outlier.false_alarm)) throw Error(fmt::format("--false-alarm {}: a probability in (0, 1)", c.outlier.false_alarm));
   if (!fraction(c.regression.threshold))
     throw Error(fmt::format("--threshold {}: a fraction in (0, 1)", c.regression.threshold));
   if (c.regression.baseline_runs < 1) throw Error("--baseline-runs: at least 1");
-  for (const auto& [name, v] : {std::pair{"--rep-noise", n.rep_noise}, {"--spread", n.spread}, {"--run-noise", n.run_noise},
-                                {"--storage-noise", n.storage_rep_noise}, {"--storage-spread", n.storage_spread}})
+  for (const auto& [name, v] :
+       {std::pair{"--gemm-noise", n.gemm.spread}, {"--gemm-noise", n.gemm.rep}, {"--hbm-noise", n.hbm.spread},
+        {"--hbm-noise", n.hbm.rep}, {"--nic-noise", n.nic.spread}, {"--nic-noise", n.nic.rep},
+        {"--nvlink-noise", n.nvlink.spread}, {"--nvlink-noise", n.nvlink.rep}, {"--run-noise", n.run_noise},
+        {"--storage-noise", n.storage_rep_noise}, {"--storage-spread", n.storage_spread}})
     if (!(v >= 0 && v <= 0.5)) throw Error(fmt::format("{} {}: a relative standard deviation in [0, 0.5]", name, v));
   if (!(n.flaky_p > 0 && n.flaky_p <= 1)) throw Error(fmt::format("--flaky-p {}: a probability in (0, 1]", n.flaky_p));
   if (n.runs < 2 || n.runs > 1000) throw Error(fmt::format("--runs {}: between 2 and 1000", n.runs));
@@ -95,6 +101,18 @@ void check_config(const PowerConfig& c) {
 }
 
 std::uint64_t trial_seed(std::uint64_t seed, std::uint64_t trial) { return mix(seed, trial); }
+
+PowerConfig fleet_config(PowerConfig config) {
+  config.outlier.judged = std::max(config.outlier.judged, fleet_judged(config.shape));
+  return config;
+}
+
+std::size_t fleet_judged(const FleetShape& shape) {
+  const auto gpus = static_cast<std::size_t>(shape.gpus), nodes = static_cast<std::size_t>(shape.nodes()),
+             per = static_cast<std::size_t>(shape.gpus_per_node);
+  const std::size_t rail = nodes * (nodes - 1) / 2 + nodes, node_pairs = per * (per - 1) / 2 + per;
+  return 2 * gpus + nodes + per * rail + nodes * node_pairs;
+}
 
 std::string_view judge_name(Judge judge) {
   switch (judge) {
@@ -139,7 +157,7 @@ std::vector<Judge> judges_of(FaultKind kind) {
 }
 
 Trial::Trial(const PowerConfig& config, std::uint64_t trial_seed)
-    : config_(config), seed_(trial_seed), places_(draw_places(config.shape, trial_seed)),
+    : config_(fleet_config(config)), seed_(trial_seed), places_(draw_places(config.shape, trial_seed)),
       gemm_(group_rows(config.shape, config.noise, trial_seed, "gemm")),
       stream_(group_rows(config.shape, config.noise, trial_seed, "stream")),
       storage_(node_rows(config.shape, config.noise, trial_seed)),
@@ -204,6 +222,29 @@ std::vector<std::string> Trial::history_named(Judge judge, const std::string& pl
       *changed = static_cast<int>(r.changed - r.series->points.data()) + 1;
   }
   return out;
+}
+
+std::optional<double> Trial::claimed(FaultKind kind) const {
+  auto groups = [&](const GroupRows& rows) -> std::optional<double> {
+    const auto fleet = fleet_outliers(rows.rows, nlohmann::json::array(), config_.outlier);
+    if (fleet["power"].empty()) return std::nullopt;
+    return fleet["power"][0]["detectable"].get<double>();
+  };
+  MatrixFloors floors;
+  switch (kind) {
+    case FaultKind::slow_gpu: return groups(gemm_);
+    case FaultKind::slow_mem: return groups(stream_);
+    case FaultKind::slow_storage: return groups(storage_);
+    case FaultKind::slow_nic:
+      matrix_outliers(rail_matrix(config_.shape, config_.noise, seed_, places_.nic_rail, config_.outlier),
+                      OutlierKind::node, config_.outlier, &floors);
+      return floors.members.population ? std::optional(floors.members.detectable) : std::nullopt;
+    case FaultKind::slow_link:
+      matrix_outliers(gpu_pair_matrix(config_.shape, config_.noise, seed_, places_.link_node), OutlierKind::gpu,
+                      config_.outlier, &floors);
+      return floors.pairs.population ? std::optional(floors.pairs.detectable) : std::nullopt;
+    default: return std::nullopt;
+  }
 }
 
 Judgement Trial::planted(const Fault& fault, Judge judge) {
@@ -282,13 +323,20 @@ void tally(CleanRow& row, const std::vector<std::string>& named) {
   row.runs_with_any += named.empty() ? 0 : 1;
 }
 
-PowerTable measure_power(const PowerConfig& config) {
-  check_config(config);
+PowerTable measure_power(const PowerConfig& given) {
+  check_config(given);
+  const PowerConfig config = fleet_config(given);
   PowerTable t;
   t.config = config;
-  for (auto kind : config.faults)
+  for (auto kind : config.faults) {
     for (double size : config.sizes)
       for (auto judge : judges_of(kind)) t.rows.push_back({kind, size, judge});
+    if (config.claims && kind != FaultKind::flaky && judges_of(kind) == std::vector{Judge::fleet}) {
+      PowerRow claim{kind, 0, Judge::fleet};
+      claim.claim = true;
+      t.rows.push_back(claim);
+    }
+  }
   for (int i = 0; i < config.trials; ++i) {
     Trial trial(config, trial_seed(config.seed, static_cast<std::uint64_t>(i)));
     std::vector<std::string> fleet;  // the fleet rule's clean judgements together: one clean run of the fleet
@@ -300,7 +348,21 @@ PowerTable measure_power(const PowerConfig& config) {
     }
     if (t.clean.size() == trial.clean().size()) t.clean.push_back({"fleet (all)"});
     tally(t.clean.back(), fleet);
-    for (auto& row : t.rows) tally(row, trial.planted({row.fault, row.size}, row.judge), config.noise.step_run);
+    for (auto& row : t.rows) {
+      if (!row.claim) {
+        tally(row, trial.planted({row.fault, row.size}, row.judge), config.noise.step_run);
+        continue;
+      }
+      const auto claimed = trial.claimed(row.fault);
+      if (!claimed || *claimed > kUsefulBar || !(*claimed > 0)) {
+        ++row.no_bar;
+        continue;
+      }
+      // The mean size planted, kept as a running mean over the planted trials.
+      row.size += (*claimed - row.size) / static_cast<double>(row.trials + 1);
+      row.claimed_max = std::max(row.claimed_max, *claimed);
+      tally(row, trial.planted({row.fault, *claimed}, row.judge), config.noise.step_run);
+    }
   }
   return t;
 }

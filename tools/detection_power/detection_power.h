@@ -27,13 +27,21 @@ std::vector<FaultKind> judged_kinds_named(const std::vector<std::string>& names)
 struct PowerConfig {
   FleetShape shape;
   NoiseModel noise = default_noise();
-  OutlierRule outlier;                  // the fleet rule: --outlier, the run's default 10%
+  OutlierRule outlier;                  // the fleet rule at the run's defaults (--false-alarm, --min-effect, --outlier)
   history::RegressionRules regression;  // the history rule: --threshold, --baseline-runs (its window is set per judge)
   int trials = 200;
   std::uint64_t seed = 1;
   std::vector<FaultKind> faults = judged_kinds();
   std::vector<double> sizes{0.05, 0.10, 0.20, 0.50};
+  bool claims = true;  // also plant each fleet fault at the size the clean run's verdict claims it would name
 };
+
+// The members one clean run of the synthetic fleet judges (its GEMM and STREAM GPUs, its storage nodes,
+// every rail matrix's and every node's GPU-pair matrix's pairs and members): the rule's correction, as
+// a real run of those benchmarks makes it (analysis/fleet_outliers.h).
+std::size_t fleet_judged(const FleetShape& shape);
+// `config` with its rule's `judged` raised to fleet_judged: what the trials judge with.
+PowerConfig fleet_config(PowerConfig config);
 
 // What a trial holds at once, each refused beyond kMemoryLimit: the largest matrix (a rail matrix, one
 // node pair a cell: its value and two spreads, as doubles, and the PairMatrix copy the rule reads), and
@@ -73,6 +81,10 @@ class Trial {
   Trial(const PowerConfig& config, std::uint64_t trial_seed);
   const std::vector<CleanJudgement>& clean() const { return clean_; }
   Judgement planted(const Fault& fault, Judge judge);
+  // The power the clean run's verdict states for where `kind` sits: the smallest slowdown of that
+  // population's member it names with 95% probability (analysis.power's `detectable`); nullopt for a
+  // kind without one (flaky: not a steady slowdown; the history's kinds).
+  std::optional<double> claimed(FaultKind kind) const;
   const Places& places() const { return places_; }
 
  private:
@@ -81,7 +93,7 @@ class Trial {
   std::vector<std::string> pairs_named(int node, std::optional<std::pair<int, int>> link, double size) const;
   std::vector<std::string> history_named(Judge judge, const std::string& planted, std::optional<int>* changed) const;
 
-  const PowerConfig& config_;
+  PowerConfig config_;  // the caller's, with the rule's correction for the whole fleet (fleet_judged)
   std::uint64_t seed_;
   Places places_;
   GroupRows gemm_, stream_, storage_;
@@ -92,10 +104,15 @@ class Trial {
 
 struct PowerRow {
   FaultKind fault = FaultKind::slow_gpu;
-  double size = 0;
+  double size = 0;  // a claim row: the mean of the sizes planted
   Judge judge = Judge::fleet;
   std::int64_t trials = 0, named = 0, wrong = 0;
   std::int64_t step_right = 0;  // history: named, and its regression starts at the step run
+  // A claim row plants, in each trial, a fault of the size that trial's clean verdict claims to name
+  // with 95% probability; trials whose claim is no useful bar (over 40%) are counted apart, not planted.
+  bool claim = false;
+  std::int64_t no_bar = 0;
+  double claimed_max = 0;
 };
 struct CleanRow {
   std::string measurement;

@@ -25,16 +25,28 @@ int main(int argc, char** argv) {
   app.add_option("--trials", c.trials, "seeded trials per fault and size (default 200)");
   app.add_option("--seed", c.seed, "the run's seed: trial I uses a seed mixed from it and I (default 1)");
   app.add_option("--trial", trial, "replay trial I alone: where each fault sat and what every rule named");
-  app.add_option("--outlier", c.outlier.fraction, "the fleet rule's fraction below the median (the run's default 0.1)");
-  app.add_option("--mad-k", c.outlier.mad_k,
-                 "the fleet rule's MAD band in robust deviations (default 3.5; the run has no such flag: for "
-                 "measuring what a rule change would do)");
+  app.add_option("--outlier", c.outlier.fraction, "the fleet rule's fixed floor below the median (the run's default: 0, none)");
+  app.add_option("--min-effect", c.outlier.min_effect, "the fleet rule's smallest slowdown named (the run's default 0.03)");
+  app.add_option("--false-alarm", c.outlier.false_alarm,
+                 "the fleet rule's chance that a clean run names anything (the run's default 0.01)");
+  app.add_flag("!--no-claims", c.claims, "leave out the rows that plant each trial's claimed power");
   app.add_option("--threshold", c.regression.threshold, "the history rule's threshold (the run's default 0.1)");
   app.add_option("--baseline-runs", c.regression.baseline_runs,
                  fmt::format("the history rule's baseline: at most the last K runs before a step (the run's default {})",
                              history::RegressionRules{}.baseline_runs));
-  app.add_option("--rep-noise", c.noise.rep_noise, "relative standard deviation of one repetition (default 0.01)");
-  app.add_option("--spread", c.noise.spread, "relative standard deviation of a GPU's, NIC's or link's own speed (default 0.02)");
+  // Each kind's noise as SPREAD,REP: relative standard deviations of one thing's own speed and of one repetition.
+  auto noise = [&](const char* flag, KindNoise& k, const char* what) {
+    app.add_option_function<std::vector<double>>(
+           flag, [&k](const std::vector<double>& v) { k = {v.at(0), v.at(1)}; },
+           fmt::format("{}: SPREAD,REP, the relative standard deviations of one's own speed and of one repetition "
+                       "(default {},{})", what, k.spread, k.rep))
+        ->expected(2)
+        ->delimiter(',');
+  };
+  noise("--gemm-noise", c.noise.gemm, "GEMM (slow-gpu, flaky, the history)");
+  noise("--hbm-noise", c.noise.hbm, "STREAM on HBM (slow-mem)");
+  noise("--nic-noise", c.noise.nic, "a rail's sendrecv (slow-nic)");
+  noise("--nvlink-noise", c.noise.nvlink, "an NVLink GPU pair (slow-link)");
   app.add_option("--run-noise", c.noise.run_noise, "relative standard deviation of a GPU's speed from run to run (default 0.01)");
   app.add_option("--storage-noise", c.noise.storage_rep_noise,
                  "slow-storage: relative standard deviation of one rank's timed checkpoint write (default 0.05)");

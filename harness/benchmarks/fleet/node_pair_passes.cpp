@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "harness/benchmarks/fleet/pair_confirm.h"
+#include "harness/options/outlier_rule.h"
 #include "harness/plan/plan.h"
 
 namespace gpuscale::fleet {
@@ -107,16 +108,16 @@ std::vector<std::vector<int>> NodePairPasses::rail_ranks(std::size_t rail) const
 
 // The run's own outlier rule on the node-pair matrix, then on each rail's.
 bool NodePairPasses::suspects_in(const std::vector<PairCells>& cells) const {
-  bool any = pass_has_suspects(node_cells(cells), where_.node_hosts, where_.ranks, ctx_.opts.outlier);
+  bool any = pass_has_suspects(node_cells(cells), where_.node_hosts, where_.ranks, outlier_rule_of(ctx_.opts));
   for (std::size_t r = 0; by_rail_ && !any && r < rails_; ++r)
-    any = pass_has_suspects(cells[r], where_.node_hosts, rail_ranks(r), ctx_.opts.outlier);
+    any = pass_has_suspects(cells[r], where_.node_hosts, rail_ranks(r), outlier_rule_of(ctx_.opts));
   return any;
 }
 
 std::vector<NodePair> NodePairPasses::suspects_of(const std::vector<PairCells>& cells) const {
-  auto pairs = suspect_pairs(node_cells(cells), where_.node_hosts, where_.ranks, ctx_.opts.outlier);
+  auto pairs = suspect_pairs(node_cells(cells), where_.node_hosts, where_.ranks, outlier_rule_of(ctx_.opts));
   for (std::size_t r = 0; by_rail_ && r < rails_; ++r)
-    for (const auto& np : suspect_pairs(cells[r], where_.node_hosts, rail_ranks(r), ctx_.opts.outlier)) pairs.push_back(np);
+    for (const auto& np : suspect_pairs(cells[r], where_.node_hosts, rail_ranks(r), outlier_rule_of(ctx_.opts))) pairs.push_back(np);
   return pairs;
 }
 

@@ -33,21 +33,19 @@ PairMatrix pair_matrix(const PairCells& cells, const std::vector<std::string>& h
 }
 
 std::vector<Outlier> suspects(const PairCells& cells, const std::vector<std::string>& hosts,
-                              const std::vector<std::vector<int>>& ranks, double fraction) {
-  OutlierRule rule;
-  rule.fraction = fraction;
+                              const std::vector<std::vector<int>>& ranks, const OutlierRule& rule) {
   return matrix_outliers(pair_matrix(cells, hosts, ranks), OutlierKind::node, rule);
 }
 
 }  // namespace
 
 bool pass_has_suspects(const PairCells& cells, const std::vector<std::string>& hosts,
-                       const std::vector<std::vector<int>>& ranks, double fraction) {
-  return !suspects(cells, hosts, ranks, fraction).empty();
+                       const std::vector<std::vector<int>>& ranks, const OutlierRule& rule) {
+  return !suspects(cells, hosts, ranks, rule).empty();
 }
 
 std::vector<NodePair> suspect_pairs(const PairCells& cells, const std::vector<std::string>& hosts,
-                                    const std::vector<std::vector<int>>& ranks, double fraction) {
+                                    const std::vector<std::vector<int>>& ranks, const OutlierRule& rule) {
   const std::size_t m = hosts.size();
   // A record names its members by host (node matrices: one host a member).
   const auto member = [&](const std::string& host) {
@@ -58,7 +56,7 @@ std::vector<NodePair> suspect_pairs(const PairCells& cells, const std::vector<st
     if (i >= m || j >= m || i == j || !std::isfinite(cells[0][i * m + j])) return;
     out.push_back({static_cast<int>(std::min(i, j)), static_cast<int>(std::max(i, j))});
   };
-  for (const auto& o : suspects(cells, hosts, ranks, fraction)) {
+  for (const auto& o : suspects(cells, hosts, ranks, rule)) {
     if (o.kind == OutlierKind::pair && o.hosts.size() == 2) {
       add(member(o.hosts[0]), member(o.hosts[1]));
     } else if (!o.hosts.empty()) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/outliers.h"
 #include "harness/benchmarks/fleet/pair_cells.h"
 #include "harness/benchmarks/fleet/pair_schedule.h"
 
@@ -15,17 +16,17 @@ namespace gpuscale {
 PairCells best_cells(const PairCells& first, const PairCells& second);
 
 // Whether a pair matrix of nodes `hosts` (their ranks `ranks`: all of a node's for the node-pair matrix,
-// its rank on the rail for a rail's) names any node or link under the outlier rule at `fraction`
+// its rank on the rail for a rail's) names any node or link under the outlier rule `rule`
 // (analysis/outliers.h, as the run's own analysis applies it).
 bool pass_has_suspects(const PairCells& cells, const std::vector<std::string>& hosts,
-                       const std::vector<std::vector<int>>& ranks, double fraction);
+                       const std::vector<std::vector<int>>& ranks, const OutlierRule& rule);
 
 // The node pairs behind the suspects of such a matrix (a < b, sorted, no repeats): a suspect link's
 // pair, and every measured pair of a suspect node. Measured once more after the confirming pass, alone
 // (node_pair_passes.cpp), they make a third pass of their own: a cell that a busy neighbour happened to
 // slow in both full passes is rarely slow a third time, where a sick node, NIC or link always is.
 std::vector<NodePair> suspect_pairs(const PairCells& cells, const std::vector<std::string>& hosts,
-                                    const std::vector<std::vector<int>>& ranks, double fraction);
+                                    const std::vector<std::vector<int>>& ranks, const OutlierRule& rule);
 
 // Sorted (by a, then b), without repeats.
 std::vector<NodePair> unique_pairs(std::vector<NodePair> pairs);

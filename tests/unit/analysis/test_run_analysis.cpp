@@ -154,7 +154,10 @@ RandomRun random_run(std::uint64_t seed) {
 
 AnalysisRules random_rules(std::uint64_t seed) {
   std::mt19937_64 gen(seed ^ 0x5eed);
-  return {std::uniform_real_distribution<double>(0.05, 0.3)(gen), std::uniform_real_distribution<double>(0.05, 0.3)(gen)};
+  AnalysisRules rules;
+  rules.straggler_threshold = std::uniform_real_distribution<double>(0.05, 0.3)(gen);
+  rules.outlier.fraction = std::uniform_real_distribution<double>(0.05, 0.3)(gen);
+  return rules;
 }
 
 // What `gpuscale run` wrote before run_analysis owned the object: the stragglers' section, the fleet's
@@ -162,8 +165,8 @@ AnalysisRules random_rules(std::uint64_t seed) {
 json patched_as_before(const RandomRun& run, const AnalysisRules& rules) {
   const json& ranks = run.doc["ranks"];
   json a = straggler_analysis(run.doc, run.rows, rules.straggler_threshold);
-  a.update(fleet_outliers(run.rows, ranks, OutlierRule{.fraction = rules.outlier_fraction}));
-  auto drift = burn_drift(run.rows, ranks, rules.outlier_fraction);
+  a.update(fleet_outliers(run.rows, ranks, rules.outlier));
+  auto drift = burn_drift(run.rows, ranks, rules.burn_fraction());
   if (drift["burn"].empty()) return a;
   a["burn"] = drift["burn"];
   a["sdc"] = burn_corruption(run.rows, ranks);
@@ -206,8 +209,8 @@ TEST(RunAnalysis, EachPartIsItsOwnFunctions) {
     with_stragglers += !stragglers.empty();
 
     // The fleet's outliers first, in their order; then the burn-in's sustained ones, each of one rank.
-    const auto fleet = fleet_outliers(run.rows, ranks, OutlierRule{.fraction = rules.outlier_fraction});
-    const auto drift = burn_drift(run.rows, ranks, rules.outlier_fraction);
+    const auto fleet = fleet_outliers(run.rows, ranks, rules.outlier);
+    const auto drift = burn_drift(run.rows, ranks, rules.burn_fraction());
     EXPECT_EQ(a["outlier_rule"], fleet["outlier_rule"]);
     ASSERT_EQ(a["outliers"].size(), fleet["outliers"].size() + drift["sustained"].size());
     for (std::size_t i = 0; i < fleet["outliers"].size(); ++i) EXPECT_EQ(a["outliers"][i], fleet["outliers"][i]);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -18,40 +20,57 @@ PowerConfig small(std::uint64_t seed) {
   c.shape = {64, 8};
   c.seed = seed;
   c.trials = 20;
-  // 8 nodes: at the default storage spread (5%) the storage row's MAD band, not the 10% floor, decides,
-  // and the rule names a clean node in about 0.6% of trials and misses a 50% slow one in about 1%
-  // (gpuscale-detection-power --gpus 64 --trials 3000 --faults slow-storage --sizes 0.5 --seed 5: 18 and
-  // 29 of 3000). Those are rates to measure, not to assert: here the nodes spread as the GPUs do.
-  c.noise.storage_spread = c.noise.spread;
+  // Small populations at the default noise leave no bar under half for some kinds (8 nodes' storage at
+  // 5%; a node's 28 NVLink pairs at 4.5%): rates to measure (docs/measurements.md), not to assert.
+  // These tests are about identities: here storage nodes and NVLink pairs spread as the GPUs do.
+  c.noise.storage_spread = c.noise.gemm.spread;
+  c.noise.nvlink = c.noise.gemm;
   return c;
 }
 
 bool named(const Judgement& j) { return std::find(j.named.begin(), j.named.end(), j.planted) != j.named.end(); }
 
-TEST(DetectionPower, AHalfSpeedFaultIsAlwaysNamedByItsIdentityAndNothingElse) {
+// The rule names a clean fleet's thing in about 1% of runs (--false-alarm) and an 8-node population
+// is weak: of 20 trials x 6 kinds, a half-speed fault is missed at most twice and something else named
+// at most 3 times (a 1% rate gives 3 or more in 20 runs about once in 1,000).
+TEST(DetectionPower, AHalfSpeedFaultIsNamedByItsIdentityAndRarelyAnythingElse) {
   auto c = small(test_seed());
   c.noise.flaky_p = 1;  // every repetition slow: flaky is then a slow GPU (P 0.3 is measured, not asserted)
+  int missed = 0, extra = 0;
+  std::string misses;
   for (int i = 0; i < c.trials; ++i) {
     Trial t(c, trial_seed(c.seed, static_cast<std::uint64_t>(i)));
     for (auto kind : judged_kinds()) {
+      // 8 nodes' storage (3 writes of 5% noise each) leaves no bar under half at any useful rate: the
+      // table measures it (docs/measurements.md); the 512-GPU fleets name it.
+      if (kind == FaultKind::slow_storage) continue;
       const auto judge = judges_of(kind).back();  // a history kind under --since at its step
       const auto j = t.planted({kind, 0.5}, judge);
-      EXPECT_TRUE(named(j)) << "trial " << i << ": " << fault_kind_name(kind) << " at " << j.planted << " not named";
-      EXPECT_EQ(j.named.size(), 1u) << "trial " << i << ": " << fault_kind_name(kind) << " named more than the fault";
-      if (judge != Judge::fleet) {
+      if (!named(j)) {
+        ++missed;
+        misses += fmt::format(" trial {}: {} at {};", i, fault_kind_name(kind), j.planted);
+      }
+      extra += static_cast<int>(j.named.size()) - (named(j) ? 1 : 0) > 0;
+      if (judge != Judge::fleet && named(j)) {
         EXPECT_EQ(j.changed_run, c.noise.step_run);
       }
     }
   }
+  EXPECT_LE(missed, 2) << misses;
+  EXPECT_LE(extra, 3);
 }
 
-TEST(DetectionPower, ACleanSmallFleetNamesNothing) {
+TEST(DetectionPower, ACleanSmallFleetNamesSomethingAtMostAtTheFalseAlarmRate) {
   const auto c = small(test_seed());
+  int naming = 0;
   for (int i = 0; i < c.trials; ++i) {
     Trial t(c, trial_seed(c.seed, static_cast<std::uint64_t>(i)));
     ASSERT_EQ(t.clean().size(), 7u);
-    for (const auto& m : t.clean()) EXPECT_TRUE(m.named.empty()) << "trial " << i << ": " << m.measurement << " named " << m.named[0];
+    bool any = false;
+    for (const auto& m : t.clean()) any |= !m.named.empty();
+    naming += any;
   }
+  EXPECT_LE(naming, 3) << "of " << c.trials << " clean runs";
 }
 
 TEST(DetectionPower, PlantingLeavesTheTrialsFleetAsItWas) {
@@ -90,10 +109,18 @@ TEST(DetectionPower, TheTableHasARowPerFaultSizeAndRuleAndACleanRowPerMeasuremen
   auto c = small(test_seed());
   c.trials = 3;
   const auto t = measure_power(c);
-  std::size_t rows = 0;
-  for (auto kind : judged_kinds()) rows += judges_of(kind).size() * c.sizes.size();
-  ASSERT_EQ(t.rows.size(), rows);
-  for (const auto& r : t.rows) EXPECT_EQ(r.trials, 3);
+  std::size_t rows = 0, claims = 0;
+  for (auto kind : judged_kinds()) {
+    rows += judges_of(kind).size() * c.sizes.size();
+    claims += kind != FaultKind::flaky && judges_of(kind) == std::vector{Judge::fleet};  // a claim row each
+  }
+  ASSERT_EQ(t.rows.size(), rows + claims);
+  for (const auto& r : t.rows) {
+    if (r.claim) EXPECT_EQ(r.trials + r.no_bar, 3);  // planted at the claim, or no useful bar to plant
+    else EXPECT_EQ(r.trials, 3);
+  }
+  EXPECT_EQ(static_cast<std::size_t>(std::count_if(t.rows.begin(), t.rows.end(), [](const auto& r) { return r.claim; })),
+            claims);
   EXPECT_EQ(t.rows.front().fault, judged_kinds().front());
   EXPECT_EQ(t.rows.back().fault, judged_kinds().back());
   const auto throttled = std::find_if(t.rows.rbegin(), t.rows.rend(), [](const auto& r) { return r.fault == FaultKind::throttle_after; });
@@ -161,8 +188,8 @@ TEST(DetectionPower, BadConfigurationsAreOneLineEach) {
   bad.outlier.fraction = 1;
   refused(bad, "--outlier");
   bad = c;
-  bad.outlier.mad_k = 0;
-  refused(bad, "--mad-k");
+  bad.outlier.false_alarm = 0;
+  refused(bad, "--false-alarm");
   bad = c;
   bad.sizes = {0.1, 1.5};
   refused(bad, "1.5 is not a slowdown");
@@ -170,8 +197,8 @@ TEST(DetectionPower, BadConfigurationsAreOneLineEach) {
   bad.noise.step_run = 11;
   refused(bad, "--step-run");
   bad = c;
-  bad.noise.spread = -0.1;
-  refused(bad, "--spread");
+  bad.noise.nvlink.spread = -0.1;
+  refused(bad, "--nvlink-noise");
   bad = c;
   bad.noise.storage_rep_noise = 0.7;
   refused(bad, "--storage-noise");

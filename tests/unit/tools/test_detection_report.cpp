@@ -14,7 +14,7 @@ PowerConfig small(std::uint64_t seed) {
   c.shape = {64, 8};
   c.seed = seed;
   c.trials = 3;
-  c.noise.storage_spread = c.noise.spread;  // as test_detection_power.cpp's: a halved node always named
+  c.noise.storage_spread = c.noise.gemm.spread;  // as test_detection_power.cpp's: a halved node always named
   return c;
 }
 

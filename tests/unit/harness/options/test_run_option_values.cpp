@@ -60,10 +60,15 @@ TEST(FleetOptions, OutlierFraction) {
   EXPECT_DOUBLE_EQ(parse_outlier_fraction("0.1"), 0.1);
   EXPECT_DOUBLE_EQ(parse_outlier_fraction("0.999"), 0.999);
   EXPECT_DOUBLE_EQ(parse_outlier_fraction("1e-3"), 0.001);
-  EXPECT_DOUBLE_EQ(kDefaultOutlierFraction, 0.10);
+  // No fixed floor by default: the run's noise, --false-alarm (1%) and --min-effect (3%) set the bar.
+  EXPECT_DOUBLE_EQ(kDefaultOutlierFraction, 0);
+  EXPECT_DOUBLE_EQ(kDefaultMinEffect, 0.03);
+  EXPECT_DOUBLE_EQ(kDefaultFalseAlarm, 0.01);
   for (const char* bad : {"0", "1", "1.5", "-0.1", "nan", "inf", "", "10%", "0.1x", " 0.1"}) {
     const auto e = usage_error([&] { parse_outlier_fraction(bad); });
     EXPECT_TRUE(has(e, std::string("invalid --outlier '") + bad + "'")) << e;
+    const auto m = usage_error([&] { parse_outlier_fraction(bad, "--min-effect"); });
+    EXPECT_TRUE(has(m, std::string("invalid --min-effect '") + bad + "'")) << m;
   }
 }
 

@@ -39,6 +39,13 @@ std::vector<std::string> hosts(std::size_t m) {
   return h;
 }
 
+// The run's rule with a fixed floor `fraction` (--outlier) beside the noise's bar.
+OutlierRule at(double fraction) {
+  OutlierRule rule;
+  rule.fraction = fraction;
+  return rule;
+}
+
 std::vector<std::vector<int>> ranks(std::size_t m) {
   std::vector<std::vector<int>> r;
   for (std::size_t i = 0; i < m; ++i) r.push_back({static_cast<int>(2 * i), static_cast<int>(2 * i + 1)});
@@ -48,19 +55,19 @@ std::vector<std::vector<int>> ranks(std::size_t m) {
 TEST(PairConfirm, ASlowNodeIsASuspectAndACleanMatrixIsNot) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 50; ++trial) {
-    EXPECT_FALSE(pass_has_suspects(matrix(8, rng), hosts(8), ranks(8), 0.1)) << trial;
-    EXPECT_TRUE(pass_has_suspects(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), 0.1)) << trial;
+    EXPECT_FALSE(pass_has_suspects(matrix(8, rng), hosts(8), ranks(8), at(0.1))) << trial;
+    EXPECT_TRUE(pass_has_suspects(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), at(0.1))) << trial;
   }
   // The run's fraction decides: 50% below is a suspect at 0.1, not at 0.7.
-  EXPECT_FALSE(pass_has_suspects(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), 0.7));
+  EXPECT_FALSE(pass_has_suspects(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), at(0.7)));
 }
 
 TEST(PairConfirm, TooFewNodesOrNothingMeasuredNamesNoSuspect) {
   std::mt19937 rng(12);
-  EXPECT_FALSE(pass_has_suspects(matrix(2, rng, 1, 0.1), hosts(2), ranks(2), 0.1));
+  EXPECT_FALSE(pass_has_suspects(matrix(2, rng, 1, 0.1), hosts(2), ranks(2), at(0.1)));
   PairCells empty;
   for (auto& t : empty) t.assign(64, kNaN);
-  EXPECT_FALSE(pass_has_suspects(empty, hosts(8), ranks(8), 0.1));
+  EXPECT_FALSE(pass_has_suspects(empty, hosts(8), ranks(8), at(0.1)));
 }
 
 TEST(PairConfirm, EachCellKeepsItsBetterPassWithItsSpreads) {
@@ -81,9 +88,9 @@ TEST(PairConfirm, ASickNodeSurvivesTheConfirmingPassAndAStarvedOneDoesNot) {
   std::mt19937 rng(13);
   // Sick: slow in both passes. Starved: slow in the first pass only.
   const auto sick = best_cells(matrix(8, rng, 5, 0.5), matrix(8, rng, 5, 0.5));
-  EXPECT_TRUE(pass_has_suspects(sick, hosts(8), ranks(8), 0.1));
+  EXPECT_TRUE(pass_has_suspects(sick, hosts(8), ranks(8), at(0.1)));
   const auto starved = best_cells(matrix(8, rng, 5, 0.5), matrix(8, rng));
-  EXPECT_FALSE(pass_has_suspects(starved, hosts(8), ranks(8), 0.1));
+  EXPECT_FALSE(pass_has_suspects(starved, hosts(8), ranks(8), at(0.1)));
 }
 
 // Each node's rank on one rail (rail `rail` of nodes of 2 ranks, as ranks() places them).
@@ -98,22 +105,22 @@ TEST(PairConfirm, ASlowNicIsASuspectOnItsRailAndInTheSlowestRailNodeMatrix) {
   // Node 5's rail 1 at a fifth: its rail matrix and the node matrix (each pair's slowest rail) name it;
   // rail 0 does not.
   const std::vector<PairCells> rails = {matrix(8, rng), matrix(8, rng, 5, 0.2)};
-  EXPECT_FALSE(pass_has_suspects(rails[0], hosts(8), rail_ranks(8, 0), 0.1));
-  EXPECT_TRUE(pass_has_suspects(rails[1], hosts(8), rail_ranks(8, 1), 0.1));
-  EXPECT_TRUE(pass_has_suspects(slowest_rail(rails), hosts(8), ranks(8), 0.1));
+  EXPECT_FALSE(pass_has_suspects(rails[0], hosts(8), rail_ranks(8, 0), at(0.1)));
+  EXPECT_TRUE(pass_has_suspects(rails[1], hosts(8), rail_ranks(8, 1), at(0.1)));
+  EXPECT_TRUE(pass_has_suspects(slowest_rail(rails), hosts(8), ranks(8), at(0.1)));
   // Kept per rail, the better pass of each: slow in both passes stays, slow in one goes.
   const std::vector<PairCells> again = {matrix(8, rng, 2, 0.2), matrix(8, rng, 5, 0.2)};
   std::vector<PairCells> best;
   for (std::size_t r = 0; r < 2; ++r) best.push_back(best_cells(rails[r], again[r]));
-  EXPECT_FALSE(pass_has_suspects(best[0], hosts(8), rail_ranks(8, 0), 0.1));  // node 2, starved once
-  EXPECT_TRUE(pass_has_suspects(best[1], hosts(8), rail_ranks(8, 1), 0.1));
+  EXPECT_FALSE(pass_has_suspects(best[0], hosts(8), rail_ranks(8, 0), at(0.1)));  // node 2, starved once
+  EXPECT_TRUE(pass_has_suspects(best[1], hosts(8), rail_ranks(8, 1), at(0.1)));
 }
 
 TEST(PairConfirm, TheSuspectPairsAreASlowNodesPairsOrASlowLinkAndNoneOfACleanMatrix) {
   std::mt19937 rng(15);
-  EXPECT_TRUE(suspect_pairs(matrix(8, rng), hosts(8), ranks(8), 0.1).empty());
+  EXPECT_TRUE(suspect_pairs(matrix(8, rng), hosts(8), ranks(8), at(0.1)).empty());
   // Node 3 slow: its 7 pairs, each once, a < b.
-  const auto node = suspect_pairs(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), 0.1);
+  const auto node = suspect_pairs(matrix(8, rng, 3, 0.5), hosts(8), ranks(8), at(0.1));
   ASSERT_EQ(node.size(), 7u);
   for (const auto& p : node) {
     EXPECT_TRUE(p.a == 3 || p.b == 3);
@@ -122,7 +129,7 @@ TEST(PairConfirm, TheSuspectPairsAreASlowNodesPairsOrASlowLinkAndNoneOfACleanMat
   // The link between nodes 2 and 6 at a fifth: that pair alone.
   auto link = matrix(8, rng);
   for (auto c : {2 * 8 + 6, 6 * 8 + 2}) link[0][static_cast<std::size_t>(c)] *= 0.2;
-  EXPECT_EQ(suspect_pairs(link, hosts(8), ranks(8), 0.1), (std::vector<NodePair>{{2, 6}}));
+  EXPECT_EQ(suspect_pairs(link, hosts(8), ranks(8), at(0.1)), (std::vector<NodePair>{{2, 6}}));
   // Each as a round of its own.
   const auto rounds = rounds_of(node);
   ASSERT_EQ(rounds.size(), 7u);
