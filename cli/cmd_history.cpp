@@ -29,7 +29,7 @@ struct HistoryFlags {
   std::size_t step_baseline_runs = RegressionRules{}.baseline_runs, lookback_runs = RegressionRules{}.lookback_runs;
   double threshold = 0.1;
   double member_threshold = 0;  // members: the noise alone decides (docs/history.md, "Each member against its own past")
-  std::vector<std::string> kinds{"gpu", "node"};
+  std::vector<std::string> kinds{"gpu", "node", "link", "nic"};
   std::size_t within_runs = 3;
   bool json = false, dry_run = false;
 };
@@ -129,7 +129,7 @@ int regressions(const HistoryFlags& f) {
   return regs.empty() ? kExitOk : kExitInvalidResult;  // 1: something got worse (as compare's regressions)
 }
 
-// Each GPU and node against its own past (history/self_baseline.h): the members whose newest runs
+// Each GPU, node, link and NIC against its own past (history/self_baseline.h): the members whose newest runs
 // stepped down beyond their own series' noise, and the power of the rule from that noise.
 int members(const HistoryFlags& f) {
   check_since(f.since);
@@ -141,18 +141,20 @@ int members(const HistoryFlags& f) {
   std::vector<MemberKind> kinds;
   for (const auto& k : f.kinds) {
     const auto kind = member_kind_named(k);
-    if (!kind) throw Error(fmt::format("invalid --kind '{}': gpu or node", k));
+    if (!kind) throw Error(fmt::format("invalid --kind '{}': gpu, node, link or nic", k));
     if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
   }
   auto store = open_store(store_url(f), false);
   const RegressionRules rules{f.since, f.step_baseline_runs, f.member_threshold, f.lookback_runs};
   const std::string horizon = regression_horizon(store->list_runs({f.cluster, ""}), rules);
   std::vector<MemberSeries> all;
-  for (auto& m : member_series(store->rank_points({f.benchmark, "", f.cluster, "", "", horizon}), kinds))
+  const RowQuery q{f.benchmark, "", f.cluster, "", "", horizon};
+  for (auto& m : member_series(store->rank_points(q), store->member_points(q), kinds))
     if (params_match(m.series.key.params, f.params) && (f.gpus == 0 || m.series.key.gpu_count == f.gpus)) all.push_back(std::move(m));
   if (all.empty())
     throw Error(fmt::format("no stored member series matches (cluster '{}', benchmark '{}'): members come from rows whose "
-                            "ranks measure themselves (STREAM, GEMM, copies)", f.cluster, f.benchmark));
+                            "ranks measure themselves (STREAM, GEMM, copies) and the fleet rows' pair matrices",
+                            f.cluster, f.benchmark));
   std::vector<Series> series;
   for (const auto& m : all) series.push_back(m.series);
   const auto verdicts = judge_own_past(series, rules, f.within_runs);
@@ -218,7 +220,7 @@ void add_history_command(CLI::App& app, Action& action) {
   auto* tr = sub(h, "trend", "a row's values over time, with the noise band", action, flags, trend);
   auto* reg = sub(h, "regressions", "rows and hosts whose level stepped down and is still worse than before the step",
                   action, flags, regressions);
-  auto* mem = sub(h, "members", "each GPU and node against its own past: those whose newest runs stepped down beyond "
+  auto* mem = sub(h, "members", "each GPU, node, link and NIC against its own past: those whose newest runs stepped down beyond "
                   "their own run-to-run noise, and the smallest step the rule names", action, flags, members);
   auto* ex = sub(h, "export", "write the stored runs and rows as JSON or CSV", action, flags, export_store);
   auto* pr = sub(h, "prune", "delete the runs created before a date (retention)", action, flags, prune);
@@ -252,7 +254,7 @@ void add_history_command(CLI::App& app, Action& action) {
   mem->add_option("--benchmark,-b", flags->benchmark, "only this benchmark");
   mem->add_option("--params", flags->params, "parameters that must match: KEY=VALUE[,KEY=VALUE...]");
   mem->add_option("--gpus", flags->gpus, "only this GPU count");
-  mem->add_option("--kind", flags->kinds, "the members judged: gpu, node (default both)")->delimiter(',');
+  mem->add_option("--kind", flags->kinds, "the members judged: gpu, node, link, nic (default all)")->delimiter(',');
   mem->add_option("--threshold", flags->member_threshold, "slower by more than this fraction beyond the noise (default 0: the noise alone)");
   mem->add_option("--baseline-runs", flags->step_baseline_runs,
                   fmt::format("a step's baseline: at most the last K runs before it (default {})", RegressionRules{}.baseline_runs));

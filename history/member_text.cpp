@@ -25,14 +25,15 @@ std::string row_label(const SeriesKey& k) {
 }
 
 std::string who(const MemberSeries& m) {
-  if (m.kind == MemberKind::node) return "node " + t(m.member);
+  if (m.kind != MemberKind::gpu) return fmt::format("{} {}", member_kind_name(m.kind), t(m.member));
   return fmt::format("gpu {}{}", t(m.member), m.member.rfind(m.host + " ", 0) == 0 ? "" : " (host " + t(m.host) + ")");
 }
 
 // "any GPU 4.4% slower than its last 30 runs is named within 3 runs (95%)"
 std::string power_text(MemberKind kind, const SelfPower& p) {
+  static const char* const names[] = {"GPU", "node", "link", "NIC"};  // by MemberKind
   return fmt::format("any {} {} slower than its last {} is named within {} ({:.0f}%)",
-                     kind == MemberKind::gpu ? "GPU" : "node", pct(p.step), runs(p.runs), runs(p.within), p.probability * 100);
+                     names[static_cast<int>(kind)], pct(p.step), runs(p.runs), runs(p.within), p.probability * 100);
 }
 
 }  // namespace

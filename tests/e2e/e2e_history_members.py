@@ -119,7 +119,7 @@ def case_clean():
 
 def case_bad_input():
     url = store("members_bad", False)
-    for args, needle in ((["--kind", "link"], "invalid --kind 'link'"), (["--within-runs", "0"], "invalid --within-runs 0"),
+    for args, needle in ((["--kind", "cable"], "invalid --kind 'cable'"), (["--within-runs", "0"], "invalid --within-runs 0"),
                          (["-b", "all_reduce"], "no stored member series matches")):
         p = gs("members", "--store", url, *args, code=2)
         lines = p.stderr.strip().splitlines()
