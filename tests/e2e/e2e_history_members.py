@@ -8,11 +8,18 @@ rule sees), each run's value 1% Gaussian run-to-run noise around it, each rank's
              leaves it 2% below GPU 0, inside its peers' spread; `history members` names it, changed in
              run 31, exit 1, and nothing else but its own node; its power states a step under 5%.
   clean:     33 clean runs: nothing named, exit 0; the JSON gives every GPU and node a power.
+  links:     a real CPU run of the fleet `pairs` benchmark (8 ranks as hosts n0-n3, 2 per host)
+             is the template of 33 runs: each link's cell its own level (the real run's), 1% noise from
+             run to run, spreads 0.5%; in the last 3 runs the all_reduce link n0~n2 is 5% slower and n1's
+             NIC on rail 1 too (both its sendrecv pairs on that rail; the node matrix stays each pair's
+             slowest rail). `history members --kind link,nic` names both, and nothing but them and the
+             sendrecv node-matrix links of n1 that its rail-1 cells carry; the clean 33 runs name nothing.
   bad_input: a bad --kind, --within-runs 0 and a store with no member series: one line each, exit 2.
 The files are drawn from a fixed seed (GPUSCALE_TEST_SEED overrides it), so a run is repeatable; the
 rule's rates over thousands of series are tests/unit/history/test_self_baseline.cpp's.
 """
 import json
+import math
 import os
 import random
 import shutil
@@ -117,6 +124,89 @@ def case_clean():
         fail(f"--kind gpu: {[m['member'] for m in out['members']]}")
 
 
+# Four hosts: a NIC is the median of its pairs on the rail, so each of n1's peers has 3 cells there, one
+# of them n1's (with 2 the median is their mean, and n1's slow NIC would move its peers' by half).
+TEMPLATE_HOSTS = "n0,n0,n1,n1,n2,n2,n3,n3"
+
+
+def fleet_template():
+    out = e2e_common.work("members_fleet_template.json", fresh=True)
+    e2e_common.mpirun(8, ["run", "--backend", "cpu", "--quick", "--benchmarks", "pairs", "--threads", "1", "--tiling",
+                          "sequential", "--cluster", "lab", "-q", "-o", out], {"GPUSCALE_TEST_HOSTS": TEMPLATE_HOSTS})
+    with open(out) as f:
+        return json.load(f)
+
+
+def fleet_files(name, template, planted):
+    """CLEAN + SLOW_RUNS copies of the template run, its matrices' cells moved by 1% noise a run; planted:
+    link n0~n2 of all_reduce and NIC n1 rail 1 of sendrecv STEP slower in the last SLOW_RUNS."""
+    rng = random.Random(int(os.environ.get("GPUSCALE_TEST_SEED") or 44))
+    folder = e2e_common.work(name)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    paths = []
+    for run in range(CLEAN + SLOW_RUNS):
+        doc = json.loads(json.dumps(template))
+        slow = planted and run >= CLEAN
+        for row in doc["results"]:
+            collective = row["params"]["collective"]
+            by_kind = {(m["kind"], m.get("rail")): m for m in row["matrices"]}
+            for (kind, rail), m in by_kind.items():
+                if collective == "sendrecv" and kind == "node":
+                    continue  # made from the rails below
+                hosts = m["hosts"]
+                for i in range(len(hosts)):
+                    for j in range(i + 1, len(hosts)):
+                        f = math.exp(rng.gauss(0, 0.01))
+                        if slow and collective == "all_reduce" and {hosts[i], hosts[j]} == {"n0", "n2"}:
+                            f *= 1 - STEP
+                        if slow and collective == "sendrecv" and rail == 1 and "n1" in (hosts[i], hosts[j]):
+                            f *= 1 - STEP
+                        for a, b in ((i, j), (j, i)):
+                            m["values"][a][b] *= f
+                            m["spread_down"][a][b] = m["spread_up"][a][b] = 0.005
+            if collective == "sendrecv":  # the node matrix: each pair's slowest rail (docs/fleet.md)
+                node = by_kind[("node", None)]
+                rails = [m for (kind, _), m in by_kind.items() if kind == "rail"]
+                for i in range(len(node["hosts"])):
+                    for j in range(len(node["hosts"])):
+                        if i != j:
+                            node["values"][i][j] = min(m["values"][i][j] for m in rails)
+                            node["spread_down"][i][j] = node["spread_up"][i][j] = 0.005
+        doc["created_utc"] = doc["finished_utc"] = f"2026-01-{1 + run // 24:02d}T{run % 24:02d}:00:00Z"
+        path = os.path.join(folder, f"run{run + 1:02d}.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        paths.append(path)
+    return paths
+
+
+def case_links():
+    template = fleet_template()
+    for planted in (True, False):
+        name = "members_links" if planted else "members_links_clean"
+        db = e2e_common.work(name + ".db")
+        if os.path.exists(db):
+            os.remove(db)
+        url = "sqlite://" + db
+        gs("add", "--store", url, *fleet_files(name, template, planted), code=0)
+        text = gs("members", "--store", url, "--kind", "link,nic", code=1 if planted else 0).stdout
+        print(text)
+        out = json.loads(gs("members", "--store", url, "--kind", "link,nic", "--json", code=1 if planted else 0).stdout)
+        named = {(m["kind"], m["member"], m["params"]["collective"]) for m in out["members"] if m["slower"]}
+        if not planted:
+            if named:
+                fail(f"a clean fleet history named {sorted(named)}")
+            continue
+        want = {("link", "n0~n2", "all_reduce"), ("nic", "n1 rail 1", "sendrecv")}
+        if not want <= named:
+            fail(f"named {sorted(named)}, wanted {sorted(want)} among them")
+        # The sendrecv node matrix is each pair's slowest rail: a link of n1 may carry its slower rail 1.
+        extra = {x for x in named - want if not (x[0] == "link" and x[2] == "sendrecv" and "n1" in x[1])}
+        if extra:
+            fail(f"named beside the planted members: {sorted(extra)}")
+
+
 def case_bad_input():
     url = store("members_bad", False)
     for args, needle in ((["--kind", "cable"], "invalid --kind 'cable'"), (["--within-runs", "0"], "invalid --within-runs 0"),
@@ -134,7 +224,8 @@ def parse():
 
 
 def main():
-    cases = {"step": (case_step, {}), "clean": (case_clean, {}), "bad_input": (case_bad_input, {})}
+    cases = {"step": (case_step, {}), "clean": (case_clean, {}), "bad_input": (case_bad_input, {}),
+             "links": (case_links, {})}
     e2e_common.run_case("e2e_history_members_", {"TIMEOUT": 120, "LABELS": "e2e;history"}, cases, parse)
 
 
