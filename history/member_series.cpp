@@ -13,11 +13,11 @@ namespace {
 std::vector<RankPoint> gpu_named(const std::vector<RankPoint>& ranks) {
   std::map<std::tuple<std::string, int, std::string>, std::vector<int>> on_host;  // (run, row, host) -> its ranks
   for (const auto& k : ranks) on_host[{k.row.run_id, k.row.row_index, k.host}].push_back(k.rank);
+  for (auto& [_, list] : on_host) std::sort(list.begin(), list.end());
   std::vector<RankPoint> out = ranks;
   for (auto& k : out) {
     if (!k.gpu.empty() && k.gpu != "-") continue;
-    auto list = on_host[{k.row.run_id, k.row.row_index, k.host}];
-    std::sort(list.begin(), list.end());
+    const auto& list = on_host[{k.row.run_id, k.row.row_index, k.host}];
     const auto slot = std::lower_bound(list.begin(), list.end(), k.rank) - list.begin();
     k.gpu = k.host + " slot " + std::to_string(slot);
   }
