@@ -29,7 +29,8 @@ namespace gpuscale::history {
 // The relative variance of sigma's median-based estimate is about this / m: the median of m independent
 // half-normal values gives 1 / (4 m f(med)^2) / med^2 = 1.36 / m, but consecutive differences share a
 // run, and 200,000 Gaussian series per m (seed 1, 2026-12-07) gave 1.33, 1.48, 1.53, 1.60 / m at m = 10,
-// 20, 30, 60: the 60's, so the stated step errs large where the rule reads 30 runs or more.
+// 20, 30, 60: the 60's, so up to 60 differences the stated step errs large, on the safe side
+// (TEST(SelfBaseline, NoiseEstimateVarianceIsBounded) checks it).
 inline constexpr double kNoiseEstimateVariance = 1.6;
 
 struct SelfPower {

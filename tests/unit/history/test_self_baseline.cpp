@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "test_seed.h"
+#include "history/level_steps.h"
 #include "history/self_baseline.h"
 
 namespace gpuscale::history {
@@ -86,6 +87,27 @@ TEST(SelfBaseline, PowerMatchesASeededSimulation) {
   EXPECT_GE(detection, 0.94);
   // The case sits inside the stated power: a 5% step at 1% noise after 30 runs.
   EXPECT_LT(stated / kTrials, kStep);
+}
+
+TEST(SelfBaseline, NoiseEstimateVarianceIsBounded) {
+  // run_noise's sigma over m + 1 Gaussian runs: its relative variance times m stays under the constant the
+  // power assumes (simulated 1.33-1.60 at m = 10-60; 20,000 draws give it within about 2%).
+  std::mt19937_64 rng(test_seed());
+  std::normal_distribution<double> e(0, 0.01);
+  for (const std::size_t m : {10, 30}) {
+    double sum = 0, sum2 = 0;
+    const int draws = 20000;
+    std::vector<LevelPoint> p(m + 1, {1, {0, 0, 10}});
+    for (int d = 0; d < draws; ++d) {
+      for (auto& x : p) x.value = 100 * std::exp(e(rng));
+      const double sigma = run_noise(p, 0, p.size()).sigma;
+      sum += sigma;
+      sum2 += sigma * sigma;
+    }
+    const double mean = sum / draws, var = sum2 / draws - mean * mean;
+    EXPECT_LT(var / (mean * mean) * static_cast<double>(m), kNoiseEstimateVariance) << "m = " << m;
+    EXPECT_GT(var / (mean * mean) * static_cast<double>(m), 1.1) << "m = " << m;  // not far above it either
+  }
 }
 
 TEST(SelfBaseline, PowerGrowsWithTheNoiseAndFewerRuns) {
