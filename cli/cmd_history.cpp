@@ -1,5 +1,6 @@
-// gpuscale history add|list|trend|regressions|export|prune: result files kept in a database (docs/history.md).
+// gpuscale history add|list|trend|regressions|members|export|prune: result files kept in a database (docs/history.md).
 // The store is --store URL or GPUSCALE_STORE: sqlite:///path/history.db or postgresql://user@host/db.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -12,6 +13,7 @@
 #include "core/term_text.h"
 #include "history/history_store.h"
 #include "history/history_text.h"
+#include "history/member_text.h"
 #include "history/store_url.h"
 
 namespace gpuscale {
@@ -26,6 +28,9 @@ struct HistoryFlags {
   std::size_t baseline_runs = 5;  // trend's baseline column
   std::size_t step_baseline_runs = RegressionRules{}.baseline_runs, lookback_runs = RegressionRules{}.lookback_runs;
   double threshold = 0.1;
+  double member_threshold = 0;  // members: the noise alone decides (docs/history.md, "Each member against its own past")
+  std::vector<std::string> kinds{"gpu", "node", "link", "nic"};
+  std::size_t within_runs = 3;
   bool json = false, dry_run = false;
 };
 
@@ -124,6 +129,41 @@ int regressions(const HistoryFlags& f) {
   return regs.empty() ? kExitOk : kExitInvalidResult;  // 1: something got worse (as compare's regressions)
 }
 
+// Each GPU, node, link and NIC against its own past (history/self_baseline.h): the members whose newest runs
+// stepped down beyond their own series' noise, and the power of the rule from that noise.
+int members(const HistoryFlags& f) {
+  check_since(f.since);
+  if (!(f.member_threshold >= 0 && f.member_threshold < 1))
+    throw Error(fmt::format("invalid --threshold {}: a fraction in [0, 1)", f.member_threshold));
+  if (f.step_baseline_runs == 0) throw Error("invalid --baseline-runs 0: at least 1");
+  if (f.lookback_runs < 2) throw Error(fmt::format("invalid --lookback-runs {}: at least 2", f.lookback_runs));
+  if (f.within_runs == 0) throw Error("invalid --within-runs 0: at least 1");
+  std::vector<MemberKind> kinds;
+  for (const auto& k : f.kinds) {
+    const auto kind = member_kind_named(k);
+    if (!kind) throw Error(fmt::format("invalid --kind '{}': gpu, node, link or nic", k));
+    if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) kinds.push_back(*kind);
+  }
+  auto store = open_store(store_url(f), false);
+  const RegressionRules rules{f.since, f.step_baseline_runs, f.member_threshold, f.lookback_runs};
+  const std::string horizon = regression_horizon(store->list_runs({f.cluster, ""}), rules);
+  std::vector<MemberSeries> all;
+  const RowQuery q{f.benchmark, "", f.cluster, "", "", horizon};
+  for (auto& m : member_series(store->rank_points(q), store->member_points(q), kinds))
+    if (params_match(m.series.key.params, f.params) && (f.gpus == 0 || m.series.key.gpu_count == f.gpus)) all.push_back(std::move(m));
+  if (all.empty())
+    throw Error(fmt::format("no stored member series matches (cluster '{}', benchmark '{}'): members come from rows whose "
+                            "ranks measure themselves (STREAM, GEMM, copies) and the fleet rows' pair matrices",
+                            f.cluster, f.benchmark));
+  std::vector<Series> series;
+  for (const auto& m : all) series.push_back(m.series);
+  const auto verdicts = judge_own_past(series, rules, f.within_runs);
+  if (f.json) fmt::print("{}\n", members_json(all, verdicts).dump(2));
+  else fmt::print("{}", members_text(all, verdicts));
+  const bool named = std::any_of(verdicts.begin(), verdicts.end(), [](const SelfVerdict& v) { return v.regression.has_value(); });
+  return named ? kExitInvalidResult : kExitOk;  // 1: a member got slower (as regressions)
+}
+
 int export_store(const HistoryFlags& f) {
   check_since(f.since);
   if (f.format != "json" && f.format != "csv") throw Error(fmt::format("invalid --format '{}': json or csv", f.format));
@@ -180,6 +220,8 @@ void add_history_command(CLI::App& app, Action& action) {
   auto* tr = sub(h, "trend", "a row's values over time, with the noise band", action, flags, trend);
   auto* reg = sub(h, "regressions", "rows and hosts whose level stepped down and is still worse than before the step",
                   action, flags, regressions);
+  auto* mem = sub(h, "members", "each GPU, node, link and NIC against its own past: those whose newest runs stepped down beyond "
+                  "their own run-to-run noise, and the smallest step the rule names", action, flags, members);
   auto* ex = sub(h, "export", "write the stored runs and rows as JSON or CSV", action, flags, export_store);
   auto* pr = sub(h, "prune", "delete the runs created before a date (retention)", action, flags, prune);
   pr->add_option("--before", flags->before, "delete the runs created before DATE (UTC)")->required();
@@ -207,6 +249,19 @@ void add_history_command(CLI::App& app, Action& action) {
   reg->add_option("--lookback-runs", flags->lookback_runs,
                   fmt::format("steps are sought in the N runs before the window (default {}); a regression is named "
                               "until its step is that old", RegressionRules{}.lookback_runs));
+  mem->add_option("--cluster", flags->cluster, "only this cluster's runs");
+  mem->add_option("--since", flags->since, "the members slower at a run created at or after DATE (UTC) (default: the latest run)");
+  mem->add_option("--benchmark,-b", flags->benchmark, "only this benchmark");
+  mem->add_option("--params", flags->params, "parameters that must match: KEY=VALUE[,KEY=VALUE...]");
+  mem->add_option("--gpus", flags->gpus, "only this GPU count");
+  mem->add_option("--kind", flags->kinds, "the members judged: gpu, node, link, nic (default all)")->delimiter(',');
+  mem->add_option("--threshold", flags->member_threshold, "slower by more than this fraction beyond the noise (default 0: the noise alone)");
+  mem->add_option("--baseline-runs", flags->step_baseline_runs,
+                  fmt::format("a step's baseline: at most the last K runs before it (default {})", RegressionRules{}.baseline_runs));
+  mem->add_option("--lookback-runs", flags->lookback_runs,
+                  fmt::format("steps are sought in the N runs before the window (default {})", RegressionRules{}.lookback_runs));
+  mem->add_option("--within-runs", flags->within_runs, "the power: the step named within this many runs of its start, 95% (default 3)");
+  mem->add_flag("--json", flags->json, "JSON instead of text");
   ex->add_option("--format", flags->format, "json (default) or csv");
   ex->add_option("-o,--output", flags->output, "file to write (default: stdout)");
 }

@@ -13,7 +13,7 @@
 namespace gpuscale::history {
 
 // The newest schema this gpuscale knows; a store at a newer version is refused, its version named.
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 // gpuscale run --store: the run finished and its file is kept, but the store refused it (docs/history.md).
 inline constexpr int kExitStoreFailed = 7;
 
@@ -59,6 +59,15 @@ struct RankPoint {
   int reps = 0;
 };
 
+// One link's or NIC's figure in a row of a run (matrix_members.h).
+struct MemberPoint {
+  RowPoint row;
+  std::string kind, member, host;
+  double value = 0;
+  double noise_down = 0, noise_up = 0;
+  int reps = 0;
+};
+
 struct RowQuery {
   std::string benchmark;  // empty: every benchmark
   std::string params;     // empty: every parameter point; else canonical JSON text (canonical_params)
@@ -77,6 +86,7 @@ class HistoryStore {
   virtual std::vector<RunSummary> list_runs(const RunFilter& filter) = 0;
   virtual std::vector<RowPoint> row_points(const RowQuery& query) = 0;  // in run time order
   virtual std::vector<RankPoint> rank_points(const RowQuery& query) = 0;
+  virtual std::vector<MemberPoint> member_points(const RowQuery& query) = 0;  // query.host, .gpu unused; in run time order
   virtual std::vector<OutlierRecord> outliers(const std::string& run_id) = 0;
   virtual std::vector<HealthRecord> health(const std::string& run_id) = 0;
   // Deletes the runs the filter names with their rows, rank values, outliers and health verdicts, in

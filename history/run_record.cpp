@@ -89,6 +89,7 @@ RunRecord make_run_record(const LoadedResult& loaded, const std::string& id) {
     rr.status = std::string(row_status_name(row.status));
     rr.fields = history_figures(row);  // the figure itself has its own column (value)
     r.rows.push_back(std::move(rr));
+    for (auto& m : matrix_members(row, static_cast<int>(i))) r.members.push_back(std::move(m));
     for (const RankValue& v : row.ranks) {
       RankRecord k{static_cast<int>(i), v.rank, v.device_index, kept(v.host),
                    kept(device_detail(rank_identity(doc, v.rank, v.host), "uuid")), v.value, v.valid, 0, 0, 0};

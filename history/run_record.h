@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/result_set.h"
+#include "history/matrix_members.h"
 
 namespace gpuscale::history {
 
@@ -59,6 +60,7 @@ struct RunRecord {
   std::string environment;   // JSON object text (the file's environment, already free of secrets)
   std::vector<RowRecord> rows;
   std::vector<RankRecord> ranks;
+  std::vector<MemberRecord> members;  // the links and NICs of the rows' pair matrices (matrix_members.h)
   std::vector<OutlierRecord> outliers;
   std::vector<HealthRecord> health;
 };

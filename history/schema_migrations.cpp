@@ -34,6 +34,13 @@ const std::vector<std::vector<std::string>>& migrations() {
       {"CREATE TABLE row_fields (run_id TEXT NOT NULL, row_index INTEGER NOT NULL, field TEXT NOT NULL,"
        " value DOUBLE PRECISION NOT NULL, PRIMARY KEY (run_id, row_index, field),"
        " FOREIGN KEY (run_id, row_index) REFERENCES run_rows(run_id, row_index) ON DELETE CASCADE)"},
+      // 3: the links and NICs of the rows' pair matrices (history/matrix_members.h), each judged against
+      // its own past by `history members`. Runs stored before it have none (their GPUs and nodes are in
+      // rank_values).
+      {"CREATE TABLE member_values (run_id TEXT NOT NULL, row_index INTEGER NOT NULL, kind TEXT NOT NULL,"
+       " member TEXT NOT NULL, host TEXT NOT NULL, value DOUBLE PRECISION NOT NULL, noise_down DOUBLE PRECISION NOT NULL,"
+       " noise_up DOUBLE PRECISION NOT NULL, reps INTEGER NOT NULL, PRIMARY KEY (run_id, row_index, kind, member),"
+       " FOREIGN KEY (run_id, row_index) REFERENCES run_rows(run_id, row_index) ON DELETE CASCADE)"},
   };
   return list;
 }

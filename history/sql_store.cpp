@@ -188,6 +188,12 @@ class SqlStore final : public HistoryStore {
     insert_batched(db, "INSERT INTO rank_values (run_id, row_index, rank, host, device, gpu, value, valid, noise_down,"
                        " noise_up, reps) VALUES ", 11, rows);
     rows.clear();
+    for (const auto& m : run.members)
+      rows.push_back({text(run.id), number(m.row_index), text(m.kind), text(m.member), text(m.host), real(m.value),
+                      real(m.noise_down), real(m.noise_up), number(m.reps)});
+    insert_batched(db, "INSERT INTO member_values (run_id, row_index, kind, member, host, value, noise_down, noise_up,"
+                       " reps) VALUES ", 9, rows);
+    rows.clear();
     for (std::size_t i = 0; i < run.outliers.size(); ++i)
       rows.push_back({text(run.id), number(static_cast<long long>(i)), text(run.outliers[i].hosts),
                       text(run.outliers[i].detail)});
@@ -258,6 +264,20 @@ class SqlStore final : public HistoryStore {
     for (const auto& s : db_->exec(sql, params))
       out.push_back({row_point(s), str(s[15]), str(s[16]), to_int(s[17]), to_real(s[18]), to_int(s[19]) != 0,
                      to_real(s[20]).value_or(0), to_real(s[21]).value_or(0), to_int(s[22])});
+    return out;
+  }
+
+  std::vector<MemberPoint> member_points(const RowQuery& q) override {
+    std::vector<SqlValue> params;
+    const std::string sql = fmt::format(
+        "SELECT {}, m.kind, m.member, m.host, m.value, m.noise_down, m.noise_up, m.reps FROM member_values m"
+        " JOIN run_rows r ON r.run_id = m.run_id AND r.row_index = m.row_index JOIN runs u ON u.id = m.run_id{}"
+        " ORDER BY u.created_utc, u.id, r.row_index, m.kind, m.member",
+        kRowColumns, row_where(q, params, false));
+    std::vector<MemberPoint> out;
+    for (const auto& s : db_->exec(sql, params))
+      out.push_back({row_point(s), str(s[15]), str(s[16]), str(s[17]), to_real(s[18]).value_or(0),
+                     to_real(s[19]).value_or(0), to_real(s[20]).value_or(0), to_int(s[21])});
     return out;
   }
 
