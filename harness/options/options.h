@@ -64,6 +64,7 @@ struct RunOptions {
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).
   TilingMode tiling = TilingMode::concurrent;   // --tiling: how the ranks are cut into groups at each count
+  RepOrder rep_order = RepOrder::interleaved;   // --rep-order: how groups taking turns order their repetitions
   double outlier = kDefaultOutlierFraction;     // --outlier: how far below the median an outlier is
   std::optional<int> pairs_rounds;              // --pairs-rounds: sampled tournament rounds; unset = every pair
   bool fail_on_outliers = false;                // --fail-on-outliers: a run that names outliers exits 1
