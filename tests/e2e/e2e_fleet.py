@@ -63,8 +63,9 @@ PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,
 # tiling: on a cluster every GPU works on its own device, so a slow one's extra time costs the others
 # nothing; here 16 ranks share 2 cores, and in concurrent groups the healthy ones finish first and
 # leave the slow one alone with both cores, which hides most of a slept fault. Taking turns, every
-# group measures under the same conditions, twice (harness/run/row_measure.cpp, better_pass), while the
-# others wait asleep (World::turn_barrier), not spinning on the cores the turn needs.
+# group measures under the same conditions (STREAM's repetitions interleaved across the groups, the
+# pairs' twice when a suspect shows: harness/run/row_measure.cpp), while the others wait asleep
+# (World::turn_barrier), not spinning on the cores the turn needs.
 DEFAULT_RULE = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,fleet", "--threads", "1",
                 "--tiling", "sequential"]
 CLEAN_LAUNCHES = 5
