@@ -13,12 +13,12 @@
 #include "core/stats.h"
 #include "harness/benchmarks/comm_timing.h"
 #include "harness/benchmarks/watched_communicator.h"
+#include "harness/plan/rep_order_plan.h"
 #include "harness/registry.h"
 #include "harness/rows/measurement_json.h"
 #include "harness/rows/row_builder.h"
 #include "harness/rows/row_flags.h"
 #include "harness/rows/row_groups.h"
-#include "harness/plan/rep_order_plan.h"
 #include "harness/run/group_confirm.h"
 #include "harness/run/repetition_turns.h"
 #include "harness/run/run_cost.h"
@@ -126,14 +126,13 @@ RankMeasurement better_pass(RankMeasurement first, RankMeasurement second) {
 // rounds take turns one timed repetition at a time, in one pass; the driver waits at RepetitionTurns.
 RankMeasurement measure_interleaved(const Benchmark& b, const nlohmann::json& params, CountGroups& count,
                                     std::uint64_t seed, const RowRun& run, const CountComm& made, int reps) {
-  int round = -1;
-  for (std::size_t q = 0; q < count.rounds.size(); ++q)
+  int round = -1;  // this rank's round, or none when it is idle at this count
+  for (std::size_t q = 0; count.mine >= 0 && q < count.rounds.size(); ++q)
     if (std::find(count.rounds[q].begin(), count.rounds[q].end(), count.mine) != count.rounds[q].end())
       round = static_cast<int>(q);
-  RepetitionTurns turns(run.world, repetition_turns(count.rounds.size(), reps, RepOrder::interleaved),
-                        count.mine >= 0 ? round : -1);
+  RepetitionTurns turns(run.world, repetition_turns(count.rounds.size(), reps, RepOrder::interleaved), round);
   RankMeasurement m;
-  if (count.mine >= 0 && round >= 0) m = measure_mine(b, params, count, seed, run, made, &turns);
+  if (round >= 0) m = measure_mine(b, params, count, seed, run, made, &turns);
   turns.finish();  // the turns this rank did not wait through: all of them when it measured nothing
   return m;
 }
@@ -236,7 +235,8 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
   // repetitions can wait at a gate), one repetition a turn in one pass: each group's repetitions are
   // spread over the whole span, so a slow stretch of the machine weighs on every group alike, and a
   // moment's stall costs a group one repetition, which its median ignores: what the second pass was
-  // for (docs/measurements.md, "Interleaved repetitions"). Blocked, a group times all its repetitions in
+  // for (one interleaved pass spread 16 STREAM groups as far as two blocked passes, in 60% of the
+  // time: docs/measurements.md, "Interleaved repetitions"). Blocked, a group times all its repetitions in
   // its turn, in two passes (the second in reverse order), keeping its better pass (better_pass). Either
   // way a group still slow takes a third turn (measure_suspects_again).
   const bool sequential = count.rounds.size() > 1;
