@@ -235,8 +235,8 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
   // repetitions can wait at a gate), one repetition a turn in one pass: each group's repetitions are
   // spread over the whole span, so a slow stretch of the machine weighs on every group alike, and a
   // moment's stall costs a group one repetition, which its median ignores: what the second pass was
-  // for (one interleaved pass spread 16 STREAM groups as far as two blocked passes, in 60% of the
-  // time: docs/measurements.md, "Interleaved repetitions"). Blocked, a group times all its repetitions in
+  // for (on a 2-core VM the typical launch of one interleaved pass spread 16 STREAM groups as far as
+  // two blocked passes, in 60-80% of the time: docs/measurements.md, "Interleaved repetitions"). Blocked, a group times all its repetitions in
   // its turn, in two passes (the second in reverse order), keeping its better pass (better_pass). Either
   // way a group still slow takes a third turn (measure_suspects_again).
   const bool sequential = count.rounds.size() > 1;
