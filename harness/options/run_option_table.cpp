@@ -307,7 +307,7 @@ std::vector<RunOption> make_table() {
        }});
   add({.names = "--rep-order", .key = "rep_order",
        .help = "where groups take turns (--tiling sequential): interleaved (every group's first timed repetition, "
-               "then every group's second ...: the machine's drift falls on all groups alike; STREAM and GEMM) or "
+               "then every group's second ...: the machine's drift falls on all groups alike; STREAM, GEMM, copies) or "
                "blocked (each group all its repetitions in its turn, in two passes)",
        .initial = "interleaved",
        .parse = [](O& o, const std::string& s, const std::string&) { o.rep_order = parse_rep_order(s); },
