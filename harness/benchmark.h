@@ -16,6 +16,7 @@
 #include "collectives/communicator.h"
 #include "harness/options/options.h"
 #include "kernels/device.h"
+#include "harness/repetition_gate.h"
 #include "peaks/peaks.h"
 #include "world/world.h"
 
@@ -60,6 +61,9 @@ struct RunContext {
   Backend* backend = nullptr;  // workloads the backend builds from device and communicator (dp-step)
   // The host every world rank acts as (the fleet benchmarks find the nodes of their group with it).
   const std::vector<std::string>* hosts = nullptr;
+  // Interleaved repetitions (harness/repetition_gate.h): set only for a benchmark whose
+  // timed_repetitions has a count, while its groups take turns; nullptr: time without waiting.
+  RepetitionGate* gate = nullptr;
 };
 
 // One rank's measurement of one point.
@@ -148,6 +152,14 @@ class Benchmark {
   virtual bool available(const Device& device) const { (void)device; return true; }
   virtual std::vector<nlohmann::json> cases(const PlanContext& ctx) const = 0;
   virtual RankMeasurement run(const nlohmann::json& params, RunContext& ctx) const = 0;
+  // How many timed repetitions run() times through RunContext::gate (harness/repetition_gate.h), or
+  // nothing for a benchmark whose repetitions cannot wait for other groups' turns (they keep their
+  // turn blocked): every rank, measuring or idle, must know the turns of a row.
+  virtual std::optional<int> timed_repetitions(const nlohmann::json& params, const RunOptions& opts) const {
+    (void)params;
+    (void)opts;
+    return std::nullopt;
+  }
   // The figure this point is set against: per device for independent work, the link for collectives.
   virtual ExpectedPeak expected_peak(const nlohmann::json& params, const PeakContext& ctx,
                                      const std::string& topology) const = 0;

@@ -178,6 +178,11 @@ constexpr std::array kFields = {
     RowField{.name = "once_counted_gbps", .place = P::row_metric, .unit = "GB/s",
              .meaning = "copy.d2d: the group's figure with each byte counted once (nvbandwidth's)",
              .non_negative = true},
+    RowField{.name = "rep_order", .place = P::row_metric, .type = T::text,
+             .meaning = "how the groups' timed repetitions were ordered in time: concurrent (every group at once), "
+                        "interleaved (groups in turns, one repetition a turn: every group's first, then every group's "
+                        "second ...) or blocked (each group all its repetitions in its turn; the fleet's pairs: each "
+                        "pair in its round) (docs/fleet.md)"},
     RowField{.name = "energy_j", .place = P::row_metric, .unit = "J",
              .meaning = "energy of the row's GPUs (NVML, each GPU once) or nodes (RAPL) over its timed repetitions "
                         "(the whole point for a benchmark that marks none); null when a counter could not say "

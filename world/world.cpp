@@ -26,10 +26,9 @@ void check(int rc, const char* call) {
 }
 
 // MPI_Ibarrier, then MPI_Test with the pauses of patient_pause between polls (world/patient_wait.h).
-void patient_barrier(MPI_Comm comm) {
+void patient_barrier(MPI_Comm comm, const PatientWait& plan = {}) {
   MPI_Request req = MPI_REQUEST_NULL;
   check(MPI_Ibarrier(comm, &req), "MPI_Ibarrier");
-  const PatientWait plan;
   for (int polls = 0;; polls = std::min(polls + 1, 64)) {  // past 64 polls every pause is the cap
     int done = 0;
     check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
@@ -140,9 +139,10 @@ std::string World::library_version() const {
   return s;
 }
 
-void World::turn_barrier() const {
+void World::turn_barrier(bool soon) const {
   ActivityScope wait(Phase::waiting, "barrier of all ranks (waiting its turn)");
-  patient_barrier(MPI_COMM_WORLD);
+  const PatientWait plan;
+  patient_barrier(MPI_COMM_WORLD, soon ? plan : PatientWait{plan.cap, plan.cap});
 }
 
 std::vector<std::string> World::gather_to_root(const std::string& mine) const {

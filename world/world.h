@@ -40,7 +40,11 @@ class World {
   // A barrier whose waiting ranks sleep between polls (world/patient_wait.h) instead of spinning, so
   // they leave the cores to the ranks still working: for turns that hand the machine from one group
   // to the next (sequential tiling). Up to 2 ms later than MPI_Barrier; never inside a timed region.
-  void turn_barrier() const;
+  // `soon`: this rank works in the turn after it, so it polls from the first, short pause. A rank
+  // whose turn is further off passes false and polls at the cap from the start: it may enter the next
+  // barrier one cap late, while that turn works, but its wake-ups stay out of the turn's first
+  // milliseconds (interleaved repetitions hand over every few milliseconds: harness/run/repetition_turns.h).
+  void turn_barrier(bool soon = true) const;
   // Every rank contributes a string; rank 0 receives all of them in rank order (others get {}). Two
   // levels: a node's ranks to their leader, then the leaders to rank 0 (rank 0's fan-in is O(nodes)).
   std::vector<std::string> gather_to_root(const std::string& mine) const;

@@ -82,6 +82,13 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
     return out;
   }
 
+  // Its timed repetitions can take turns with other groups' (interleaved, harness/repetition_gate.h),
+  // but for peer copies one pair at a time, whose pairs take turns of their own inside the group.
+  std::optional<int> timed_repetitions(const nlohmann::json& params, const RunOptions& opts) const override {
+    if (spec_.peer && point(params).mode != PeerMode::all_pairs) return std::nullopt;
+    return kernel_methodology(opts).reps;
+  }
+
   RankMeasurement measure(const CopyCase& point, RunContext& ctx) const override {
     CopyEngine* engine = ctx.device.copies();
     CopyCase c = point;
@@ -98,7 +105,8 @@ class CopyBenchmark final : public PointBenchmark<CopyCase> {
     const double bytes = static_cast<double>(copy_bytes_counted(c.kind, c.size_bytes));
     const auto to_gbps = [&](double s) { return bytes / s / 1e9; };
     if (c.mode == PeerMode::all_pairs || !spec_.peer) {
-      out.reps = time_independent(ctx.group, FaultSite::memory, m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps);
+      out.reps = time_independent(ctx.group, FaultSite::memory, m.warmup, m.reps, [&] { return transfer->run(); }, to_gbps,
+                                  ctx.gate);
     } else {
       // One pair at a time: the group takes the turns together; in its own turn a rank warms up and
       // times alone while the others wait at the next barrier.

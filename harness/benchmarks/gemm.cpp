@@ -90,6 +90,11 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
     return out;
   }
 
+  // Its timed repetitions can take turns with other groups' (interleaved, harness/repetition_gate.h).
+  std::optional<int> timed_repetitions(const nlohmann::json&, const RunOptions& opts) const override {
+    return gemm_methodology(opts).reps;
+  }
+
   RankMeasurement measure(const GemmPoint& p, RunContext& ctx) const override {
     const DType type = p.dtype;
     const GemmShape& s = p.shape;
@@ -109,7 +114,8 @@ class GemmBenchmark final : public PointBenchmark<GemmPoint> {
     agreed_setup(ctx.group, key(), [&] { problem = ctx.device.make_gemm(type, s, ctx.seed); });
     const double flops = gemm_flops(s);
     out.reps = time_independent(
-        ctx.group, FaultSite::compute, m.warmup, m.reps, [&] { return problem->run(); }, [&](double sec) { return flops / sec / 1e12; });
+        ctx.group, FaultSite::compute, m.warmup, m.reps, [&] { return problem->run(); }, [&](double sec) { return flops / sec / 1e12; },
+        ctx.gate);
     out.metrics["implementation"] = problem->details();
     apply_check(out, problem->verify());
     return out;

@@ -1,5 +1,7 @@
 #include "harness/benchmarks/independent.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "core/fault.h"
@@ -11,12 +13,20 @@ namespace gpuscale {
 
 std::vector<double> time_repetitions(FaultSite site, int warmup, int reps, const std::function<double()>& pass,
                                      const std::function<double(double)>& to_unit,
-                                     const std::function<void()>& before_each) {
+                                     const std::function<void()>& before_each, RepetitionGate* gate) {
+  if (gate) gate->wait(0);  // the warm-up belongs to the first turn: nobody else is timing then
   for (int i = 0; i < warmup; ++i) pass();
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(reps));
-  const TimedSpan timed;  // the row's energy is read around these repetitions only (core/timed_span.h)
+  // The row's energy is read around these repetitions only (core/timed_span.h): around the whole loop,
+  // or, when other groups take turns between them, around each repetition, so that their turns are
+  // not counted as this one's.
+  std::optional<TimedSpan> timed;
+  if (!gate) timed.emplace();
   for (int i = 0; i < reps; ++i) {
+    if (gate && i > 0) gate->wait(i);
+    std::optional<TimedSpan> one;
+    if (gate) one.emplace();
     before_each();
     const FaultScope planted(WorkPlace{});  // a planted fault's factor for this repetition (core/fault.h)
     const double t = pass();
@@ -24,12 +34,14 @@ std::vector<double> time_repetitions(FaultSite site, int warmup, int reps, const
     // repetition's time), or multiplied under slow-host-reported. Nothing planted: the pass's time.
     out.push_back(to_unit(stretch_timed(t + spend_planted(site, t))));
   }
+  if (gate) gate->done();  // the driver's check comes after every group's turns
   return out;
 }
 
 std::vector<double> time_independent(const Group& group, FaultSite site, int warmup, int reps,
-                                     const std::function<double()>& pass, const std::function<double(double)>& to_unit) {
-  return time_repetitions(site, warmup, reps, pass, to_unit, [&] { group.barrier(); });
+                                     const std::function<double()>& pass, const std::function<double(double)>& to_unit,
+                                     RepetitionGate* gate) {
+  return time_repetitions(site, warmup, reps, pass, to_unit, [&] { group.barrier(); }, gate);
 }
 
 void apply_check(RankMeasurement& m, const CheckResult& check) {

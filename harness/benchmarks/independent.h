@@ -10,15 +10,17 @@ namespace gpuscale {
 
 // `pass` runs one repetition and returns its seconds; `to_unit` turns seconds into the row's unit.
 // `site` is what the pass loads (compute for GEMM, memory for STREAM and copies): a timing fault
-// planted there (core/fault_plan.h) really spends its extra time in each timed repetition.
+// planted there (core/fault_plan.h) really spends its extra time in each timed repetition. With a
+// `gate` (RunContext::gate), each timed repetition waits for its group's turn (harness/repetition_gate.h).
 std::vector<double> time_independent(const Group& group, FaultSite site, int warmup, int reps,
-                                     const std::function<double()>& pass, const std::function<double(double)>& to_unit);
+                                     const std::function<double()>& pass, const std::function<double(double)>& to_unit,
+                                     RepetitionGate* gate = nullptr);
 
 // The same loop with `before_each` run before every timed repetition (time_independent: the group's
 // barrier; a rank timing alone: nothing).
 std::vector<double> time_repetitions(FaultSite site, int warmup, int reps, const std::function<double()>& pass,
                                      const std::function<double(double)>& to_unit,
-                                     const std::function<void()>& before_each);
+                                     const std::function<void()>& before_each, RepetitionGate* gate = nullptr);
 
 // Applies a verification result to a measurement (invalid with the check's detail when wrong > 0).
 void apply_check(RankMeasurement& m, const CheckResult& check);

@@ -63,6 +63,11 @@ class StreamBenchmark final : public PointBenchmark<StreamPoint> {
     return out;
   }
 
+  // Its timed repetitions can take turns with other groups' (interleaved, harness/repetition_gate.h).
+  std::optional<int> timed_repetitions(const nlohmann::json&, const RunOptions& opts) const override {
+    return kernel_methodology(opts).reps;
+  }
+
   RankMeasurement measure(const StreamPoint& p, RunContext& ctx) const override {
     const DType type = p.dtype;
     const auto n = p.elements;
@@ -73,7 +78,7 @@ class StreamBenchmark final : public PointBenchmark<StreamPoint> {
     RankMeasurement out;
     out.reps = time_independent(
         ctx.group, FaultSite::memory, m.warmup, m.reps, [&] { return arrays->run(spec_.op); },
-        [&](double s) { return bytes / s / 1e9; });
+        [&](double s) { return bytes / s / 1e9; }, ctx.gate);
     out.metrics["bytes_per_pass"] = bytes;
     // BabelStream prints the best repetition, the row's value is the median: both are given. Per
     // rank the best bandwidth and its time; for the row the sum of the ranks' bests, as the

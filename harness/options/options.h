@@ -64,6 +64,7 @@ struct RunOptions {
   std::optional<std::uint64_t> dp_bucket;       // dp-step: gradient bucket cap, bytes
   // Fleet coverage (docs/fleet.md).
   TilingMode tiling = TilingMode::concurrent;   // --tiling: how the ranks are cut into groups at each count
+  RepOrder rep_order = RepOrder::interleaved;   // --rep-order: how groups taking turns order their repetitions
   double outlier = kDefaultOutlierFraction;     // --outlier: a fixed floor below the median (0: none)
   double min_effect = kDefaultMinEffect;        // --min-effect: nothing slower by less is named
   double false_alarm = kDefaultFalseAlarm;      // --false-alarm: a clean run's chance of naming anything

@@ -32,6 +32,14 @@ std::string tiling_mode_name(TilingMode mode) {
   return "concurrent";
 }
 
+RepOrder parse_rep_order(std::string_view text) {
+  if (text == "interleaved") return RepOrder::interleaved;
+  if (text == "blocked") return RepOrder::blocked;
+  throw Error(fmt::format("invalid --rep-order '{}': use interleaved or blocked", text));
+}
+
+std::string rep_order_name(RepOrder order) { return order == RepOrder::blocked ? "blocked" : "interleaved"; }
+
 std::string_view burn_kind_name(BurnKind kind) {
   switch (kind) {
     case BurnKind::gemm: return "gemm";

@@ -1,6 +1,7 @@
 #pragma once
 // The modes of `gpuscale run` that RunOptions holds as enums, with their names on the command line and
-// in plan.options: --tiling (how the ranks are cut into groups at each count, harness/plan/tiling.h) and
+// in plan.options: --tiling (how the ranks are cut into groups at each count, harness/plan/tiling.h),
+// --rep-order (in what order groups that take turns time their repetitions, harness/plan/rep_order_plan.h) and
 // --burn (the burn-in's kinds, harness/benchmarks/burn/burn_plan.h). They live with the options so
 // that RunOptions, the lowest floor of harness/, needs nothing above it.
 #include <string>
@@ -18,6 +19,15 @@ enum class TilingMode {
 // "concurrent" | "sequential" | "first"; anything else throws gpuscale::Error (exit 2) naming --tiling.
 TilingMode parse_tiling_mode(std::string_view text);
 std::string tiling_mode_name(TilingMode mode);
+
+enum class RepOrder {
+  interleaved,  // every group's first repetition, then every group's second ... (the machine's drift shared)
+  blocked,      // each group times all its repetitions in its own turn, in two passes (before issue 44)
+};
+
+// "interleaved" | "blocked"; anything else throws gpuscale::Error (exit 2) naming --rep-order.
+RepOrder parse_rep_order(std::string_view text);
+std::string rep_order_name(RepOrder order);
 
 enum class BurnKind {
   gemm,        // the GEMM benchmark's largest shape, back to back (compute, power, thermals)

@@ -305,6 +305,21 @@ std::vector<RunOption> make_table() {
            throw BadRecordedValue{"\"concurrent\", \"sequential\" or \"first\""};
          }
        }});
+  add({.names = "--rep-order", .key = "rep_order",
+       .help = "where groups take turns (--tiling sequential): interleaved (every group's first timed repetition, "
+               "then every group's second ...: the machine's drift falls on all groups alike; STREAM, GEMM, copies) or "
+               "blocked (each group all its repetitions in its turn, in two passes)",
+       .initial = "interleaved",
+       .parse = [](O& o, const std::string& s, const std::string&) { o.rep_order = parse_rep_order(s); },
+       .recorded = shapes, .record = [](const O& o) { return json(rep_order_name(o.rep_order)); },
+       .adopt = [](O& o, const json& j) {
+         try {
+           if (!j.is_string()) throw Error("");
+           o.rep_order = parse_rep_order(j.get<std::string>());
+         } catch (const Error&) {
+           throw BadRecordedValue{"\"interleaved\" or \"blocked\""};
+         }
+       }});
   add({.names = "--outlier", .key = "outlier",
        .help = "fleet: a fixed floor: name nothing less than this fraction below the median (default: none; the "
                "run's own noise, --false-alarm and --min-effect set the bar)",

@@ -1,6 +1,7 @@
 #pragma once
-// Sequential tiling's third turn (docs/fleet.md "Outliers"): after its two passes, a group that still
-// looks slow is measured once more, alone, and keeps the best of its three. Two passes keep a group
+// Sequential tiling's third turn (docs/fleet.md "Outliers"): after its passes (two blocked, or one of
+// interleaved repetitions), a group that still looks slow is measured once more, alone, and keeps the
+// better. Two passes keep a group
 // that one moment's stall slowed; on a machine of more ranks than cores a process is now and then slow
 // through both (a STREAM 1-GPU group 22-39% below the median in both passes with nothing planted,
 // docs/measurements.md), where a sick GPU or memory is slow in every turn. Pure: numbers in, the
@@ -10,7 +11,7 @@
 
 namespace gpuscale {
 
-// The groups to measure once more, from each group's figure after its two passes (higher is better;
+// The groups to measure once more, from each group's figure after its passes (higher is better;
 // NaN where its kept pass failed, was wrong or skipped: such a pass is never measured away): those
 // more than half of `fraction` below the median of the figures, the lowest first, at most `cap`. Half:
 // the figure here (a group's median repetition) is not the row's, so the net is cast wider than the

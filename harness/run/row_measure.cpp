@@ -13,12 +13,14 @@
 #include "core/stats.h"
 #include "harness/benchmarks/comm_timing.h"
 #include "harness/benchmarks/watched_communicator.h"
+#include "harness/plan/rep_order_plan.h"
 #include "harness/registry.h"
 #include "harness/rows/measurement_json.h"
 #include "harness/rows/row_builder.h"
 #include "harness/rows/row_flags.h"
 #include "harness/rows/row_groups.h"
 #include "harness/run/group_confirm.h"
+#include "harness/run/repetition_turns.h"
 #include "harness/run/run_cost.h"
 #include "health/virtual_gpu.h"
 #include "world/activity.h"
@@ -56,7 +58,7 @@ CountComm open_count_communicator(const Benchmark& b, CountGroups& count, const 
 
 // This rank's measurement of the point in its group.
 RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, CountGroups& count, std::uint64_t seed,
-                             const RowRun& run, const CountComm& made) {
+                             const RowRun& run, const CountComm& made, RepetitionGate* gate = nullptr) {
   RankMeasurement m;
   auto window = run.telemetry.watch();  // NVML samples this rank's GPU while it measures
   (void)run.backend.take_communicator_memory_peak();  // from what the communicators hold now
@@ -67,7 +69,7 @@ RankMeasurement measure_mine(const Benchmark& b, const nlohmann::json& params, C
       if (!count.comm) throw Error("this GPU count's communicator is missing (internal: freed before its last row)");
       comm = count.comm.get();
     }
-    RunContext ctx{run.backend.device(), comm, *count.group, run.opts, seed, &run.backend, &run.world.hosts()};
+    RunContext ctx{run.backend.device(), comm, *count.group, run.opts, seed, &run.backend, &run.world.hosts(), gate};
     ActivityScope working(Phase::computing, b.key());
     if (fault_injected("fail:" + b.key())) throw Error("injected failure (GPUSCALE_TEST_FAULT)");
     if (fault_injected(fmt::format("stall:{}@{}", b.key(), run.world.rank()))) {
@@ -118,6 +120,21 @@ RankMeasurement better_pass(RankMeasurement first, RankMeasurement second) {
   if (bad_pass(first)) return first;
   if (bad_pass(second)) return second;
   return pass_score(second) > pass_score(first) ? second : first;
+}
+
+// Interleaved repetitions (harness/plan/rep_order_plan.h): every group sets up at once, then the
+// rounds take turns one timed repetition at a time, in one pass; the driver waits at RepetitionTurns.
+RankMeasurement measure_interleaved(const Benchmark& b, const nlohmann::json& params, CountGroups& count,
+                                    std::uint64_t seed, const RowRun& run, const CountComm& made, int reps) {
+  int round = -1;  // this rank's round, or none when it is idle at this count
+  for (std::size_t q = 0; count.mine >= 0 && q < count.rounds.size(); ++q)
+    if (std::find(count.rounds[q].begin(), count.rounds[q].end(), count.mine) != count.rounds[q].end())
+      round = static_cast<int>(q);
+  RepetitionTurns turns(run.world, repetition_turns(count.rounds.size(), reps, RepOrder::interleaved), round);
+  RankMeasurement m;
+  if (round >= 0) m = measure_mine(b, params, count, seed, run, made, &turns);
+  turns.finish();  // the turns this rank did not wait through: all of them when it measured nothing
+  return m;
 }
 
 // Sequential tiling's third turn (harness/run/group_confirm.h): rank 0 gathers each rank's kept score,
@@ -214,21 +231,32 @@ ResultRow measure_row(const Benchmark& b, const nlohmann::json& params, CountGro
                       const std::optional<double>& single, const RowRun& run) {
   RankMeasurement m;
   const CountComm made = open_count_communicator(b, count, run);  // every rank, before the turns
-  // Sequential tiling: the groups take turns, the next starting when this one has finished, in two
-  // passes (the second in reverse order), each group keeping its better pass (better_pass); a group
-  // still slow after them takes a third turn (measure_suspects_again).
+  // Sequential tiling: the groups take turns. Interleaved (the default, for a benchmark whose timed
+  // repetitions can wait at a gate), one repetition a turn in one pass: each group's repetitions are
+  // spread over the whole span, so a slow stretch of the machine weighs on every group alike, and a
+  // moment's stall costs a group one repetition, which its median ignores: what the second pass was
+  // for (on a 2-core VM the typical launch of one interleaved pass spread 16 STREAM groups as far as
+  // two blocked passes, in 60-80% of the time: docs/measurements.md, "Interleaved repetitions"). Blocked, a group times all its repetitions in
+  // its turn, in two passes (the second in reverse order), keeping its better pass (better_pass). Either
+  // way a group still slow takes a third turn (measure_suspects_again).
   const bool sequential = count.rounds.size() > 1;
-  for (int pass = 0; pass < (sequential ? 2 : 1); ++pass)
-    for (std::size_t i = 0; i < count.rounds.size(); ++i) {
-      const auto& round = count.rounds[pass == 0 ? i : count.rounds.size() - 1 - i];
-      if (count.mine >= 0 && std::find(round.begin(), round.end(), count.mine) != round.end()) {
-        auto mine = measure_mine(b, params, count, seed, run, made);
-        m = pass == 0 ? std::move(mine) : better_pass(std::move(m), std::move(mine));
+  const auto gated = b.timed_repetitions(params, run.opts);
+  const RowOrder order = row_order(count.rounds.size(), run.opts.rep_order, gated);
+  if (order == RowOrder::interleaved) m = measure_interleaved(b, params, count, seed, run, made, *gated);
+  else
+    for (int pass = 0; pass < (sequential ? 2 : 1); ++pass)
+      for (std::size_t i = 0; i < count.rounds.size(); ++i) {
+        const auto& round = count.rounds[pass == 0 ? i : count.rounds.size() - 1 - i];
+        if (count.mine >= 0 && std::find(round.begin(), round.end(), count.mine) != round.end()) {
+          auto mine = measure_mine(b, params, count, seed, run, made);
+          m = pass == 0 ? std::move(mine) : better_pass(std::move(m), std::move(mine));
+        }
+        // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).
+        if (sequential) run.world.turn_barrier();
       }
-      // The others wait for the turn asleep, leaving their cores to the measuring group (world/patient_wait.h).
-      if (sequential) run.world.turn_barrier();
-    }
   if (sequential) measure_suspects_again(m, b, params, count, seed, run, made);
+  // How the row's repetitions were ordered in time, unless the benchmark orders its own (the fleet's pairs).
+  if (count.mine >= 0 && !m.row_metrics.contains("rep_order")) m.row_metrics["rep_order"] = std::string(row_order_name(order));
   // The communicator's creation (collective: all ranks wait for the last), on the row that made it,
   // whichever pass the row keeps, with what the point spent on its own.
   if (made.init_s && count.mine >= 0 && !m.failed) {

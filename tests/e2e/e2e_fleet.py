@@ -27,9 +27,11 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
                    explained by the rail, the record's NIC is null with the CPU backend's reason, the
                    summary and the HTML heatmap of that rail name the host (9 of 9 by hand).
   By hand: python3 tests/e2e/e2e_fleet.py --case NAME --gpuscale BIN --mpiexec mpirun --schema SCHEMA --workdir DIR
-  fleet_modes:     --tiling sequential and first on 4 ranks of 2 hosts: recorded in the file, groups per
-                   count as the mode says, idle ranks named; a one-node fleet run says there are no pairs
-                   and measures the rest.
+  fleet_modes:     --tiling sequential (with --rep-order interleaved, the default, and blocked) and first on
+                   4 ranks of 2 hosts: recorded in the file, groups per count as the mode says, idle ranks
+                   named, each row's metrics.rep_order (interleaved or blocked where groups took turns,
+                   concurrent for one group; the pairs blocked); a one-node fleet run says there are no
+                   pairs and measures the rest.
   fleet_only_html: a fleet-only run (--benchmarks fleet, 4 ranks on 2 hosts): its HTML report opens with
                    the verdict (the rule of docs/analysis.md, derived here from the JSON) and the
                    heatmaps, and draws no empty chart (each one not drawn says why in one line).
@@ -61,8 +63,9 @@ PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,
 # tiling: on a cluster every GPU works on its own device, so a slow one's extra time costs the others
 # nothing; here 16 ranks share 2 cores, and in concurrent groups the healthy ones finish first and
 # leave the slow one alone with both cores, which hides most of a slept fault. Taking turns, every
-# group measures under the same conditions, twice (harness/run/row_measure.cpp, better_pass), while the
-# others wait asleep (World::turn_barrier), not spinning on the cores the turn needs.
+# group measures under the same conditions (STREAM's repetitions interleaved across the groups, the
+# pairs' twice when a suspect shows: harness/run/row_measure.cpp), while the others wait asleep
+# (World::turn_barrier), not spinning on the cores the turn needs.
 DEFAULT_RULE = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,fleet", "--threads", "1",
                 "--tiling", "sequential"]
 CLEAN_LAUNCHES = 5
@@ -332,19 +335,28 @@ def case_slow_nic():
 
 def case_modes():
     hosts4 = "a,a,b,b"
-    for mode, groups_at in (("sequential", {1: 4, 2: 2, 4: 1}), ("first", {1: 1, 2: 1, 4: 1})):
-        out = work(f"{mode}.json")
+    for mode, order, groups_at in (("sequential", "interleaved", {1: 4, 2: 2, 4: 1}),
+                                   ("sequential", "blocked", {1: 4, 2: 2, 4: 1}),
+                                   ("first", "interleaved", {1: 1, 2: 1, 4: 1})):
+        out = work(f"{mode}_{order}.json")
         p = mpirun(4, ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,pairs", "--threads", "1",
-                       "--tiling", mode, "-o", out], {"GPUSCALE_TEST_HOSTS": hosts4})
+                       "--tiling", mode, "--rep-order", order, "-o", out], {"GPUSCALE_TEST_HOSTS": hosts4})
         if p.returncode != 0:
-            fail(f"--tiling {mode}: exit {p.returncode}: {p.stderr[-2000:]}")
+            fail(f"--tiling {mode} --rep-order {order}: exit {p.returncode}: {p.stderr[-2000:]}")
         doc = load_valid(out)
-        if doc["plan"]["options"]["tiling"] != mode:
-            fail(f"--tiling {mode} recorded as {doc['plan']['options'].get('tiling')}")
+        recorded = (doc["plan"]["options"]["tiling"], doc["plan"]["options"].get("rep_order"))
+        if recorded != (mode, order):
+            fail(f"--tiling {mode} --rep-order {order} recorded as {recorded}")
         for r in doc["results"]:
+            # Groups that took turns say how their repetitions were ordered; one group measured alone
+            # is concurrent; the node pairs keep a pair's repetitions in its round (blocked).
+            n = len(e2e_common.group_entries(r))
+            want = "blocked" if r["benchmark"] == "pairs" else (order if n > 1 else "concurrent")
+            if r["status"] == "ok" and r["metrics"].get("rep_order") != want:
+                fail(f"--tiling {mode} --rep-order {order}: {r['benchmark']} at {r['gpu_count']} GPUs: "
+                     f"rep_order {r['metrics'].get('rep_order')}, expected {want}")
             if r["benchmark"] != "stream.triad":
                 continue
-            n = len(e2e_common.group_entries(r))
             idle = r.get("idle_ranks", [])
             if n != groups_at[r["gpu_count"]] or len(idle) != 4 - n * r["gpu_count"]:
                 fail(f"--tiling {mode} at {r['gpu_count']} GPUs: {n} groups, idle {idle}")
@@ -356,7 +368,8 @@ def case_modes():
         fail(f"one-node fleet run: exit {p.returncode}, pairs rows {pairs}: {p.stderr[-2000:]}")
     if not any(r["benchmark"] == "gpu_pairs" and r["status"] == "ok" for r in doc["results"]):
         fail("one-node fleet run: the GPU pairs were not measured")
-    print("ok: sequential and first tiling as recorded; a one-node fleet run skips the pairs, saying why")
+    print("ok: sequential (interleaved, blocked) and first tiling as recorded, each row's rep_order as it ran; a "
+          "one-node fleet run skips the pairs, saying why")
 
 
 def expected_verdict(doc):

@@ -158,7 +158,8 @@ class NodePairs final : public PairsBase {
     out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")},
                        {"rounds", schedule.size()},
                        {"passes", measured_passes},
-                       {"tournament_rounds", round_robin_rounds(where.topo.nodes)}};
+                       {"tournament_rounds", round_robin_rounds(where.topo.nodes)},
+                       {"rep_order", "blocked"}};  // each pair's repetitions in its round (node_pair_passes.cpp)
     if (by_rail) out.row_metrics["rails"] = passes.rails();
     // The matrices travel in the group's first rank's summary only (harness/rows/measurement_json.h): the
     // others need not build them.
@@ -251,7 +252,8 @@ class GpuPairs final : public PairsBase {
     }
     out.aggregate = median_of(all_pairs);
     out.metrics["pairs_measured"] = out.reps.size();
-    out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")}, {"steps", steps.size()}, {"matrices", matrices}};
+    out.row_metrics = {{"size_bytes", p.inner.at("size_bytes")}, {"steps", steps.size()}, {"matrices", matrices},
+                       {"rep_order", "blocked"}};  // each GPU pair's repetitions in its step
     return out;
   }
 

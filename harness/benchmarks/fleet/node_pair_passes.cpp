@@ -130,7 +130,13 @@ std::vector<NodePair> NodePairPasses::suspects_of(const std::vector<PairCells>& 
 // as it stands).
 int NodePairPasses::confirm(std::vector<PairCells>& cells, const std::vector<PairRound>& schedule) {
   if (!suspects_in(cells)) return 1;
-  const auto second = pass(schedule);
+  // The second pass takes the rounds backward, as blocked tiled groups' second pass does: a cell
+  // measured early in the first pass comes late in the second, so a slow stretch of the machine that
+  // lasts some rounds does not fall on the same cells twice. A pair's repetitions themselves stay in
+  // its turn (rep_order "blocked"): spreading them over the rounds would keep every round's
+  // communicators alive at once, or make one per repetition (0.5-2 s each at scale, against a 6 ms
+  // repetition, docs/fleet.md "What a full matrix costs").
+  const auto second = pass(std::vector<PairRound>(schedule.rbegin(), schedule.rend()));
   for (std::size_t r = 0; r < matrices_; ++r) cells[r] = best_cells(cells[r], second[r]);
   const auto again = third_pass_pairs(suspects_of(cells), schedule.size());
   if (again.empty()) return 2;

@@ -81,6 +81,7 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"watchdog_s", [&] { return n(1, 600); }},
       {"timeout_s", [&] { return n(1, 299); }},
       {"tiling", [&] { return n(0, 1) == "0" ? "sequential" : "first"; }},
+      {"rep_order", [] { return "blocked"; }},
       {"outlier", [&] { return "0." + n(11, 99); }},
       {"min_effect", [&] { return "0." + n(11, 99); }},
       {"false_alarm", [&] { return "0." + n(11, 99); }},
@@ -114,7 +115,7 @@ TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
       "reps", "ops", "placements", "skews", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
       "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "models", "layouts", "layers", "scalings", "burn_kinds",
       "burn_window_s", "burn_duration_s", "ckpt_dir", "ckpt_bytes", "ckpt_rank_bytes", "peaks_file", "link_peak", "net_peak", "watchdog_s",
-      "timeout_s", "telemetry", "tiling", "outlier", "min_effect", "false_alarm", "pairs_rounds", "fail_on_outliers",
+      "timeout_s", "telemetry", "tiling", "rep_order", "outlier", "min_effect", "false_alarm", "pairs_rounds", "fail_on_outliers",
       "rank_stats"};
   std::set<std::string> got;
   const json recorded = plan_options_json(RunOptions{});  // named: items() of a temporary would dangle
