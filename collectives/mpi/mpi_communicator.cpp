@@ -9,6 +9,7 @@
 #include "core/element_codec.h"
 #include "core/error.h"
 #include "core/fault.h"
+#include "core/step_progress.h"
 
 namespace gpuscale {
 namespace {
@@ -97,6 +98,7 @@ class MpiRunner final : public CollectiveRunner {
       const double op0 = MPI_Wtime();
       run_once();
       spend_planted(FaultSite::comm, MPI_Wtime() - op0);  // a planted NIC or link fault (core/fault.h): the others wait
+      note_progress();  // each operation a step (core/step_progress.h): a slow peer's batch still shows progress
     }
     const double t1 = MPI_Wtime();
     return (t1 - t0) / iters;
