@@ -1,6 +1,8 @@
 #include "collectives/mpi/mpi_communicator.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -97,7 +99,13 @@ class MpiRunner final : public CollectiveRunner {
     for (int i = 0; i < iters; ++i) {
       const double op0 = MPI_Wtime();
       run_once();
-      spend_planted(FaultSite::comm, MPI_Wtime() - op0);  // a planted NIC or link fault (core/fault.h): the others wait
+      // A planted NIC or link fault (core/fault.h) really spends F-1 times the operation's own time, so
+      // the others wait. Its own time is the fastest operation timed here, not this one: an operation's
+      // time includes its wait for peers, and where two planted ranks share a collective (a slow host's
+      // ranks), each one's wait holds the other's planted time, and planting on that would compound by
+      // F with every operation (minutes per operation within a few), which no slow NIC does.
+      fastest_op_s_ = std::min(fastest_op_s_, MPI_Wtime() - op0);
+      spend_planted(FaultSite::comm, fastest_op_s_);
       note_progress();  // each operation a step (core/step_progress.h): a slow peer's batch still shows progress
     }
     const double t1 = MPI_Wtime();
@@ -225,6 +233,7 @@ class MpiRunner final : public CollectiveRunner {
   std::vector<std::byte> send_, recv_;  // the buffers (host), or the host copies of the device buffers
   MpiDeviceMemory* device_;
   std::unique_ptr<DeviceBuffer> dsend_, drecv_;
+  double fastest_op_s_ = std::numeric_limits<double>::infinity();  // of this rank's timed operations here
 };
 
 class MpiCommunicator final : public Communicator {
