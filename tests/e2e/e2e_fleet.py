@@ -361,7 +361,7 @@ def slow_host_progress(launches):
         out = work(f"slow-host-progress-{launch}.json")
         t0 = time.monotonic()
         p = mpirun(16, PROGRESS_PLAN + ["--fail-on-outliers", "-o", out],
-                   {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": fault})
+                   {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": fault}, timeout=900)
         took = time.monotonic() - t0
         if p.returncode == 5 or "watchdog:" in p.stderr:
             fail(f"launch {launch}, {fault}: the watchdog took a slow host for a stall (exit {p.returncode}):\n"
@@ -512,7 +512,7 @@ def main():
     if sys.argv[1:] != ["--cmake"]:  # by hand only (the module's docstring says why): --case NAME
         cases.update({"clean_default": (case_clean_default, dict(timed, TIMEOUT=CLEAN_LAUNCHES * 400)),
                       "slow_mem": (case_slow_mem, timed), "slow_nic": (case_slow_nic, timed),
-                      "slow_host_progress": (case_slow_host_progress, dict(timed, TIMEOUT=PROGRESS_LAUNCHES * 600))})
+                      "slow_host_progress": (case_slow_host_progress, dict(timed, TIMEOUT=PROGRESS_LAUNCHES * 900))})
     e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
 
 
