@@ -13,7 +13,7 @@ enum ExitCode : int {
   kExitUsage = 2,          // bad flags, bad input files, bad environment
   kExitNoDevice = 3,       // the requested backend has no usable device
   kExitInterrupted = 4,    // stopped by a signal (SIGUSR1 time-limit warning, SIGTERM, SIGINT): partial results
-  kExitWatchdog = 5,       // a benchmark point did not finish within its watchdog budget: partial results
+  kExitWatchdog = 5,       // a benchmark point made no progress for its watchdog budget: partial results
   kExitRankLost = 6,       // a rank died or its node stopped answering: partial results
 };
 

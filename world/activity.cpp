@@ -21,14 +21,21 @@ const char* phase_name(Phase p) {
 }
 
 ActivitySnapshot current_activity() {
-  std::lock_guard lock(g_mutex);
-  return g_now;
+  ActivitySnapshot s;
+  {
+    std::lock_guard lock(g_mutex);
+    s = g_now;
+  }
+  const auto p = current_progress();
+  s.progress = p.steps;
+  s.idle_s = p.idle_s;
+  return s;
 }
 
 ActivityScope::ActivityScope(Phase phase, std::string doing) {
   std::lock_guard lock(g_mutex);
   saved_ = g_now;
-  g_now = {phase, std::move(doing)};
+  g_now = {phase, std::move(doing), 0, 0};
 }
 
 ActivityScope::~ActivityScope() {

@@ -4,7 +4,11 @@
 // say they are waiting for peers. The run loop and the MPI seam mark their phases with ActivityScope;
 // another thread (watchdog, sentinel) reads a consistent snapshot. Cheap: one uncontended mutex per
 // mark, never inside a timed region.
+// A snapshot also carries the rank's progress (core/step_progress.h), which the watchdog judges.
+#include <cstdint>
 #include <string>
+
+#include "core/step_progress.h"
 
 namespace gpuscale {
 
@@ -19,6 +23,8 @@ const char* phase_name(Phase p);  // "idle", "computing", "in collective", "wait
 struct ActivitySnapshot {
   Phase phase = Phase::idle;
   std::string doing;  // "STREAM arrays", "all_reduce", "gather of the point's results"
+  std::uint64_t progress = 0;  // steps completed since the process started (core/step_progress.h)
+  double idle_s = 0;           // seconds since the last step (or since the process started, before any)
 };
 
 ActivitySnapshot current_activity();

@@ -143,6 +143,7 @@ void World::turn_barrier(bool soon) const {
   ActivityScope wait(Phase::waiting, "barrier of all ranks (waiting its turn)");
   const PatientWait plan;
   patient_barrier(MPI_COMM_WORLD, soon ? plan : PatientWait{plan.cap, plan.cap});
+  note_progress();  // a turn ended: every group's work in it is done (the watchdog's progress)
 }
 
 std::vector<std::string> World::gather_to_root(const std::string& mine) const {
@@ -237,6 +238,7 @@ void Group::barrier() const {
 void Group::turn_barrier() const {
   ActivityScope wait(Phase::waiting, "barrier of the GPU count's ranks (waiting its turn)");
   patient_barrier(comm_);
+  note_progress();  // as World::turn_barrier
 }
 
 std::vector<double> Group::allgather(double mine) const {

@@ -3,25 +3,32 @@
 #include <optional>
 #include <string>
 
+#include "core/step_progress.h"
 #include "world/activity.h"
 
 namespace gpuscale {
 namespace {
 
-// Marks the rank as inside a collective while it times or checks one.
+// Marks the rank as inside a collective while it times or checks one, and each one done as progress.
 class WatchedRunner final : public CollectiveRunner {
  public:
   WatchedRunner(std::unique_ptr<CollectiveRunner> inner, std::string what) : inner_(std::move(inner)), what_(std::move(what)) {}
   const CollCounts& counts() const override { return inner_->counts(); }
   std::string transport() const override { return inner_->transport(); }
   nlohmann::json details() const override { return inner_->details(); }
+  // A timed batch or a check done is a step of the rank's progress (core/step_progress.h), marked after
+  // the transport's own clock stopped: a slow peer's collective still completes them, a hung one does not.
   double time(int iters) override {
     ActivityScope in(Phase::collective, what_);
-    return inner_->time(iters);
+    const double t = inner_->time(iters);
+    note_progress();
+    return t;
   }
   std::uint64_t check() override {
     ActivityScope in(Phase::collective, what_ + " (check)");
-    return inner_->check();
+    const std::uint64_t wrong = inner_->check();
+    note_progress();
+    return wrong;
   }
 
  private:

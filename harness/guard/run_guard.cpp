@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -19,10 +20,15 @@ namespace {
 using nlohmann::json;
 
 // Ranks other than 0 give rank 0 this long past the budget to end the run (it reports, seals the file
-// and orders every rank to exit) before their own watchdog ends them.
+// and orders every rank to exit) before their own watchdog ends them. Their clock restarts at each
+// step of their own and at each ask of rank 0's (which comes at least once per budget while it judges).
 constexpr double kFallbackSeconds = 60;
 // How long rank 0 waits for the ranks' answers, and for them to exit once told.
 constexpr double kAskSeconds = 5, kExitWaitSeconds = 5;
+
+long long steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // One line on stderr without stdio: the main thread may hold stdio's lock, blocked where it stalled.
 void say(const std::string& line) {
@@ -48,12 +54,13 @@ void RunGuard::start() {
     std::thread([this, lost, how, interrupted] { on_rank_lost(lost, how, interrupted); }).detach();
   };
   h.root_lost = [this](const std::string& how, bool interrupted) { on_root_lost(how, interrupted); };
+  h.asked = [this] { last_ask_ns_.store(steady_ns(), std::memory_order_relaxed); };
   h.exit_ordered = [this](int code) {
     claim_ending();
     end_process(code);  // rank 0 has reported; it seals the file, this rank only goes
   };
   sentinel_ = Sentinel::start(world_, h);
-  watchdog_ = std::make_unique<Watchdog>([this](const StalledPoint& p) { on_stall(p); });
+  watchdog_ = std::make_unique<Watchdog>([this](const StalledPoint& p) { return on_look(p); });
 }
 
 const std::string& RunGuard::sentinel_problem() const {
@@ -63,7 +70,7 @@ const std::string& RunGuard::sentinel_problem() const {
 
 json RunGuard::describe(std::optional<double> watchdog_override) const {
   const bool active = sentinel_ && sentinel_->active();
-  json wd = !watchdog_override ? json("default: the larger of 120 s and 10x the point's work at slow rates")
+  json wd = !watchdog_override ? json("default: no step for the larger of 120 s and 10x the point's work at slow rates")
             : *watchdog_override > 0 ? json(*watchdog_override)
                                      : json("off");
   return {{"watchdog_s", wd},
@@ -71,6 +78,7 @@ json RunGuard::describe(std::optional<double> watchdog_override) const {
 }
 
 void RunGuard::begin_point(const StalledPoint& point) {
+  note_progress();  // the point's start: every rank has a step within it before it is judged
   {
     std::lock_guard lock(mutex_);
     point_ = point;
@@ -132,21 +140,29 @@ std::string seal_file(ResultKeeper* keeper, int code, const std::string& line, c
 
 }  // namespace
 
-void RunGuard::on_stall(const StalledPoint& point) {
-  if (!claim_ending()) return;
+double RunGuard::on_look(const StalledPoint& point) {
   const auto me = current_activity();
-  if (world_.rank() != 0) {  // rank 0 should have ended the run by now: this rank goes alone
-    say(fmt::format("gpuscale: watchdog: rank {} ({}): {} did not finish within {:.0f} s and rank 0 did not end the "
-                    "run; this rank was {}{}",
+  if (world_.rank() != 0) {
+    // This rank's own steps or rank 0's asks restart its clock: a rank waiting for a slow peer's group
+    // is not stalled while rank 0 still judges the job. Past that, rank 0 cannot act: this rank goes alone.
+    RankState self;
+    self.answered = true;
+    const long long asked = last_ask_ns_.load(std::memory_order_relaxed);
+    self.idle_s = asked > 0 ? std::min(me.idle_s, static_cast<double>(steady_ns() - asked) * 1e-9) : me.idle_s;
+    const auto verdict = judge_progress({self}, point.budget_s + kFallbackSeconds);
+    if (!verdict.stalled) return verdict.look_again_s;
+    if (!claim_ending()) return 0;
+    say(fmt::format("gpuscale: watchdog: rank {} ({}): {} made no progress for {:.0f} s and rank 0 did not end the "
+                    "run; this rank was {}{} ({} steps, its last {:.0f} s ago)",
                     world_.rank(), terminal_safe(world_.host()), terminal_safe(point.label), point.budget_s + kFallbackSeconds,
-                    phase_name(me.phase), me.doing.empty() ? "" : ": " + terminal_safe(me.doing)));
+                    phase_name(me.phase), me.doing.empty() ? "" : ": " + terminal_safe(me.doing), me.progress, me.idle_s));
     end_process(kExitWatchdog);
   }
   SentinelHub* hub = sentinel_ && sentinel_->active() ? sentinel_->hub() : nullptr;
   std::vector<RankState> states;
   if (hub) {
-    states = hub->ask_states(kAskSeconds);
-  } else {  // no sentinel: only this rank's own state is known
+    states = hub->ask_states(kAskSeconds);  // every rank's phase, steps and idle seconds (this one's too)
+  } else {  // no sentinel: only this rank's own state is known, and its own progress judged
     for (int r = 0; r < world_.size(); ++r) {
       RankState s;
       s.rank = r;
@@ -156,10 +172,20 @@ void RunGuard::on_stall(const StalledPoint& point) {
         s.answered = true;
         s.phase = me.phase;
         s.doing = me.doing;
+        s.progress = me.progress;
+        s.idle_s = me.idle_s;
       }
       states.push_back(std::move(s));
     }
   }
+  const auto verdict = judge_progress(states, point.budget_s);
+  if (!verdict.stalled) return verdict.look_again_s;  // some rank still completes steps: slow, not stalled
+  if (!claim_ending()) return 0;
+  on_stall(point, std::move(states));
+}
+
+void RunGuard::on_stall(const StalledPoint& point, std::vector<RankState> states) {
+  SentinelHub* hub = sentinel_ && sentinel_->active() ? sentinel_->hub() : nullptr;
   const auto report = describe_stall(point, states);
   const std::string file = seal_file(keeper_, kExitWatchdog, report.message, "stalled", report.json);
   say("gpuscale: " + report.message + file);

@@ -3,7 +3,7 @@
 // point, the sentinel that links every rank to rank 0 (through its node's leader), and the abnormal
 // endings they lead to. Each ending reports once, leaves rank 0's result file sealed (every point
 // finished before, and a summary saying what happened) and ends every rank with its exit code:
-//   a point outlives its budget      -> kExitWatchdog (5), naming the stalled rank and those waiting
+//   no rank progresses for the budget -> kExitWatchdog (5), naming the stalled rank and those waiting
 //   a rank's process or node is lost -> kExitRankLost (6), naming the rank, host and pid
 // The run loop tells the guard which point it measures; the rest happens on the guard's threads.
 #include <atomic>
@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +37,8 @@ class RunGuard {
   // What the result file records: the sentinel's state and the watchdog's setting.
   nlohmann::json describe(std::optional<double> watchdog_override) const;
 
-  // The point being measured (its budget in point.budget_s; <= 0: no watchdog) and its end.
+  // The point being measured (its budget, the longest gap between steps, in point.budget_s; <= 0: no
+  // watchdog) and its end. Every rank calls both; beginning a point is a step of progress.
   void begin_point(const StalledPoint& point);
   void end_point();
 
@@ -48,7 +50,8 @@ class RunGuard {
 
  private:
   bool claim_ending();
-  void on_stall(const StalledPoint& point);
+  double on_look(const StalledPoint& point);  // the watchdog's look (Watchdog): seconds to the next, 0: stalled
+  [[noreturn]] void on_stall(const StalledPoint& point, std::vector<RankState> states);
   void on_rank_lost(const PeerIdentity& lost, const std::string& how, bool interrupted);
   void on_root_lost(const std::string& how, bool interrupted);
   [[noreturn]] void end_process(int code);
@@ -61,6 +64,9 @@ class RunGuard {
   std::atomic<bool> ending_{false};
   std::mutex mutex_;
   std::optional<StalledPoint> point_;
+  // Ranks other than 0: when rank 0 last asked what this rank is doing (steady clock, ns; 0: never).
+  // Rank 0 asks every budget while a point runs, so a recent ask means it is alive and judging.
+  std::atomic<long long> last_ask_ns_{0};
 };
 
 }  // namespace gpuscale

@@ -150,7 +150,9 @@ void SentinelLink::loop() {
       const auto kind = msg.value("msg", std::string());
       if (kind == "ask") {
         const auto a = handlers_.activity();
-        send({{"msg", "state"}, {"id", msg.value("id", 0)}, {"phase", phase_name(a.phase)}, {"doing", a.doing}});
+        send({{"msg", "state"}, {"id", msg.value("id", 0)}, {"phase", phase_name(a.phase)}, {"doing", a.doing},
+              {"progress", a.progress}, {"idle_s", a.idle_s}});
+        if (handlers_.asked) handlers_.asked();
         if (node) node->forward(msg);
       } else if (kind == "exit") {
         {

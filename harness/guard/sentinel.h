@@ -58,6 +58,8 @@ struct SentinelHandlers {
   std::function<void(int code)> exit_ordered;
   // What this rank is doing, for ask (default: current_activity()).
   std::function<ActivitySnapshot()> activity;
+  // Other ranks: rank 0 asked what this rank is doing (so it is alive and judging the point). Optional.
+  std::function<void()> asked;
 };
 
 // "rank 2 (node-a, pid 1234) was lost: its process ended"

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -33,6 +35,18 @@ Phase parse_phase(const std::string& s) {
   for (Phase p : {Phase::idle, Phase::computing, Phase::collective, Phase::waiting})
     if (s == phase_name(p)) return p;
   return Phase::idle;
+}
+
+// An answer's phase, doing, steps and idle seconds (a malformed field reads as none: the answer still
+// names the rank; idle is then +infinity, no progress, so a garbled answer never keeps a stall alive).
+void read_answer(RankState& s, const json& msg) {
+  s.answered = true;
+  s.phase = parse_phase(msg.value("phase", std::string()));
+  s.doing = msg.value("doing", std::string());
+  const auto p = msg.find("progress");
+  s.progress = p != msg.end() && p->is_number_unsigned() ? p->get<std::uint64_t>() : 0;
+  const auto i = msg.find("idle_s");
+  s.idle_s = i != msg.end() && i->is_number() ? i->get<double>() : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace
@@ -150,6 +164,8 @@ std::vector<RankState> SentinelHub::ask_states(double timeout_s) {
       s.answered = true;
       s.phase = a.phase;
       s.doing = a.doing;
+      s.progress = a.progress;
+      s.idle_s = a.idle_s;
     } else if (auto it = answers_.find(p.rank); it != answers_.end()) {
       s = it->second;
     }
@@ -212,14 +228,14 @@ void SentinelHub::on_line(Conn& c, const std::string& line) {
     c.interrupted = true;
   } else if (kind == "state" && msg.value("id", -1) == ask_id_) {
     if (up_) {  // a leader's node: the answer goes up with the rank that gave it
-      up_({{"msg", "state"}, {"id", ask_id_}, {"rank", c.rank}, {"phase", msg.value("phase", std::string())},
-           {"doing", msg.value("doing", std::string())}});
+      json up = msg;
+      up["id"] = ask_id_;
+      up["rank"] = c.rank;
+      up_(up);
       return;
     }
     RankState s = state_from(peers_[static_cast<std::size_t>(c.rank)]);
-    s.answered = true;
-    s.phase = parse_phase(msg.value("phase", std::string()));
-    s.doing = msg.value("doing", std::string());
+    read_answer(s, msg);
     answers_[c.rank] = std::move(s);
     cv_.notify_all();
   }
@@ -244,9 +260,7 @@ void SentinelHub::on_relayed(Conn& c, const std::string& kind, const json& msg) 
                 msg.value("interrupted", false));
   } else if (msg.value("id", -1) == ask_id_) {
     RankState s = state_from(peers_[static_cast<std::size_t>(rank)]);
-    s.answered = true;
-    s.phase = parse_phase(msg.value("phase", std::string()));
-    s.doing = msg.value("doing", std::string());
+    read_answer(s, msg);
     answers_[rank] = std::move(s);
     cv_.notify_all();
   }

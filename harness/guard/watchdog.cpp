@@ -22,7 +22,19 @@ double watchdog_budget(const PointDemand& demand, const std::string& backend, st
   return std::max({kWatchdogFloorSeconds, kWatchdogMultiple * expected, transport});
 }
 
+ProgressVerdict judge_progress(const std::vector<RankState>& states, double budget_s) {
+  double freshest = -1;  // the idle seconds of the rank whose last step is the most recent
+  for (const auto& s : states)
+    if (s.answered && (freshest < 0 || s.idle_s < freshest)) freshest = std::max(0.0, s.idle_s);
+  if (freshest < 0 || freshest >= budget_s) return {true, 0};
+  // A millisecond past the budget, so the next look finds it run out despite the sums' rounding.
+  return {false, std::max(kWatchdogMinLookSeconds, budget_s - freshest + 1e-3)};
+}
+
 namespace {
+
+// "its last step 130 s ago": there is one, as every rank marks the start of each point (RunGuard).
+std::string last_step(const RankState& s) { return fmt::format("its last step {:.0f} s ago", s.idle_s); }
 
 std::string who(const RankState& s) {
   return s.pid > 0 ? fmt::format("rank {} ({}, pid {})", s.rank, terminal_safe(s.host), s.pid)
@@ -44,10 +56,11 @@ StallReport describe_stall(const StalledPoint& point, const std::vector<RankStat
     else if (s.phase == Phase::computing || s.phase == Phase::idle) working.push_back(&s);
     else waiting.push_back(&s);
   }
-  std::string msg = fmt::format("watchdog: {} did not finish within {:.0f} s", terminal_safe(point.label), point.budget_s);
+  std::string msg = fmt::format("watchdog: {} made no progress for {:.0f} s (no rank completed a step)",
+                                terminal_safe(point.label), point.budget_s);
   for (const auto* s : working)
-    msg += fmt::format("; {} stalled in its own work ({}{})", who(*s), phase_name(s->phase),
-                       s->doing.empty() ? "" : ": " + terminal_safe(s->doing));
+    msg += fmt::format("; {} stalled in its own work ({}{}; {})", who(*s), phase_name(s->phase),
+                       s->doing.empty() ? "" : ": " + terminal_safe(s->doing), last_step(*s));
   if (!waiting.empty()) {
     // Group the waiting ranks by what they wait in, so 255 ranks read as one clause.
     std::vector<std::pair<std::string, std::vector<const RankState*>>> groups;
@@ -73,7 +86,9 @@ StallReport describe_stall(const StalledPoint& point, const std::vector<RankStat
                      {"pid", s.pid},
                      {"answered", s.answered},
                      {"phase", s.answered ? nlohmann::json(phase_name(s.phase)) : nlohmann::json(nullptr)},
-                     {"doing", s.answered ? nlohmann::json(s.doing) : nlohmann::json(nullptr)}});
+                     {"doing", s.answered ? nlohmann::json(s.doing) : nlohmann::json(nullptr)},
+                     {"progress", s.answered ? nlohmann::json(s.progress) : nlohmann::json(nullptr)},
+                     {"idle_s", s.answered ? nlohmann::json(s.idle_s) : nlohmann::json(nullptr)}});
   }
   for (const auto* s : working.empty() ? silent : working) stalled.push_back(s->rank);
   return {msg,
@@ -86,7 +101,7 @@ StallReport describe_stall(const StalledPoint& point, const std::vector<RankStat
            {"message", msg}}};
 }
 
-Watchdog::Watchdog(std::function<void(const StalledPoint&)> expired) : expired_(std::move(expired)) {
+Watchdog::Watchdog(std::function<double(const StalledPoint&)> look) : look_(std::move(look)) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -102,6 +117,7 @@ Watchdog::~Watchdog() {
 void Watchdog::arm(StalledPoint point, double extra_s) {
   {
     std::lock_guard lock(mutex_);
+    ++generation_;
     if (point.budget_s <= 0) {
       armed_.reset();
     } else {
@@ -117,6 +133,7 @@ void Watchdog::arm(StalledPoint point, double extra_s) {
 void Watchdog::disarm() {
   {
     std::lock_guard lock(mutex_);
+    ++generation_;
     armed_.reset();
   }
   cv_.notify_all();
@@ -132,10 +149,17 @@ void Watchdog::loop() {
     if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
         std::chrono::steady_clock::now() >= deadline_) {
       const StalledPoint point = *armed_;
-      armed_.reset();
+      const auto looked_at = generation_;
       lock.unlock();
-      expired_(point);
+      const double again = look_(point);
       lock.lock();
+      if (generation_ != looked_at) continue;  // the point ended (or another began) during the look
+      if (again > 0) {
+        deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                            std::chrono::duration<double>(again));
+      } else {
+        armed_.reset();
+      }
     }
   }
 }

@@ -369,8 +369,9 @@ std::vector<RunOption> make_table() {
        .section = Section::reliability, .initial = "24h",
        .parse = [](O& o, const std::string& s, const std::string& what) { o.max_time_s = parse_max_time(s, what); }});
   add({.names = "--watchdog", .key = "watchdog_s",
-       .help = "seconds a benchmark point may take before the run ends with exit 5 (default: scaled to the point, "
-               "at least 120; 0 = off)",
+       .help = "seconds a benchmark point may go with no rank completing a step (a repetition, an operation) "
+               "before the run ends with exit 5; a slow but progressing point is not limited (default: scaled to "
+               "the point, at least 120; 0 = off)",
        .section = Section::reliability,
        .parse = [](O& o, const std::string& s, const std::string& what) { o.watchdog_s = seconds_text(s, what); },
        .recorded = label, .record = record_value<&O::watchdog_s>});

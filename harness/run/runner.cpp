@@ -27,7 +27,6 @@
 #include "harness/plan/plan_point_check.h"
 #include "harness/plan/plan_points.h"
 #include "harness/registry.h"
-#include "harness/run/group_confirm.h"
 #include "harness/run/progress.h"
 #include "harness/run/resume.h"
 #include "harness/run/row_measure.h"
@@ -250,13 +249,11 @@ class Run {
       const int k = counts_[ki];
       if (!measured_at(*b, k)) continue;
       auto& count = count_groups_[ki];
-      // Sequential tiling measures the groups one after another: the point's budget is per group, and
-      // per group that takes a third turn (harness/run/group_confirm.h).
-      const std::size_t turns = count.rounds.size() + (count.rounds.size() > 1 ? confirm_cap(count.tiling.groups.size()) : 0);
-      const double row_budget = budget * static_cast<double>(std::max<std::size_t>(1, turns));
       // "on 4 GPUs", or on the CPU backend "on 4 ranks" (its ranks are processes, not devices), as the tables say.
       const std::string what = fmt::format("{} on {}", label, device_word(backend_->name()).count(k));
-      guard_->begin_point({b->key(), point["params"], k, what, row_budget});
+      // The budget is the longest gap between steps (harness/guard/watchdog.h), not the row's total:
+      // sequential tiling's turns each end in a step (World::turn_barrier), so it needs no more per turn.
+      guard_->begin_point({b->key(), point["params"], k, what, budget});
       auto row = measure_row(*b, point["params"], count, seed_, single,
                              {world_, *backend_, *telemetry_, opts_, links_, doc_["ranks"]});
       // The count's communicator goes after its last row that needs one (the next count's is made next).

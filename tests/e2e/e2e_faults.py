@@ -5,8 +5,9 @@ valid result file holding every point it finished; no gpuscale process may be le
 
   kill_rank:    SIGKILL to rank 2 of 4 mid-run: the others exit with 6 within 60 s, the file names the lost rank.
   kill_rank0:   SIGKILL to rank 0: rank 1 says so, the survivors exit with 6; gpuscale seal puts the journal's rows in the file.
-  stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): the watchdog ends the run
-                with 5, naming the stalled rank, its host and the ranks waiting for it (in the setup agreement:
+  stall:        rank 2 hangs in all_reduce (GPUSCALE_TEST_FAULT=stall:all_reduce@2): no rank completes a step
+                for the budget, and the watchdog ends the run with 5, naming the stalled rank, its host, how
+                long ago its last step was, every rank's steps in the file, and the ranks waiting for it (in the setup agreement:
                 the stall comes before rank 2's setup).
   setup_fail:   rank 1's setup of stream.copy fails (GPUSCALE_TEST_FAULT=setup-fail:stream.copy@1): the 2-GPU row
                 fails on both ranks with rank 1's message, the next point runs, the run ends with 1, not the
@@ -217,11 +218,15 @@ def case_stall():
     expect_gone(list(pids.values()), "after the watchdog")
     host2 = doc["ranks"][2]["host"]
     line = [l for l in err.splitlines() if "watchdog:" in l]
-    want = (rf"watchdog: all_reduce .* on 4 ranks did not finish within 15 s; rank 2 \({re.escape(host2)}, pid "
-            rf"{pids[2]}\) stalled in its own work \(computing: all_reduce \(injected stall.*\)\); ranks 0, 1, 3 waited "
-            rf"for it \(waiting for peers: setup agreement of the GPU count's ranks\)")
-    if len(line) != 1 or not re.search(want, line[0]):
-        fail(f"expected one watchdog line matching {want!r}, got {line}")
+    # The progress rule (harness/guard/watchdog.h): no rank completed a step for the budget, and the
+    # rank that stopped is named with how long ago its last step was.
+    want = (rf"watchdog: all_reduce .* on 4 ranks made no progress for 15 s \(no rank completed a step\); rank 2 "
+            rf"\({re.escape(host2)}, pid {pids[2]}\) stalled in its own work \(computing: all_reduce \(injected "
+            rf"stall.*\); its last step (\d+) s ago\); ranks 0, 1, 3 waited for it \(waiting for peers: setup "
+            rf"agreement of the GPU count's ranks\)")
+    found = re.search(want, line[0]) if len(line) == 1 else None
+    if not found or int(found.group(1)) < 15:
+        fail(f"expected one watchdog line matching {want!r} (a last step at least 15 s ago), got {line}")
     s = doc["summary"]
     st = s.get("stalled") or {}
     if s["exit_code"] != 5 or s["complete"] or st.get("stalled_ranks") != [2] or st.get("benchmark") != "all_reduce":
@@ -229,6 +234,8 @@ def case_stall():
     if st.get("gpu_count") != 4 or [r["phase"] for r in st["ranks"]] != ["waiting for peers", "waiting for peers",
                                                                           "computing", "waiting for peers"]:
         fail(f"stalled record wrong: {st}")
+    if any(not isinstance(r.get("progress"), int) or not r.get("idle_s", 0) >= 15 for r in st["ranks"]):
+        fail(f"the stalled record does not give every rank's steps and its idle seconds (>= the 15 s budget): {st}")
     triad = [r for r in doc["results"] if r["benchmark"] == "stream.triad"]
     if len(triad) != 3 or any(r["benchmark"] == "all_reduce" for r in doc["results"]):
         fail(f"the file should hold stream.triad at 1, 2, 4 GPUs and no unfinished all_reduce point: "

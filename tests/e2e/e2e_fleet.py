@@ -26,6 +26,11 @@ ranks (GPUSCALE_TEST_HOSTS), so tiling, node pairs, GPU pairs and outliers are t
                    host on that rail, no other host or rail is named, the node matrix's records are
                    explained by the rail, the record's NIC is null with the CPU backend's reason, the
                    summary and the HTML heatmap of that rail name the host (9 of 9 by hand).
+  slow_host_progress: a real-time slow-host:HOST:10 on a random host (seed printed) over STREAM, the 1M
+                   all_reduce at every count and the node pairs (PROGRESS_PLAN), five launches under a
+                   --watchdog shorter than the slow rows: each finishes (never exit 5: the watchdog
+                   judges progress, not a point's total time) and names that host alone, exit 1 with
+                   --fail-on-outliers (docs/measurements.md).
   By hand: python3 tests/e2e/e2e_fleet.py --case NAME --gpuscale BIN --mpiexec mpirun --schema SCHEMA --workdir DIR
   fleet_modes:     --tiling sequential (with --rep-order interleaved, the default, and blocked) and first on
                    4 ranks of 2 hosts: recorded in the file, groups per count as the mode says, idle ranks
@@ -45,6 +50,7 @@ import json
 import os
 import re
 import sys
+import time
 
 import e2e_common
 from e2e_common import fail
@@ -333,6 +339,58 @@ def case_slow_nic():
           f"heatmap of rail {rail} marks {host}")
 
 
+# A slow host is named, not taken for a stall (docs/reliability.md, the watchdog's progress rule): a
+# real-time slow-host:HOST:10 (every operation and pass of that host's ranks really takes 10x, the
+# others wait for it in each collective) over STREAM, the 1M all_reduce at every count and the node
+# pairs. Sequential tiling, as DEFAULT_RULE, for a fault that takes real time (concurrent node pairs on
+# 2 cores spread 0.03-6 GB/s: 1 of 3 such launches named nothing), at --outlier 0.7 as PLAN (90% below
+# against noise under 70%). --watchdog PROGRESS_GAP_S, below the slow rows' own length (9-27 s on the
+# loaded 2-core VM), so a watchdog that judged a point's total time would end such a launch with exit 5:
+# the case fails when the watchdog fired, and when no launch had a row that outlasted it (it would
+# prove nothing; one launch in 10 had none, its rows shorter on a quieter moment).
+PROGRESS_GAP_S = 10
+PROGRESS_PLAN = ["--backend", "cpu", "--quick", "--benchmarks", "stream.triad,all_reduce,pairs", "--threads", "1",
+                 "--placement", "out-of-place", "--tiling", "sequential", "--outlier", "0.7", "-b", "1M", "-e", "1M",
+                 "--watchdog", str(PROGRESS_GAP_S)]
+PROGRESS_LAUNCHES = 5
+
+
+def point_seconds(stderr):
+    """The longest row of a run, in seconds, from its progress lines ("[3/12] ... (elapsed 1:05, ETA ...")."""
+    marks = [0] + [int(m) * 60 + int(s) for m, s in re.findall(r"^gpuscale: \[\d+/\d+\] .*\(elapsed (\d+):(\d\d)",
+                                                                   stderr, re.M)]
+    return max((b - a for a, b in zip(marks, marks[1:])), default=0)
+
+
+def slow_host_progress(launches):
+    pick = e2e_common.seeded_rng("slow_host_progress")
+    outlasted = 0  # launches with a row longer than the watchdog: a total-time watchdog would have ended them
+    for launch in range(1, launches + 1):
+        host = f"n{pick.randrange(8)}"
+        fault = f"slow-host:{host}:10"
+        out = work(f"slow-host-progress-{launch}.json")
+        t0 = time.monotonic()
+        p = mpirun(16, PROGRESS_PLAN + ["--fail-on-outliers", "-o", out],
+                   {"GPUSCALE_TEST_HOSTS": HOSTS8, "GPUSCALE_TEST_FAULT": fault}, timeout=900)
+        took = time.monotonic() - t0
+        if p.returncode == 5 or "watchdog:" in p.stderr:
+            fail(f"launch {launch}, {fault}: the watchdog took a slow host for a stall (exit {p.returncode}):\n"
+                 f"{p.stderr[-3000:]}")
+        check_named_alone(p, out, host, f"launch {launch}, {fault}")
+        longest = point_seconds(p.stderr)
+        outlasted += longest > PROGRESS_GAP_S
+        print(f"ok: launch {launch} of {launches}: {fault} finished (exit 1) in {took:.0f} s, its longest row "
+              f"{longest} s (--watchdog {PROGRESS_GAP_S}), {host} named alone", flush=True)
+    if not outlasted:
+        fail(f"no launch had a row longer than --watchdog {PROGRESS_GAP_S}: the case proves nothing on this machine")
+    print(f"ok: {outlasted} of {launches} launches had a row longer than --watchdog {PROGRESS_GAP_S}")
+
+
+def case_slow_host_progress():
+    """Five launches, each on a random host (by hand: 1-2 minutes each on the loaded 2-core VM)."""
+    slow_host_progress(PROGRESS_LAUNCHES)
+
+
 def case_modes():
     hosts4 = "a,a,b,b"
     for mode, order, groups_at in (("sequential", "interleaved", {1: 4, 2: 2, 4: 1}),
@@ -478,7 +536,8 @@ def main():
              "resume_complete": (case_resume_complete, cores), "bad_input": (case_bad_input, {})}
     if sys.argv[1:] != ["--cmake"]:  # by hand only (the module's docstring says why): --case NAME
         cases.update({"clean_default": (case_clean_default, dict(timed, TIMEOUT=CLEAN_LAUNCHES * 400)),
-                      "slow_mem": (case_slow_mem, timed), "slow_nic": (case_slow_nic, timed)})
+                      "slow_mem": (case_slow_mem, timed), "slow_nic": (case_slow_nic, timed),
+                      "slow_host_progress": (case_slow_host_progress, dict(timed, TIMEOUT=PROGRESS_LAUNCHES * 900))})
     e2e_common.run_case("e2e_fleet_", {"TIMEOUT": 300, "LABELS": "e2e;cpu;fleet"}, cases, parse)
 
 

@@ -45,7 +45,9 @@ SentinelHandlers handlers(Seen& seen, const std::string& who, Phase phase = Phas
     seen.add(who + " lost root: " + how + (interrupted ? " (interrupted)" : ""));
   };
   h.exit_ordered = [&seen, who](int code) { seen.add(who + " exit " + std::to_string(code)); };
-  h.activity = [phase, who] { return ActivitySnapshot{phase, who + " doing"}; };
+  // Each rank's steps and idle seconds say who answered: "r3" has made 3 steps, its last 30 s ago.
+  const std::uint64_t steps = who.size() > 1 && who[0] == 'r' ? static_cast<std::uint64_t>(who[1] - '0') : 0;
+  h.activity = [phase, who, steps] { return ActivitySnapshot{phase, who + " doing", steps, 10.0 * steps}; };
   return h;
 }
 
@@ -316,6 +318,8 @@ TEST(SentinelTree, AsksEveryRankThroughItsLeader) {
       EXPECT_EQ(s.rank, r);
       EXPECT_EQ(s.phase, want[r]) << "rank " << r;
       EXPECT_EQ(s.pid, 100 + r);
+      EXPECT_EQ(s.progress, static_cast<std::uint64_t>(r)) << "rank " << r;  // relayed by the leaders too
+      EXPECT_DOUBLE_EQ(s.idle_s, 10.0 * r) << "rank " << r;
     }
     EXPECT_EQ(states[4].doing, "r4 doing");
     EXPECT_EQ(states[3].host, "b");

@@ -1,9 +1,12 @@
-// harness/guard/watchdog: the default budget, the stall report (who stalled, who waited, who did not answer)
-// and the thread that fires when an armed point outlives its budget.
+// harness/guard/watchdog: the default budget, the progress rule (a point stalls when no rank completes a
+// step for the budget), the stall report (who stalled, who waited, who did not answer) and the thread
+// that looks each time an armed point's clock runs out.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <limits>
+#include <random>
 #include <thread>
 
 #include "harness/benchmarks/comm_timing.h"
@@ -127,6 +130,8 @@ RankState state(int rank, Phase phase, std::string doing, bool answered = true) 
   s.answered = answered;
   s.phase = phase;
   s.doing = std::move(doing);
+  s.progress = 10 + static_cast<std::uint64_t>(rank);
+  s.idle_s = phase == Phase::computing ? 7 : 4;  // past point()'s budget of 3 s: a stall
   return s;
 }
 
@@ -137,13 +142,16 @@ TEST(WatchdogReport, NamesTheStalledRankAndTheWaiting) {
                                           state(2, Phase::computing, "all_reduce (injected stall)"),
                                           state(3, Phase::collective, "all_reduce")});
   EXPECT_EQ(r.message,
-            "watchdog: all_reduce fp32 1M on 4 GPU(s) did not finish within 3 s; rank 2 (node-b, pid 1002) stalled in "
-            "its own work (computing: all_reduce (injected stall)); ranks 0, 1, 3 waited for it (in collective: "
-            "all_reduce)");
+            "watchdog: all_reduce fp32 1M on 4 GPU(s) made no progress for 3 s (no rank completed a step); rank 2 "
+            "(node-b, pid 1002) stalled in its own work (computing: all_reduce (injected stall); its last step 7 s "
+            "ago); ranks 0, 1, 3 waited for it (in collective: all_reduce)");
   EXPECT_EQ(r.json["stalled_ranks"], nlohmann::json({2}));
   EXPECT_EQ(r.json["gpu_count"], 4);
   EXPECT_EQ(r.json["ranks"][2]["phase"], "computing");
   EXPECT_EQ(r.json["ranks"][0]["phase"], "in collective");
+  EXPECT_EQ(r.json["ranks"][2]["progress"], 12);
+  EXPECT_DOUBLE_EQ(r.json["ranks"][2]["idle_s"].get<double>(), 7);
+  EXPECT_DOUBLE_EQ(r.json["ranks"][0]["idle_s"].get<double>(), 4);
 }
 
 TEST(WatchdogReport, TransportStallAndSilentRanks) {
@@ -171,12 +179,83 @@ TEST(WatchdogReport, TransportStallAndSilentRanks) {
   EXPECT_EQ(r.message.find('\x07'), std::string::npos);
 }
 
+// The rule on seeded random jobs: a slow rank's recent step keeps the point alive, and only that.
+TEST(WatchdogProgress, StalledExactlyWhenNoRankStepsWithinTheBudget) {
+  std::mt19937 rng(20261207);
+  std::uniform_real_distribution<double> idle(0, 600), budget(1, 400);
+  std::bernoulli_distribution answers(0.8);
+  for (int trial = 0; trial < 5000; ++trial) {
+    const double b = budget(rng);
+    std::vector<RankState> states;
+    const int n = 1 + static_cast<int>(rng() % 16);
+    double freshest = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < n; ++r) {
+      auto s = state(r, static_cast<Phase>(rng() % 4), "x", answers(rng));
+      s.idle_s = idle(rng);
+      if (s.answered) freshest = std::min(freshest, s.idle_s);
+      states.push_back(s);
+    }
+    const auto v = judge_progress(states, b);
+    ASSERT_EQ(v.stalled, !(freshest < b)) << "trial " << trial << ": budget " << b << ", freshest step " << freshest;
+    if (v.stalled) {
+      EXPECT_EQ(v.look_again_s, 0);
+      continue;
+    }
+    // Never a tight loop, never later than the budget, and at the next look with no new step, stalled.
+    EXPECT_GE(v.look_again_s, kWatchdogMinLookSeconds);
+    EXPECT_LE(v.look_again_s, std::max(b, kWatchdogMinLookSeconds) + 1e-3);
+    auto later = states;
+    for (auto& s : later) s.idle_s += v.look_again_s;
+    EXPECT_TRUE(judge_progress(later, b).stalled) << "trial " << trial;
+  }
+}
+
+TEST(WatchdogProgress, SlowButSteppingIsNotAStallAndSilenceIsNoProgress) {
+  // 15 ranks wait for a slow host's rank, which completed a step 30 s ago: not stalled, and look when
+  // that step turns 120 s old. The waiting ranks' own last steps (500 s ago) do not matter.
+  std::vector<RankState> job;
+  for (int r = 0; r < 16; ++r) {
+    auto s = state(r, Phase::collective, "all_reduce");
+    s.idle_s = r == 11 ? 30 : 500;
+    job.push_back(s);
+  }
+  auto v = judge_progress(job, 120);
+  EXPECT_FALSE(v.stalled);
+  EXPECT_NEAR(v.look_again_s, 90, 1e-2);
+  job[11].idle_s = 121;  // it stopped too: hung
+  EXPECT_TRUE(judge_progress(job, 120).stalled);
+  job[11].idle_s = 119.9995;  // just short of the budget: look again, but not at once
+  EXPECT_DOUBLE_EQ(judge_progress(job, 120).look_again_s, kWatchdogMinLookSeconds);
+  // A rank that did not answer (its process or node may be hung) keeps nothing alive, whatever it
+  // last said; nor does a garbled answer (its idle read as infinite, harness/guard/sentinel_hub.cpp).
+  job[11].idle_s = 0;
+  job[11].answered = false;
+  EXPECT_TRUE(judge_progress(job, 120).stalled);
+  job[11].answered = true;
+  job[11].idle_s = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(judge_progress(job, 120).stalled);
+  EXPECT_TRUE(judge_progress({}, 120).stalled);  // nobody answered at all
+}
+
+TEST(WatchdogThread, LooksAgainWhileProgressingThenFiresOnce) {
+  std::atomic<int> looks{0};
+  Watchdog w([&](const StalledPoint&) { return ++looks < 3 ? 0.02 : 0.0; });  // progressing twice, then stalled
+  auto p = point();
+  p.budget_s = 0.02;
+  w.arm(p);
+  for (const auto give_up = std::chrono::steady_clock::now() + 30s; looks < 3 && std::chrono::steady_clock::now() < give_up;)
+    std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(looks, 3);  // no look after the one that found it stalled (until armed again)
+}
+
 TEST(WatchdogThread, FiresOnceWhenArmedAndNotWhenDisarmed) {
   std::atomic<int> fired{0};
   std::string label;
   Watchdog w([&](const StalledPoint& p) {
     label = p.label;
     ++fired;
+    return 0.0;
   });
   auto p = point();
   p.budget_s = 0.05;
