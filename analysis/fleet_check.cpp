@@ -10,6 +10,7 @@
 #include "text/text_width.h"
 #include "core/error.h"
 #include "core/host_name.h"
+#include "analysis/verdict.h"
 
 namespace gpuscale {
 namespace {
@@ -57,14 +58,31 @@ std::string outlier_line(const FleetOutlier& o, const std::vector<ResultRow>& ro
   return line;
 }
 
+namespace {
+
+const nlohmann::json& analysis_power(const LoadedResult& run) {
+  static const nlohmann::json none;
+  const auto& d = run.doc;
+  if (!d.is_object() || !d.contains("analysis") || !d["analysis"].is_object() || !d["analysis"].contains("power")) return none;
+  return d["analysis"]["power"];
+}
+
+}  // namespace
+
 OutlierCheck check_outliers(const LoadedResult& run, const FleetView& view) {
   if (!view.analysed)
     throw Error(fmt::format("{}: no outlier analysis in the file (analysis.outliers is absent: not written by a fleet-aware "
                             "gpuscale run, or the run did not finish), so --fail-on-outliers cannot vouch for it",
                             term_text(run.path)));
-  OutlierCheck c{run.path, {}};
+  OutlierCheck c{run.path, {}, {}};
   for (const auto& o : view.outliers) c.failures.push_back(outlier_line(o, run.rows));
+  c.power = power_text(analysis_power(run));
   return c;
+}
+
+std::string drain_list_header(const LoadedResult& run) {
+  const auto power = power_text(analysis_power(run));
+  return power.empty() ? "" : fmt::format("{}: power: {}", term_text(run.path), term_text(power));
 }
 
 std::string format_outlier_check(const OutlierCheck& c, std::size_t width) {
@@ -72,6 +90,7 @@ std::string format_outlier_check(const OutlierCheck& c, std::size_t width) {
   std::string out = wrap_words(fmt::format("outliers in {} (--fail-on-outliers): {}", term_text(c.file),
                                            c.failures.empty() ? "none" : std::to_string(c.failures.size())),
                                width, "  ");
+  if (!c.power.empty()) out += wrap_words("  power: " + term_text(c.power), width, "    ");
   for (const auto& f : c.failures) out += wrap_words("  FAIL outlier " + term_text(f), width, "       ");
   return out;
 }

@@ -25,6 +25,7 @@ std::string outlier_rail(const FleetOutlier& o);
 struct OutlierCheck {
   std::string file;
   std::vector<std::string> failures;  // outlier_line of each outlier, in file order
+  std::string power;                  // analysis.power as the verdict words it (analysis/verdict.h); "" without
 };
 
 // Throws gpuscale::Error when the file has no analysis.outliers.
@@ -32,6 +33,10 @@ OutlierCheck check_outliers(const LoadedResult& run, const FleetView& view);
 // The terminal text: no line longer than width (at least kMinWidth of text/text_width.h).
 std::string format_outlier_check(const OutlierCheck& c, std::size_t width = 80);
 JUnitSuite outlier_suite(const OutlierCheck& c);
+
+// "FILE: power: ..." for the drain list's header (standard error: standard output is the host names
+// alone), "" for a file without analysis.power.
+std::string drain_list_header(const LoadedResult& run);
 
 // The hosts to drain from every file, sorted, each once. Throws gpuscale::Error when a file has no
 // analysis.outlier_hosts or names a host that is not a host name (core/host_name.h): a drain list goes

@@ -107,7 +107,9 @@ OutlierFloor outlier_floor(const std::vector<OutlierSample>& samples, const Outl
   // and the floor stays finite (0) so that what is shown of it ("... below the median") is a number.
   if (!std::isfinite(f.sigma)) f.sigma = 1;
   f.sigma = std::max(f.sigma, nonneg(rule.min_sigma));
-  f.z = outlier_cut(f.population, std::max(f.population, rule.judged), rule.false_alarm);
+  // A fixed floor (--outlier) is the fixed rule: the band of kFixedMadK robust deviations with no
+  // false-alarm correction, as before the noise-aware rule (docs/fleet.md says how the two differ).
+  f.z = rule.fraction > 0 ? kFixedMadK : outlier_cut(f.population, std::max(f.population, rule.judged), rule.false_alarm);
   f.bar = std::min(1.0, std::max({f.z * f.sigma, f.typical_spread_down, nonneg(rule.min_effect), nonneg(rule.fraction)}));
   f.floor = f.median * (1 - f.bar);  // figures are not negative: a bar of 1 holds none
   f.detectable = detectable_slowdown(f.population, f.bar, f.sigma, f.typical_spread_up, f.spread_up_sigma);

@@ -19,8 +19,9 @@
 //   floor = m (1 - bar)
 // and a sample is named when even its best repetition, value x (1 + spread_up), is below the floor.
 // So a clean run names anything with a chance of about false_alarm, however many members it judges;
-// nothing under min_effect is named (not worth acting on); `fraction` (--outlier) is a fixed floor for
-// those who want one, and the widest term wins. Populations smaller than min_population name nothing
+// nothing under min_effect is named (not worth acting on). `fraction` (--outlier), when set, is the
+// fixed rule instead: the bar is the widest of fraction, kFixedMadK x sigma (no correction for the
+// members judged), the repetition spread and min_effect; its power is stated the same way. Populations smaller than min_population name nothing
 // (with two samples the median is their mean, and which one is sick cannot be told).
 //
 // The power of the verdict: the smallest slowdown x that the rule names with 95% probability, given
@@ -41,6 +42,9 @@
 namespace gpuscale {
 
 inline constexpr double kMadScale = 1.4826;  // MAD x 1.4826 estimates the standard deviation of normal noise
+// The fixed rule's cut (--outlier given): 3.5 robust deviations, the modified z-score cut of Iglewicz and
+// Hoaglin, with no correction for the members judged.
+inline constexpr double kFixedMadK = 3.5;
 // The MAD's asymptotic efficiency for normal noise (Huber and Ronchetti, Robust Statistics, 2nd ed.,
 // sec. 5.2): its spread estimate is as uncertain as a standard deviation from 0.37 n values.
 inline constexpr double kMadEfficiency = 0.37;

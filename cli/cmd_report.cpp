@@ -40,6 +40,10 @@ int print_drain_list(const ReportFlags& f) {
   std::set<std::string> hosts;
   if (!f.files.empty())
     for (const auto& host : drain_list(list)) hosts.insert(host);
+  // The header says what a clean list would have caught, on standard error: standard output is piped
+  // into scontrol and carries the host names alone.
+  for (const auto& r : runs)
+    if (const auto header = drain_list_header(r); !header.empty()) fmt::print(stderr, "drain list from {}\n", header);
   for (const auto& path : f.health)
     for (const auto& host : health_drain_list(read_json_file(path, kMaxResultBytes), path)) hosts.insert(host);
   std::string out;

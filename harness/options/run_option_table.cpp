@@ -331,8 +331,7 @@ std::vector<RunOption> make_table() {
        .parse = [](O& o, const std::string& s, const std::string& n) { o.min_effect = parse_outlier_fraction(s, n); },
        .recorded = label, .record = [](const O& o) { return json(o.min_effect); }});
   add({.names = "--false-alarm", .key = "false_alarm",
-       .help = "fleet: the chance that a clean run names anything, over every member it judges (default 0.01: "
-               "fewer than 1 false name in 100 clean runs)",
+       .help = "fleet: the chance that a clean run names anything, over all it judges (default 0.01)",
        .parse = [](O& o, const std::string& s, const std::string& n) { o.false_alarm = parse_outlier_fraction(s, n); },
        .recorded = label, .record = [](const O& o) { return json(o.false_alarm); }});
   add({.names = "--pairs-rounds", .key = "pairs_rounds",
