@@ -121,10 +121,15 @@ RunVerdict run_verdict(const nlohmann::json& doc, const std::vector<ResultRow>& 
     if (warns) raise(v, VerdictLevel::warn, fmt::format("{} GPU(s) with health WARN", warns));
   }
   v.power = power_text(member(analysis, "power"), &v.no_bar);
-  if (!v.no_bar.empty())
+  if (!v.no_bar.empty()) {
+    // The first few by name (a terminal cuts a reason past its length), the rest counted.
+    constexpr std::size_t kNamed = 3;
+    std::vector<std::string> named(v.no_bar.begin(), v.no_bar.begin() + static_cast<std::ptrdiff_t>(std::min(kNamed, v.no_bar.size())));
+    if (v.no_bar.size() > kNamed) named.push_back(fmt::format("{} more", v.no_bar.size() - kNamed));
     raise(v, VerdictLevel::warn,
           fmt::format("no bar under {:.0f}% for {}: this run cannot tell a slow member from noise", 100 * kUsefulBar,
-                      join(v.no_bar)));
+                      join(named)));
+  }
   if (stragglers) raise(v, VerdictLevel::warn, fmt::format("{} straggler(s)", stragglers));
   if (const auto& complete = member(member(doc, "summary"), "complete"); complete.is_boolean() && !complete.get<bool>())
     raise(v, VerdictLevel::warn, "the run did not complete");
