@@ -198,17 +198,28 @@ std::string rail_text(const json& o) {
                      nics.empty() ? std::string() : fmt::format(" (NIC {})", fmt::join(nics, ", ")));
 }
 
-// The members a run judges, over every population the analysis below reads: the rule's correction
-// for naming at most `false_alarm` things in a clean run, whatever its size.
-std::size_t judged_members(const std::vector<ResultRow>& rows, const std::set<std::string>& largest, std::size_t min_population) {
-  std::size_t n = 0;
+// A row's matrix as the rule reads it: parsed once, both to count the members the run judges and to
+// judge them.
+struct ReadMatrix {
+  const ResultRow* row;
+  PairMatrix matrix;
+  int rail;
+  OutlierKind kind;
+};
+
+std::vector<ReadMatrix> read_matrices(const std::vector<ResultRow>& rows) {
+  std::vector<ReadMatrix> out;
   for (const auto& row : rows) {
-    if (row.groups.size() >= min_population && compared(row, largest)) n += row.groups.size();
     if (!row.matrices.is_array()) continue;
-    for (const auto& m : row.matrices)
-      if (auto matrix = pair_matrix(m); matrix && rail_of(m) != kBadRail) n += matrix_judged(*matrix);
+    for (const auto& m : row.matrices) {
+      auto matrix = pair_matrix(m);
+      const int rail = matrix ? rail_of(m) : kBadRail;
+      if (!matrix || rail == kBadRail) continue;
+      if (rail != kNoRail) matrix->member_name = fmt::format("node's rail {}", rail);
+      out.push_back({&row, std::move(*matrix), rail, m["kind"] == "gpu" ? OutlierKind::gpu : OutlierKind::node});
+    }
   }
-  return n;
+  return out;
 }
 
 // One entry of analysis.power: a population of a row, what its members are, and the rule's bar and
@@ -230,27 +241,30 @@ json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const
   json list = json::array();
   json power = json::array();
   const auto largest = largest_sizes(rows);
+  const auto matrices = read_matrices(rows);
+  // The members the run judges, over every population below: the rule's correction for naming at most
+  // `false_alarm` things in a clean run, whatever its size.
+  std::size_t judged = 0;
+  for (const auto& row : rows)
+    if (row.groups.size() >= base_rule.min_population && compared(row, largest)) judged += row.groups.size();
+  for (const auto& r : matrices) judged += matrix_judged(r.matrix);
   OutlierRule rule = base_rule;
-  rule.judged = std::max(rule.judged, judged_members(rows, largest, rule.min_population));
-  for (const auto& row : rows) {
-    if (row.groups.size() >= rule.min_population && compared(row, largest)) {
+  rule.judged = std::max(rule.judged, judged);
+  auto next = matrices.begin();  // in row order: each row's groups, then its matrices
+  for (const auto& group_row : rows) {
+    if (group_row.groups.size() >= rule.min_population && compared(group_row, largest)) {
       std::vector<OutlierSample> samples;
-      for (const auto& g : row.groups)
+      for (const auto& g : group_row.groups)
         samples.push_back({g.hosts, g.ranks, g.value.value_or(0.0), g.spread_down, g.spread_up});
-      for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) list.push_back(record(o, row, ranks));
+      for (const auto& o : find_outliers(OutlierKind::group, samples, rule)) list.push_back(record(o, group_row, ranks));
       if (const auto f = outlier_floor(samples, rule); f.population > 0)
-        power.push_back(power_entry(row, group_members(row.gpu_count), f, nullptr));
+        power.push_back(power_entry(group_row, group_members(group_row.gpu_count), f, nullptr));
     }
-    if (!row.matrices.is_array()) continue;
-    for (const auto& m : row.matrices) {
-      auto matrix = pair_matrix(m);
-      const int rail = matrix ? rail_of(m) : kBadRail;
-      if (!matrix || rail == kBadRail) continue;
-      if (rail != kNoRail) matrix->member_name = fmt::format("node's rail {}", rail);
-      const auto kind = m["kind"] == "gpu" ? OutlierKind::gpu : OutlierKind::node;
+    for (; next != matrices.end() && next->row == &group_row; ++next) {
+      const auto& [row, matrix, rail, kind] = *next;
       MatrixFloors floors;
-      for (const auto& o : matrix_outliers(*matrix, kind, rule, &floors)) {
-        auto e = record(o, row, ranks);
+      for (const auto& o : matrix_outliers(matrix, kind, rule, &floors)) {
+        auto e = record(o, *row, ranks);
         if (rail != kNoRail) {  // the node's GPU and NIC on that rail, or the link between rail counterparts
           e["rail"] = rail;
           e["reason"] = fmt::format("on rail {} (local rank {} of each node: its GPU, NIC, cable and switch port): {}", rail,
@@ -262,8 +276,8 @@ json fleet_outliers(const std::vector<ResultRow>& rows, const json& ranks, const
       const json rail_json = rail == kNoRail ? json(nullptr) : json(rail);
       const bool gpus = kind == OutlierKind::gpu;
       auto entry = [&](const std::string& members, const OutlierFloor& f) {
-        auto e = power_entry(row, members, f, rail_json);
-        if (gpus && !matrix->hosts.empty()) e["host"] = matrix->hosts.front();  // one node's GPU-pair matrix
+        auto e = power_entry(*row, members, f, rail_json);
+        if (gpus && !matrix.hosts.empty()) e["host"] = matrix.hosts.front();  // one node's GPU-pair matrix
         power.push_back(std::move(e));
       };
       if (floors.members.population > 0) entry(gpus ? "GPU" : rail == kNoRail ? "node" : "node's rail", floors.members);
