@@ -162,16 +162,16 @@ Trial::Trial(const PowerConfig& config, std::uint64_t trial_seed)
       stream_(group_rows(config.shape, config.noise, trial_seed, "stream")),
       storage_(node_rows(config.shape, config.noise, trial_seed)),
       series_(gpu_series(config.shape, config.noise, trial_seed)) {
-  clean_.push_back({"gemm", fleet_named(gemm_)});
-  clean_.push_back({"stream", fleet_named(stream_)});
-  clean_.push_back({"storage", fleet_named(storage_)});
+  clean_.push_back({"gemm", fleet_named(gemm_, &gemm_power_)});
+  clean_.push_back({"stream", fleet_named(stream_, &stream_power_)});
+  clean_.push_back({"storage", fleet_named(storage_, &storage_power_)});
   CleanJudgement rails{"rails", {}}, pairs{"gpu pairs", {}};
   for (int r = 0; r < config.shape.gpus_per_node; ++r) {
-    rails_.push_back(rail_named(r, std::nullopt, 0));
+    rails_.push_back(rail_named(r, std::nullopt, 0, &rail_floors_.emplace_back()));
     rails.named.insert(rails.named.end(), rails_.back().begin(), rails_.back().end());
   }
   for (int n = 0; n < config.shape.nodes(); ++n) {
-    pairs_.push_back(pairs_named(n, std::nullopt, 0));
+    pairs_.push_back(pairs_named(n, std::nullopt, 0, &pair_floors_.emplace_back()));
     pairs.named.insert(pairs.named.end(), pairs_.back().begin(), pairs_.back().end());
   }
   clean_.push_back(std::move(rails));
@@ -180,9 +180,10 @@ Trial::Trial(const PowerConfig& config, std::uint64_t trial_seed)
   clean_.push_back({"history --since", history_named(Judge::history_since, "", nullptr)});
 }
 
-std::vector<std::string> Trial::fleet_named(const GroupRows& rows) const {
+std::vector<std::string> Trial::fleet_named(const GroupRows& rows, std::optional<double>* power) const {
   std::vector<std::string> out;
   const auto fleet = fleet_outliers(rows.rows, nlohmann::json::array(), config_.outlier);
+  if (power && !fleet["power"].empty()) *power = fleet["power"][0]["detectable"].get<double>();
   for (const auto& o : fleet["outliers"]) {
     const auto& hosts = o["hosts"];
     const auto& ranks = o["ranks"];
@@ -196,18 +197,19 @@ std::vector<std::string> Trial::fleet_named(const GroupRows& rows) const {
   return out;
 }
 
-std::vector<std::string> Trial::rail_named(int rail, std::optional<int> slow_node, double size) const {
+std::vector<std::string> Trial::rail_named(int rail, std::optional<int> slow_node, double size, MatrixFloors* floors) const {
   std::vector<std::string> out;
   const auto m = rail_matrix(config_.shape, config_.noise, seed_, rail, config_.outlier, slow_node, size);
-  for (const auto& o : matrix_outliers(m, OutlierKind::node, config_.outlier))
+  for (const auto& o : matrix_outliers(m, OutlierKind::node, config_.outlier, floors))
     out.push_back(matrix_id(o, config_.shape.gpus_per_node, rail));
   return out;
 }
 
-std::vector<std::string> Trial::pairs_named(int node, std::optional<std::pair<int, int>> link, double size) const {
+std::vector<std::string> Trial::pairs_named(int node, std::optional<std::pair<int, int>> link, double size,
+                                            MatrixFloors* floors) const {
   std::vector<std::string> out;
   const auto m = gpu_pair_matrix(config_.shape, config_.noise, seed_, node, link, size);
-  for (const auto& o : matrix_outliers(m, OutlierKind::gpu, config_.outlier))
+  for (const auto& o : matrix_outliers(m, OutlierKind::gpu, config_.outlier, floors))
     out.push_back(matrix_id(o, config_.shape.gpus_per_node, std::nullopt));
   return out;
 }
@@ -225,24 +227,13 @@ std::vector<std::string> Trial::history_named(Judge judge, const std::string& pl
 }
 
 std::optional<double> Trial::claimed(FaultKind kind) const {
-  auto groups = [&](const GroupRows& rows) -> std::optional<double> {
-    const auto fleet = fleet_outliers(rows.rows, nlohmann::json::array(), config_.outlier);
-    if (fleet["power"].empty()) return std::nullopt;
-    return fleet["power"][0]["detectable"].get<double>();
-  };
-  MatrixFloors floors;
+  auto stated = [](const OutlierFloor& f) { return f.population ? std::optional(f.detectable) : std::nullopt; };
   switch (kind) {
-    case FaultKind::slow_gpu: return groups(gemm_);
-    case FaultKind::slow_mem: return groups(stream_);
-    case FaultKind::slow_storage: return groups(storage_);
-    case FaultKind::slow_nic:
-      matrix_outliers(rail_matrix(config_.shape, config_.noise, seed_, places_.nic_rail, config_.outlier),
-                      OutlierKind::node, config_.outlier, &floors);
-      return floors.members.population ? std::optional(floors.members.detectable) : std::nullopt;
-    case FaultKind::slow_link:
-      matrix_outliers(gpu_pair_matrix(config_.shape, config_.noise, seed_, places_.link_node), OutlierKind::gpu,
-                      config_.outlier, &floors);
-      return floors.pairs.population ? std::optional(floors.pairs.detectable) : std::nullopt;
+    case FaultKind::slow_gpu: return gemm_power_;
+    case FaultKind::slow_mem: return stream_power_;
+    case FaultKind::slow_storage: return storage_power_;
+    case FaultKind::slow_nic: return stated(rail_floors_[static_cast<std::size_t>(places_.nic_rail)].members);
+    case FaultKind::slow_link: return stated(pair_floors_[static_cast<std::size_t>(places_.link_node)].pairs);
     default: return std::nullopt;
   }
 }

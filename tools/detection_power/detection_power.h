@@ -88,9 +88,11 @@ class Trial {
   const Places& places() const { return places_; }
 
  private:
-  std::vector<std::string> fleet_named(const GroupRows& rows) const;
-  std::vector<std::string> rail_named(int rail, std::optional<int> slow_node, double size) const;
-  std::vector<std::string> pairs_named(int node, std::optional<std::pair<int, int>> link, double size) const;
+  // What the rule named; `power`, when given, receives the clean population's stated power (claimed()).
+  std::vector<std::string> fleet_named(const GroupRows& rows, std::optional<double>* power = nullptr) const;
+  std::vector<std::string> rail_named(int rail, std::optional<int> slow_node, double size, MatrixFloors* floors = nullptr) const;
+  std::vector<std::string> pairs_named(int node, std::optional<std::pair<int, int>> link, double size,
+                                       MatrixFloors* floors = nullptr) const;
   std::vector<std::string> history_named(Judge judge, const std::string& planted, std::optional<int>* changed) const;
 
   PowerConfig config_;  // the caller's, with the rule's correction for the whole fleet (fleet_judged)
@@ -98,6 +100,8 @@ class Trial {
   Places places_;
   GroupRows gemm_, stream_, storage_;
   std::vector<std::vector<std::string>> rails_, pairs_;  // each rail's and each node's clean judgement
+  std::vector<MatrixFloors> rail_floors_, pair_floors_;  // and their populations' floors, for claimed()
+  std::optional<double> gemm_power_, stream_power_, storage_power_;
   std::vector<history::Series> series_;
   std::vector<CleanJudgement> clean_;
 };
