@@ -96,12 +96,13 @@ std::vector<Inconsistency> judge_consistency(std::vector<GpuReport>& gpus, const
 
 // `dcgmi diag -r N -j` after the node's own checks (never beside them: both load the GPUs), its results
 // into each GPU's verdict and the node's.
-void run_dcgm(const HealthOptions& opts, const std::string& program, HealthReport& r) {
+void run_dcgm(const HealthOptions& opts, const std::string& program, const Thresholds& t, HealthReport& r) {
   std::vector<GpuIdentity> ids;
   for (const auto& g : r.gpus) ids.push_back(g.identity);
   std::vector<std::string> argv{program};
   for (auto& a : dcgm_diag_args(opts.dcgm.level)) argv.push_back(std::move(a));
-  r.dcgm = judge_dcgm_run(opts.dcgm, program, run_program(argv, opts.dcgm.timeout_s, kMaxDcgmOutputBytes), ids);
+  r.dcgm = judge_dcgm_run(opts.dcgm, program, run_program(argv, opts.dcgm.timeout_s, kMaxDcgmOutputBytes), ids,
+                          t.dcgm);
   if (r.dcgm->problem) return;
   for (std::size_t i = 0; i < r.gpus.size(); ++i) {
     r.gpus[i].verdict.absorb(r.dcgm->gpus[i].verdict);
@@ -182,7 +183,7 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
     for (const auto& f : r.node.findings) g.verdict.add(f.check, f.severity, f.message);
   }
   r.consistency = judge_consistency(r.gpus, t);
-  if (opts.dcgm.level > 0) run_dcgm(opts, dcgmi, r);
+  if (opts.dcgm.level > 0) run_dcgm(opts, dcgmi, t, r);
   Severity worst = r.node.severity;
   for (const auto& g : r.gpus) worst = std::max(worst, g.verdict.severity);
   r.exit_code = r.dcgm && r.dcgm->problem ? kHealthCannotCheck : static_cast<int>(worst);

@@ -59,7 +59,10 @@ std::vector<DcgmWarning> warnings_of(const json& r, const std::string& where) {
   for (std::size_t i = 0; i < ws.size(); ++i) {
     const auto w_where = fmt::format("{}/warnings/{}", where, i);
     if (!ws[i].is_object()) bad(w_where, "expected an object");
-    out.push_back({text_of(ws[i], "warning", w_where), integer_or_none(ws[i], "error_id", w_where),
+    // DCGM 3.x's level-one (software) results name the text "warnings" (v3.3.9 dcgmi/Diag.cpp
+    // HelperJsonAddLevelOneResults writes NVVS_WARNINGS where the per-GPU results write NVVS_WARNING).
+    const char* text_key = !ws[i].contains("warning") && ws[i].contains("warnings") ? "warnings" : "warning";
+    out.push_back({text_of(ws[i], text_key, w_where), integer_or_none(ws[i], "error_id", w_where),
                    integer_or_none(ws[i], "error_category", w_where), integer_or_none(ws[i], "error_severity", w_where)});
   }
   return out;
@@ -85,9 +88,12 @@ std::string status_of(const json& r, const std::string& where) {
   return s;
 }
 
-// One test's per-entity results into `d`; true when one names a GPU.
+int status_rank(const std::string& s) { return s == "Fail" ? 3 : s == "Warn" ? 2 : s == "Skip" ? 1 : 0; }
+
+// One test's per-entity results into `d`, those that name no entity into the test's own outcome `s`;
+// true when one names a GPU.
 bool read_results(const json& test, const std::string& category, const std::string& name, const std::string& where,
-                  DcgmDiag& d) {
+                  DcgmDiag& d, DcgmTestSummary& s) {
   if (!test.contains("results")) return false;
   const auto& results = member(test, "results", where, json::value_t::array);
   bool any_gpu = false;
@@ -98,8 +104,12 @@ bool read_results(const json& test, const std::string& category, const std::stri
     DcgmResult res;
     res.category = category;
     res.test = name;
-    if (r.contains("gpu_id")) {  // 3.x
-      res.gpu_id = gpu_id_text(text_of(r, "gpu_id", r_where), r_where + "/gpu_id");
+    // 3.x: "0" per GPU; a level-one result the integer GPU id of its error (dcgmDiagErrorDetail_v2's int
+    // gpuId, -1 when the error names no GPU).
+    const bool no_gpu = r.contains("gpu_id") && r["gpu_id"].is_number_integer() && r["gpu_id"].get<long long>() < 0;
+    if (r.contains("gpu_id") && !no_gpu) {
+      res.gpu_id = r["gpu_id"].is_string() ? gpu_id_text(r["gpu_id"].get<std::string>(), r_where + "/gpu_id")
+                                           : entity_id(r["gpu_id"], r_where + "/gpu_id");
     } else if (r.contains("entity_id")) {  // 4.x
       const auto group = integer_or_none(r, "entity_group_id", r_where);
       if (!group) bad(r_where, "an entity_id without its entity_group_id");
@@ -108,8 +118,11 @@ bool read_results(const json& test, const std::string& category, const std::stri
         continue;
       }
       res.gpu_id = entity_id(r["entity_id"], r_where + "/entity_id");
-    } else {
-      bad(r_where, "neither \"entity_id\" (DCGM 4.x) nor \"gpu_id\" (DCGM 3.x)");
+    } else {  // no entity: the test's outcome on the node (3.x's level-one results without an error)
+      const auto status = status_of(r, r_where);
+      if (s.status.empty() || status_rank(status) > status_rank(s.status)) s.status = status;
+      for (auto& w : warnings_of(r, r_where)) s.warnings.push_back(std::move(w));
+      continue;
     }
     res.status = status_of(r, r_where);
     res.warnings = warnings_of(r, r_where);
@@ -135,7 +148,7 @@ void read_categories(const json& diag, const std::string& top, DcgmDiag& d) {
       DcgmTestSummary s;
       s.category = category;
       s.test = text_of(test, "name", t_where);
-      s.has_gpu_results = read_results(test, category, s.test, t_where, d);
+      s.has_gpu_results = read_results(test, category, s.test, t_where, d, s);
       if (test.contains("test_summary")) {
         const auto& sum = member(test, "test_summary", t_where, json::value_t::object);
         s.status = status_of(sum, t_where + "/test_summary");

@@ -13,7 +13,10 @@
 //     "metadata": {"version": TEXT, "Driver Version Detected": TEXT}}
 //   DCGM 3.x: {"DCGM GPU Diagnostic": {"test_categories": [... "results": [{"gpu_id": "0" (a string),
 //     "status": ..., "warnings": [...], "info": TEXT (one string)}] ...], "runtime_error", "version"},
-//     "GPU Device Serials": {"0": TEXT}, "GPU Device IDs": [TEXT]}
+//     "GPU Device Serials": {"0": TEXT}, "GPU Device IDs": [TEXT]}; its level-one (software) tests have
+//     one result each, with "gpu_id" (an integer) only when an error names a GPU, and their warnings'
+//     text under "warnings" (v3.3.9 dcgmi/Diag.cpp HelperJsonAddLevelOneResults / HelperJsonAddResult).
+// A result that names no entity is its test's outcome on the node (DcgmTestSummary).
 // "status" is "Pass", "Skip" or "Fail" in both: dcgmi writes a result DCGM judged a warning as "Fail"
 // in JSON (HelperDisplayDiagResult's default, DDR_NO_DISPLAY_WARN); "Warn" is its text output's word,
 // read here too. Results of other entity groups (CPUs, NVSwitches) are counted, not judged.
@@ -38,7 +41,7 @@ struct DcgmResult {
   std::vector<std::string> info;
 };
 
-// A test's outcome that names no GPU (test_summary's warnings with no per-GPU result).
+// A test's outcome that names no GPU: its test_summary, or its results that name no entity.
 struct DcgmTestSummary {
   std::string category, test, status;
   std::vector<DcgmWarning> warnings;

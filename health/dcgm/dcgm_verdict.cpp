@@ -34,12 +34,12 @@ nlohmann::json warnings_json(const std::vector<DcgmWarning>& ws) {
 }
 
 // The severity of a "Fail" or "Warn" (the module comment's rule).
-Severity severity_of(const std::string& status, const std::vector<DcgmWarning>& ws) {
-  if (status == "Warn") return Severity::warn;
+Severity severity_of(const std::string& status, const std::vector<DcgmWarning>& ws, const DcgmRules& rules) {
+  if (status == "Warn") return rules.warn;
   const bool all_monitor = !ws.empty() && std::all_of(ws.begin(), ws.end(), [](const DcgmWarning& w) {
     return w.error_severity == kDcgmErrorMonitor;
   });
-  return all_monitor ? Severity::warn : Severity::fail;
+  return all_monitor ? rules.fail_monitor_only : rules.fail;
 }
 
 std::string finding_text(int level, const std::string& test, const std::vector<DcgmWarning>& ws,
@@ -127,7 +127,7 @@ double default_dcgm_timeout_s(int level) {
 std::vector<std::string> dcgm_diag_args(int level) { return {"diag", "-r", std::to_string(level), "-j"}; }
 
 DcgmOutcome judge_dcgm_run(const DcgmRequest& req, const std::string& program, const ProgramRun& run,
-                           const std::vector<GpuIdentity>& gpus) {
+                           const std::vector<GpuIdentity>& gpus, const DcgmRules& rules) {
   DcgmOutcome o;
   o.level = req.level;
   o.program = program;
@@ -160,8 +160,11 @@ DcgmOutcome judge_dcgm_run(const DcgmRequest& req, const std::string& program, c
   s["driver"] = d.driver ? nlohmann::json(utf8_escaped(*d.driver)) : nlohmann::json(nullptr);
   if (d.runtime_error)
     return finish(fmt::format("dcgmi diag -r {} -j could not run the diagnostic: {}", req.level, words(*d.runtime_error)));
-  if (d.results.empty())
-    return finish(fmt::format("dcgmi diag -r {} -j reported no GPU result{}", req.level,
+  const bool node_outcomes = std::any_of(d.tests.begin(), d.tests.end(), [](const DcgmTestSummary& t) {
+    return !t.has_gpu_results && !t.status.empty();
+  });
+  if (d.results.empty() && !node_outcomes)
+    return finish(fmt::format("dcgmi diag -r {} -j reported no result{}", req.level,
                               exit_status != 0 ? fmt::format(" (exit {})", exit_status) : std::string()));
 
   const auto m = match_gpus(d, gpus);
@@ -186,16 +189,20 @@ DcgmOutcome judge_dcgm_run(const DcgmRequest& req, const std::string& program, c
                                  why.empty() ? std::string() : fmt::format(": {}", fmt::join(why, "; "))));
     } else {
       any_bad = true;
-      const auto sev = severity_of(r.status, r.warnings);
+      const auto sev = severity_of(r.status, r.warnings, rules);
       (sev == Severity::fail ? g.failed : g.warned)++;
       g.verdict.add("dcgm", sev, finding_text(req.level, r.test, r.warnings, r.info, r.status));
     }
   }
   // Warnings of a test that name no GPU hold for all of them.
   for (const auto& t : d.tests) {
-    if (t.has_gpu_results || t.status.empty() || t.status == "Pass" || t.status == "Skip") continue;
+    if (t.has_gpu_results || t.status.empty() || t.status == "Pass") continue;
+    if (t.status == "Skip") {
+      o.node.note(fmt::format("DCGM r{} {} skipped", req.level, words(t.test)));
+      continue;
+    }
     any_bad = true;
-    o.node.add("dcgm", severity_of(t.status, t.warnings), finding_text(req.level, t.test, t.warnings, {}, t.status));
+    o.node.add("dcgm", severity_of(t.status, t.warnings, rules), finding_text(req.level, t.test, t.warnings, {}, t.status));
   }
   std::vector<int> unmatched;
   for (int id : d.gpu_ids)
@@ -205,12 +212,12 @@ DcgmOutcome judge_dcgm_run(const DcgmRequest& req, const std::string& program, c
                             unmatched.size() > 1 ? "s" : "", fmt::join(unmatched, ", "),
                             unmatched.size() > 1 ? "" : "es", m.how));
   for (auto& g : o.gpus)
-    if (g.tests.empty())
-      g.verdict.add("dcgm", Severity::warn,
+    if (g.tests.empty() && !d.results.empty())  // (DCGM 3.x's r1 has no per-GPU result at all)
+      g.verdict.add("dcgm", rules.gpu_without_result,
                     fmt::format("DCGM r{} reported no result for this GPU (DCGM's GPU ids: {}; matched by {})", req.level,
                                 fmt::join(d.gpu_ids, ", "), m.how));
   if (exit_status != 0 && !any_bad)
-    o.node.add("dcgm", Severity::warn,
+    o.node.add("dcgm", rules.exit_without_failure,
                fmt::format("dcgmi diag -r {} -j exited {} although no result failed: {}", req.level, exit_status,
                            first_line(run)));
   s["status"] = "read";

@@ -5,19 +5,26 @@
 //
 // The rules (docs/health.md, "DCGM diagnostics"):
 // - each test's result for a GPU is a check "dcgm" of that GPU, with DCGM's own words (terminal-safe);
-// - "Fail" is FAIL, unless every warning DCGM gives is of severity DCGM_ERROR_MONITOR (1: "can perform
-//   workload, but needs to be monitored", dcgmlib/dcgm_errors.h): dcgmi's JSON writes a warning result
-//   as "Fail" (health/dcgm/dcgm_diag_json.h), and that severity is how it still says "warning": WARN;
-//   "Warn" is WARN; "Skip" is a note saying skipped (never a pass); "Pass" adds nothing;
-// - a test's warnings that name no GPU (its test_summary, no per-GPU result) hold for every GPU;
+// - "Fail" is FAIL, unless every error DCGM gives with it has severity DCGM_ERROR_MONITOR (1: "can
+//   perform workload, but needs to be monitored"): WARN. dcgmi's JSON cannot say "Warn": it writes a
+//   result with Diag::HelperDisplayDiagResult's default DDR_NO_DISPLAY_WARN, which turns DCGM's WARN into
+//   "Fail" (NVIDIA/DCGM dcgmi/Diag.cpp HelperJsonAddResult, dcgmi/Diag.h). Which results are warnings is
+//   each plugin's choice, and each error's severity is fixed by its code (dcgmlib/src/dcgm_errors.c's
+//   table; meanings in dcgmlib/dcgm_errors.h: 2 ISOLATE "cannot perform workload", 6 RESET "drain and
+//   reset GPU", ...), so the severity is what the JSON still says of the GPU: only MONITOR says it can
+//   work. "Warn" (the text output's word) is WARN; "Skip" is a note saying skipped (never a pass);
+//   "Pass" adds nothing. The severities are the thresholds file's "dcgm" rules (health/thresholds.h);
+// - a test's outcome that names no GPU (its test_summary, or results naming no entity as DCGM 3.x's
+//   software tests write them) holds for every GPU; skipped, it is a node note;
 // - DCGM's GPUs are ours by serial number where DCGM gives one for each and ours are unique, else by
 //   index (DCGM's GPU id is NVML's index when no GPUs are hidden from DCGM); the report says which;
-// - a GPU of ours with no result is a WARN of its own; a DCGM GPU that is none of ours is a node note;
+// - a GPU of ours with no result, where DCGM gave others one, is a finding of its own (WARN by
+//   default); a DCGM GPU that is none of ours is a node note;
 // - the program not started, killed at the deadline, ended by a signal, more output than the limit,
-//   a DCGM runtime_error, output that is not DCGM's JSON, or no GPU result: the diagnostic could not
+//   a DCGM runtime_error, output that is not DCGM's JSON, or no result at all: the diagnostic could not
 //   be read (`problem`), the node's check is incomplete (exit 5). A non-zero exit with a document of
 //   results is what dcgmi does when a test fails (DCGM_ST_NVVS_ERROR): the results are judged; with no
-//   failure among them it is a WARN on the node.
+//   failure among them it is a finding on the node (WARN by default).
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,7 +72,7 @@ struct DcgmOutcome {
 };
 
 DcgmOutcome judge_dcgm_run(const DcgmRequest& req, const std::string& program, const ProgramRun& run,
-                           const std::vector<GpuIdentity>& gpus);
+                           const std::vector<GpuIdentity>& gpus, const DcgmRules& rules);
 
 // " [DCGM r2: 3 Pass, 1 Skip]" for a GPU's line.
 std::string dcgm_line_part(int level, const DcgmGpuOutcome& g);

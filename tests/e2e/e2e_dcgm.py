@@ -7,7 +7,8 @@ is FAIL with DCGM's reason and its node in the drain list (`gpuscale report --dr
 failure WARN, a skipped test a note and never a pass, a GPU DCGM left out its own WARN; GPUs matched by
 serial number when both sides give unique ones. `--case dcgm_unreadable`: dcgmi missing, malformed output,
 a non-zero exit without results, a runtime_error, a hang past --dcgm-timeout, and bad flags: one line
-each, exit 5, nothing hangs.
+each, exit 5, nothing hangs. `--case dcgm_acceptance_choice`: slurm/acceptance.sbatch's GPUSCALE_ACCEPT_DCGM
+(r1-r4, none, auto) picks the health step's --dcgm, and a bad value is one line, exit 2.
 The oracles come from the fake's model (its docstring): the level's tests, the test each case acts on,
 the GPU it names, DCGM's message texts.
 """
@@ -117,15 +118,26 @@ def case_verdicts():
         json.dump({"description": "two H100s with their own serial numbers",
                    "gpus": [{"serial": "1650923000011"}, {"serial": "1650923000022"}]}, f)
     path = e2e_common.out_path(ARGS.workdir, "dcgm-serials.json")
-    p = health(["--dcgm", "r2", "-o", path],
+    # The issue's "done when": `gpuscale health --dcgm r2`, a GPU DCGM fails is FAIL with DCGM's reason, in
+    # the drain list.
+    p = health(["--dcgm", "r2", "-o", path, "--drain-command"],
                {"GPUSCALE_FAKE_NVML_SCENARIO": scenario, "GPUSCALE_FAKE_DCGMI_CASE": "fail", "GPUSCALE_FAKE_DCGMI_GPU": "0",
                 "GPUSCALE_FAKE_DCGMI_SERIALS": "1650923000022,1650923000011"})
     lines = gpu_lines(p)
     node = load(path)["nodes"][0]
-    if p.returncode != 2 or len(lines) != 2 or ": PASS" not in lines[0] or ": FAIL" not in lines[1] \
-            or "faulty memory elements on GPU 0" not in lines[1] or node["dcgm"]["matched_by"] != "serial number":
+    reason = "DCGM r2 memory: Found 2 faulty memory elements on GPU 0 (DCGM error 52)"
+    if p.returncode != 2 or len(lines) != 2 or ": PASS" not in lines[0] or f": FAIL: {reason}" not in lines[1] \
+            or node["dcgm"]["matched_by"] != "serial number":
         fail(f"serials: exit {p.returncode}, {lines}, matched by {node['dcgm'].get('matched_by')}")
-    print("ok: matched by serial number: DCGM's GPU 0 failed, our GPU 1 is FAIL")
+    drain = [l for l in p.stdout.splitlines() if l.startswith("scontrol ")]
+    if len(drain) != 1 or "nodename=gpu-node-7 state=drain" not in drain[0] or f"GPU 1 {reason}" not in drain[0]:
+        fail(f"serials: the drain line {drain}")
+    listed = e2e_common.run([ARGS.gpuscale, "report", "--drain-list", "--health-file", path])
+    if listed.returncode != 0 or listed.stdout.split() != ["gpu-node-7"]:
+        fail(f"serials: drain list {listed.stdout!r} (exit {listed.returncode}, {listed.stderr!r})")
+    print(p.stdout, end="")
+    print("ok: matched by serial number: DCGM's GPU 0 failed, our GPU 1 is FAIL with DCGM's reason, gpu-node-7 in "
+          "the drain list")
 
 
 def case_unreadable():
@@ -171,14 +183,57 @@ def case_unreadable():
     print("ok: bad --dcgm flags: one line each, exit 5")
 
 
+def case_acceptance_choice():
+    """slurm/acceptance.sbatch's GPUSCALE_ACCEPT_DCGM, outside Slurm: the script in a pretend job
+    (SLURM_JOB_ID set, GPUSCALE_DRY_RUN=1 prints each launch line and launches nothing), the CPU backend,
+    so only the health step's arguments and the script's own refusal are looked at."""
+    work = e2e_common.out_path(ARGS.workdir, "acceptance")
+    os.makedirs(work, exist_ok=True)
+    script = os.path.join(ARGS.slurm_dir, "acceptance.sbatch")
+
+    def job(value, with_fake):
+        env = {"PATH": (ARGS.fake_dcgmi + ":" if with_fake else "") + "/usr/bin:/bin", "HOME": work,
+               "SLURM_JOB_ID": "4242", "GPUSCALE_SLURM_DIR": ARGS.slurm_dir, "GPUSCALE_LAUNCHER": "mpirun",
+               "GPUSCALE_DRY_RUN": "1", "GPUSCALE_BIN": ARGS.gpuscale, "GPUSCALE_ARGS": "--backend cpu",
+               "GPUSCALE_OUT": work}
+        if value is not None:
+            env["GPUSCALE_ACCEPT_DCGM"] = value
+        p = e2e_common.run(["bash", script], env=env, cwd=work, timeout=60, echo_env=False)
+        health = [l for l in (p.stdout + p.stderr).splitlines() if "launch:" in l and " health " in l]
+        return p, health
+
+    for value, with_fake, want_args, want_say in [
+            ("r3", False, "health --dcgm r3 -o", None), ("none", True, "health -o", None),
+            (None, True, "health --dcgm r2 -o", "GPUSCALE_ACCEPT_DCGM=auto: r2 (dcgmi found)"),
+            ("auto", False, "health -o", "GPUSCALE_ACCEPT_DCGM=auto: none (dcgmi not found on PATH)")]:
+        p, health = job(value, with_fake)
+        said = p.stdout + p.stderr
+        if p.returncode != 0 or len(health) != 1 or want_args not in health[0] or (want_say and want_say not in said):
+            fail(f"GPUSCALE_ACCEPT_DCGM={value} (fake dcgmi on PATH: {with_fake}): exit {p.returncode}, health launch "
+                 f"{health}, want {want_args!r} and {want_say!r}:\n{said}")
+        print(f"ok: GPUSCALE_ACCEPT_DCGM={value}: {health[0].split('launch: ')[1]}")
+    for bad in ("r5", "R2", "yes", ""):
+        p, health = job(bad, True)
+        if bad == "":  # empty is unset: auto
+            if p.returncode != 0 or "--dcgm r2" not in health[0]:
+                fail(f"GPUSCALE_ACCEPT_DCGM='': exit {p.returncode}, {health}")
+            continue
+        lines = [l for l in (p.stdout + p.stderr).splitlines() if "GPUSCALE_ACCEPT_DCGM" in l]
+        if p.returncode != 2 or health or len(lines) != 1 or \
+                f"GPUSCALE_ACCEPT_DCGM must be r1, r2, r3, r4, none or auto, not '{bad}'" not in lines[0]:
+            fail(f"GPUSCALE_ACCEPT_DCGM={bad!r}: exit {p.returncode}, {lines}, launched {health}")
+    print("ok: GPUSCALE_ACCEPT_DCGM r5, R2, yes: one line each, exit 2, nothing launched")
+
+
 def parse():
     global ARGS
-    ARGS = e2e_common.parse_args("--fake-lib", "--scenarios", "--health-schema", "--fake-dcgmi")
+    ARGS = e2e_common.parse_args("--fake-lib", "--scenarios", "--health-schema", "--fake-dcgmi", "--slurm-dir")
     return ARGS
 
 
 def main():
-    cases = {"dcgm_verdicts": (case_verdicts, {}), "dcgm_unreadable": (case_unreadable, {})}
+    cases = {"dcgm_verdicts": (case_verdicts, {}), "dcgm_unreadable": (case_unreadable, {}),
+             "dcgm_acceptance_choice": (case_acceptance_choice, {})}
     e2e_common.run_case("e2e_", {"TIMEOUT": 300, "LABELS": "e2e"}, cases, parse)
 
 

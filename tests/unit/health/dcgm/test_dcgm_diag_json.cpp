@@ -81,6 +81,32 @@ TEST(DcgmDiagJson, ReadsDcgm3Layout) {
   EXPECT_EQ(d.gpu_ids, (std::vector<int>{0, 1}));
 }
 
+TEST(DcgmDiagJson, ReadsDcgm3LevelOneResultsAsTheNodes) {
+  // DCGM 3.x's software tests (v3.3.9 Diag.cpp HelperJsonAddBasicTests): one result each, a "gpu_id"
+  // (an integer, -1 for none) only beside an error, the error's text under "warnings"; codes, texts and
+  // severities from v3.3.9's dcgm_errors.h (DCGM_FR_BAD_CUDA_ENV 28, DCGM_FR_PERSISTENCE_MODE 29, CONFIG).
+  const auto doc = R"({"DCGM GPU Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [
+      {"name": "Denylist", "results": [{"status": "Pass"}]},
+      {"name": "Environment Variables", "results": [{"gpu_id": -1, "status": "Fail",
+        "warnings": [{"warnings": "Found CUDA performance-limiting environment variable 'CUDA_LAUNCH_BLOCKING'.",
+                      "error_id": 28, "error_category": 6, "error_severity": 5}]}]},
+      {"name": "Persistence Mode", "results": [{"gpu_id": 1, "status": "Fail",
+        "warnings": [{"warnings": "Persistence mode for GPU 1 is disabled.", "error_id": 29, "error_category": 8,
+                      "error_severity": 5}]}]}]}]},
+    "GPU Device Serials": {"0": "1650923000001", "1": "1650923000002"}})";
+  const auto d = parse_dcgm_diag(doc);
+  ASSERT_EQ(d.tests.size(), 3u);
+  EXPECT_EQ(d.tests[0].status, "Pass");
+  EXPECT_FALSE(d.tests[0].has_gpu_results);
+  EXPECT_EQ(d.tests[1].status, "Fail");
+  EXPECT_EQ(d.tests[1].warnings.at(0).text, "Found CUDA performance-limiting environment variable 'CUDA_LAUNCH_BLOCKING'.");
+  EXPECT_EQ(d.tests[1].warnings.at(0).error_severity, 5);
+  ASSERT_EQ(d.results.size(), 1u);  // the one that names its GPU
+  EXPECT_EQ(d.results[0].gpu_id, 1);
+  EXPECT_EQ(d.results[0].warnings.at(0).text, "Persistence mode for GPU 1 is disabled.");
+  EXPECT_EQ(d.gpu_ids, (std::vector<int>{0, 1}));
+}
+
 TEST(DcgmDiagJson, RuntimeErrorAndOtherEntities) {
   const auto d = parse_dcgm_diag(R"({"DCGM Diagnostic": {"version": "4.6.0", "runtime_error": "no GPUs to test"}})");
   EXPECT_EQ(d.runtime_error, "no GPUs to test");
@@ -102,8 +128,8 @@ TEST(DcgmDiagJson, RefusesDamageNamingItsPlace) {
           {"entity_group_id": 1, "entity_id": 0, "status": "Maybe"}]}]}]}})", "unknown status 'Maybe'"},
       {R"({"DCGM Diagnostic": {"test_categories": [{"category": "H", "tests": [{"name": "m", "results": [
           {"entity_group_id": 1, "entity_id": "0", "status": "Pass"}]}]}]}})", "results/0/entity_id: expected a GPU id"},
-      {R"({"DCGM Diagnostic": {"test_categories": [{"category": "H", "tests": [{"name": "m", "results": [
-          {"status": "Pass"}]}]}]}})", "neither \"entity_id\""},
+      {R"({"DCGM GPU Diagnostic": {"test_categories": [{"category": "H", "tests": [{"name": "m", "results": [
+          {"gpu_id": true, "status": "Pass"}]}]}]}})", "results/0/gpu_id: expected a GPU id"},
       {R"({"DCGM Diagnostic": {"test_categories": [{"category": "H", "tests": [{"name": "m", "results": [
           {"entity_group_id": 1, "entity_id": 0, "status": "Fail", "warnings": [{"error_id": 3}]}]}]}]}})",
        "warnings/0: no \"warning\""},

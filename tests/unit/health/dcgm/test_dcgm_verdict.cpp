@@ -39,6 +39,12 @@ ProgramRun exited(int status, const std::string& out) {
 
 DcgmRequest r2() { return {2, 900, "dcgmi"}; }
 
+// Under the built-in rules (health/thresholds/default.json's "dcgm").
+DcgmOutcome judge(const DcgmRequest& req, const std::string& program, const ProgramRun& run,
+                  const std::vector<GpuIdentity>& gpus) {
+  return judge_dcgm_run(req, program, run, gpus, builtin_thresholds().dcgm);
+}
+
 // Every GPU passes memory and pcie, except `bad`, whose memory result is `status` with `warnings`.
 std::string doc_with(int n, int bad, const std::string& status, std::vector<nlohmann::json> warnings,
                      std::map<int, std::string> serials = {}, std::vector<std::string> info = {}) {
@@ -58,7 +64,7 @@ TEST(DcgmVerdict, FailedGpuFailsWithDcgmsWordsOthersPass) {
   for (int round = 0; round < 10; ++round) {
     const int n = 2 + static_cast<int>(rng() % 7), bad = static_cast<int>(rng() % n);
     const auto text = "Found " + std::to_string(1 + rng() % 64) + " faulty memory elements on GPU " + std::to_string(bad);
-    const auto o = judge_dcgm_run(r2(), "/usr/bin/dcgmi",
+    const auto o = judge(r2(), "/usr/bin/dcgmi",
                                   exited(205, doc_with(n, bad, "Fail", {test::dcgm_warning(text, 52, 10, 2)})),
                                   node(n, false));
     ASSERT_FALSE(o.problem) << *o.problem;
@@ -82,22 +88,66 @@ TEST(DcgmVerdict, FailedGpuFailsWithDcgmsWordsOthersPass) {
 
 TEST(DcgmVerdict, MonitorOnlyFailAndWarnAreWarnings) {
   const auto monitor = test::dcgm_warning("There were thermal violations totaling 12.5 seconds for GPU 1", 40, 9, 1);
-  auto o = judge_dcgm_run(r2(), "dcgmi", exited(226, doc_with(2, 1, "Fail", {monitor})), node(2, false));
+  auto o = judge(r2(), "dcgmi", exited(226, doc_with(2, 1, "Fail", {monitor})), node(2, false));
   EXPECT_EQ(o.gpus[1].verdict.severity, Severity::warn);
   EXPECT_EQ(o.gpus[1].warned, 1);
   // One isolate-class warning beside it makes it a failure.
-  o = judge_dcgm_run(r2(), "dcgmi",
+  o = judge(r2(), "dcgmi",
                      exited(205, doc_with(2, 1, "Fail", {monitor, test::dcgm_warning("x", 52, 10, 2)})), node(2, false));
   EXPECT_EQ(o.gpus[1].verdict.severity, Severity::fail);
   // A Fail with no warning at all fails, and says DCGM gave no reason.
-  o = judge_dcgm_run(r2(), "dcgmi", exited(226, doc_with(2, 0, "Fail", {})), node(2, false));
+  o = judge(r2(), "dcgmi", exited(226, doc_with(2, 0, "Fail", {})), node(2, false));
   EXPECT_EQ(o.gpus[0].verdict.line(), "FAIL: DCGM r2 memory: Fail (DCGM gives no reason)");
-  o = judge_dcgm_run(r2(), "dcgmi", exited(0, doc_with(2, 0, "Warn", {monitor})), node(2, false));
+  o = judge(r2(), "dcgmi", exited(0, doc_with(2, 0, "Warn", {monitor})), node(2, false));
   EXPECT_EQ(o.gpus[0].verdict.severity, Severity::warn);
 }
 
+// The severities are the thresholds file's "dcgm" rules: each one, changed, changes the verdict.
+TEST(DcgmVerdict, ThresholdsFileSetsTheSeverities) {
+  const auto monitor = test::dcgm_warning("There were thermal violations totaling 12.5 seconds for GPU 1", 40, 9, 1);
+  const auto isolate = test::dcgm_warning("Found 2 faulty memory elements on GPU 1", 52, 10, 2);
+  const auto t = parse_thresholds(R"({"dcgm": {"fail": "warn", "fail_monitor_only": "fail", "warn": "ignore",
+                                      "gpu_without_result": "fail", "exit_without_failure": "ignore"}})",
+                                  "test");
+  auto o = judge_dcgm_run(r2(), "dcgmi", exited(205, doc_with(2, 1, "Fail", {isolate})), node(2, false), t.dcgm);
+  EXPECT_EQ(o.gpus[1].verdict.severity, Severity::warn);
+  o = judge_dcgm_run(r2(), "dcgmi", exited(226, doc_with(2, 1, "Fail", {monitor})), node(2, false), t.dcgm);
+  EXPECT_EQ(o.gpus[1].verdict.severity, Severity::fail);
+  o = judge_dcgm_run(r2(), "dcgmi", exited(0, doc_with(2, 1, "Warn", {monitor})), node(2, false), t.dcgm);
+  EXPECT_EQ(o.gpus[1].verdict.severity, Severity::pass);
+  o = judge_dcgm_run(r2(), "dcgmi", exited(226, doc_with(1, -1, "Pass", {})), node(2, false), t.dcgm);
+  EXPECT_EQ(o.gpus[1].verdict.severity, Severity::fail);  // DCGM gave GPU 1 no result
+  EXPECT_EQ(o.node.severity, Severity::pass);             // exit 226 with nothing failed: ignored
+  EXPECT_EQ(builtin_thresholds().dcgm.fail, Severity::fail);
+  EXPECT_EQ(builtin_thresholds().dcgm.fail_monitor_only, Severity::warn);
+  EXPECT_EQ(builtin_thresholds().dcgm.gpu_without_result, Severity::warn);
+  try {
+    parse_thresholds(R"({"dcgm": {"fial": "warn"}})", "test");
+    ADD_FAILURE() << "a misspelt dcgm key was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dcgm.fial: unknown key"), std::string::npos) << e.what();
+  }
+}
+
+// DCGM 3.x's r1: software tests only, results naming no GPU: read (not "no result"), a failure on the
+// node as a whole, no GPU left out.
+TEST(DcgmVerdict, Dcgm3SoftwareOnlyRunJudgesTheNode) {
+  const auto doc = R"({"DCGM GPU Diagnostic": {"test_categories": [{"category": "Deployment", "tests": [
+      {"name": "Denylist", "results": [{"status": "Pass"}]},
+      {"name": "Environment Variables", "results": [{"gpu_id": -1, "status": "Fail",
+        "warnings": [{"warnings": "Found CUDA performance-limiting environment variable 'CUDA_LAUNCH_BLOCKING'.",
+                      "error_id": 28, "error_category": 6, "error_severity": 5}]}]}]}]}})";
+  const auto o = judge(DcgmRequest{1, 300, "dcgmi"}, "dcgmi", exited(226, doc), node(2, false));
+  ASSERT_FALSE(o.problem) << *o.problem;
+  EXPECT_EQ(o.node.severity, Severity::fail);
+  EXPECT_EQ(o.node.line(),
+            "FAIL: DCGM r1 Environment Variables: Found CUDA performance-limiting environment variable "
+            "'CUDA_LAUNCH_BLOCKING'. (DCGM error 28)");
+  for (const auto& g : o.gpus) EXPECT_EQ(g.verdict.severity, Severity::pass) << g.verdict.line();
+}
+
 TEST(DcgmVerdict, SkipIsANoteNotAPass) {
-  const auto o = judge_dcgm_run(r2(), "dcgmi",
+  const auto o = judge(r2(), "dcgmi",
                                 exited(0, doc_with(2, 1, "Skip", {}, {}, {"Test memory skipped: not supported"})),
                                 node(2, false));
   const auto& g = o.gpus[1];
@@ -121,7 +171,7 @@ TEST(DcgmVerdict, MatchesBySerialNumberWhenDcgmGivesThem) {
   std::map<int, std::string> serials;
   for (int k = 0; k < n; ++k) serials[k] = *ours[static_cast<std::size_t>(perm[static_cast<std::size_t>(k)])].serial;
   const int bad_dcgm = static_cast<int>(rng() % n);
-  const auto o = judge_dcgm_run(r2(), "dcgmi",
+  const auto o = judge(r2(), "dcgmi",
                                 exited(205, doc_with(n, bad_dcgm, "Fail", {test::dcgm_warning("bad", 52, 10, 2)}, serials)),
                                 ours);
   EXPECT_EQ(o.matched_by, "serial number");
@@ -130,14 +180,14 @@ TEST(DcgmVerdict, MatchesBySerialNumberWhenDcgmGivesThem) {
               i == perm[static_cast<std::size_t>(bad_dcgm)] ? Severity::fail : Severity::pass) << "our GPU " << i;
   // Serials that repeat on the node (a fake, a bad inventory) cannot match: by index, and said so.
   for (auto& g : ours) g.serial = "SAME";
-  const auto by_index = judge_dcgm_run(r2(), "dcgmi", exited(0, doc_with(n, -1, "Pass", {}, serials)), ours);
+  const auto by_index = judge(r2(), "dcgmi", exited(0, doc_with(n, -1, "Pass", {}, serials)), ours);
   EXPECT_EQ(by_index.matched_by, "index (the GPUs' serial numbers are not unique on this node)");
 }
 
 TEST(DcgmVerdict, GpuDcgmLeftOutIsAFindingAndForeignGpuANote) {
   // DCGM tested GPUs 0 and 2 of a node whose NVML shows 0 and 1.
   std::vector<PlantedResult> res = {{"Hardware", "memory", 0, "Pass", {}, {}}, {"Hardware", "memory", 2, "Pass", {}, {}}};
-  const auto o = judge_dcgm_run(r2(), "dcgmi", exited(0, test::dcgm4_doc(res, {0, 2}, {}).dump()), node(2, false));
+  const auto o = judge(r2(), "dcgmi", exited(0, test::dcgm4_doc(res, {0, 2}, {}).dump()), node(2, false));
   ASSERT_FALSE(o.problem);
   EXPECT_EQ(o.gpus[0].verdict.severity, Severity::pass);
   EXPECT_EQ(o.gpus[1].verdict.severity, Severity::warn);
@@ -149,7 +199,7 @@ TEST(DcgmVerdict, GpuDcgmLeftOutIsAFindingAndForeignGpuANote) {
 }
 
 TEST(DcgmVerdict, DcgmWordsAreMadeSafeForATerminal) {
-  const auto o = judge_dcgm_run(
+  const auto o = judge(
       r2(), "dcgmi", exited(205, doc_with(1, 0, "Fail", {test::dcgm_warning("evil \x1b]0;title\x07 text\nmore", 52, 10, 2)})),
       node(1, false));
   const auto line = o.gpus[0].verdict.line();
@@ -183,10 +233,10 @@ TEST(DcgmVerdict, EveryUnreadableOutcomeIsOneReason) {
       {exited(0, good.substr(0, good.size() / 2)), "dcgmi printed no JSON"},
       {exited(226, R"({"DCGM Diagnostic": {"version": "4.6.0", "runtime_error": "the level is not supported"}})"),
        "dcgmi diag -r 2 -j could not run the diagnostic: the level is not supported"},
-      {exited(0, R"({"DCGM Diagnostic": {"test_categories": []}})"), "dcgmi diag -r 2 -j reported no GPU result"},
+      {exited(0, R"({"DCGM Diagnostic": {"test_categories": []}})"), "dcgmi diag -r 2 -j reported no result"},
   };
   for (const auto& [run, want] : cases) {
-    const auto o = judge_dcgm_run(r2(), "dcgmi", run, gpus);
+    const auto o = judge(r2(), "dcgmi", run, gpus);
     ASSERT_TRUE(o.problem) << want;
     EXPECT_EQ(o.problem->find(want), 0u) << *o.problem;
     EXPECT_EQ(o.problem->find('\n'), std::string::npos);
@@ -194,7 +244,7 @@ TEST(DcgmVerdict, EveryUnreadableOutcomeIsOneReason) {
     EXPECT_EQ(o.summary["status"], "not read");
   }
   // Exit non-zero with every result passing: read, and a warning on the node.
-  const auto o = judge_dcgm_run(r2(), "dcgmi", exited(226, good), gpus);
+  const auto o = judge(r2(), "dcgmi", exited(226, good), gpus);
   ASSERT_FALSE(o.problem);
   EXPECT_EQ(o.node.severity, Severity::warn);
   EXPECT_NE(o.node.line().find("exited 226 although no result failed"), std::string::npos);
