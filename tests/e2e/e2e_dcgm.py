@@ -14,6 +14,7 @@ the GPU it names, DCGM's message texts.
 """
 import json
 import os
+import shutil
 import time
 
 import e2e_common
@@ -187,8 +188,9 @@ def case_acceptance_choice():
     """slurm/acceptance.sbatch's GPUSCALE_ACCEPT_DCGM, outside Slurm: the script in a pretend job
     (SLURM_JOB_ID set, GPUSCALE_DRY_RUN=1 prints each launch line and launches nothing), the CPU backend,
     so only the health step's arguments and the script's own refusal are looked at."""
-    work = e2e_common.out_path(ARGS.workdir, "acceptance")
-    os.makedirs(work, exist_ok=True)
+    work = os.path.join(ARGS.workdir, "acceptance")
+    shutil.rmtree(work, ignore_errors=True)  # a fresh folder each run: the script writes its files there
+    os.makedirs(work)
     script = os.path.join(ARGS.slurm_dir, "acceptance.sbatch")
 
     def job(value, with_fake):
@@ -211,7 +213,7 @@ def case_acceptance_choice():
         if p.returncode != 0 or len(health) != 1 or want_args not in health[0] or (want_say and want_say not in said):
             fail(f"GPUSCALE_ACCEPT_DCGM={value} (fake dcgmi on PATH: {with_fake}): exit {p.returncode}, health launch "
                  f"{health}, want {want_args!r} and {want_say!r}:\n{said}")
-        print(f"ok: GPUSCALE_ACCEPT_DCGM={value}: {health[0].split('launch: ')[1]}")
+        print(f"ok: GPUSCALE_ACCEPT_DCGM={value or '(unset)'}: {health[0].split('launch: ')[1]}")
     for bad in ("r5", "R2", "yes", ""):
         p, health = job(bad, True)
         if bad == "":  # empty is unset: auto
