@@ -26,7 +26,7 @@ namespace {
 struct HealthFlags {
   health::TelemetryFlags telemetry;
   bool no_perf = false, drain = false;
-  std::string output, peaks, node_name, array_size, gemm_shape;
+  std::string output, peaks, node_name, array_size, gemm_shape, dcgm, dcgm_timeout;
 };
 
 health::HealthOptions resolve(const HealthFlags& f) {
@@ -38,6 +38,13 @@ health::HealthOptions resolve(const HealthFlags& f) {
   o.node_name = f.node_name;
   if (!f.array_size.empty()) o.perf_options.array_bytes = parse_size(f.array_size, "--array-size");
   if (!f.gemm_shape.empty()) o.perf_options.gemm_shape = parse_gemm_shape(f.gemm_shape);
+  if (!f.dcgm.empty()) {
+    o.dcgm.level = health::parse_dcgm_level(f.dcgm);
+    o.dcgm.timeout_s = f.dcgm_timeout.empty() ? health::default_dcgm_timeout_s(o.dcgm.level)
+                                              : parse_time_span(f.dcgm_timeout, "--dcgm-timeout");
+  } else if (!f.dcgm_timeout.empty()) {
+    throw Error("--dcgm-timeout goes with --dcgm only");
+  }
   return o;
 }
 
@@ -127,6 +134,11 @@ void add_health_command(CLI::App& app, Action& action) {
   cmd->add_option("--peaks", flags->peaks, "JSON file of GPU models adding to / replacing the built-in peaks");
   cmd->add_option("--array-size", flags->array_size, "bandwidth check: bytes per array (default the device's, at most 1G)");
   cmd->add_option("--gemm-shape", flags->gemm_shape, "GEMM check: N or MxNxK (default 8192)");
+  cmd->add_option("--dcgm", flags->dcgm,
+                  "r1|r2|r3|r4: after the checks, run DCGM's diagnostic (dcgmi diag -r N -j); each test's result "
+                  "per GPU joins its verdict (exit 5 when dcgmi is missing or its output cannot be read)");
+  cmd->add_option("--dcgm-timeout", flags->dcgm_timeout,
+                  "deadline for dcgmi diag, e.g. 20m (default r1 5m, r2 15m, r3 1h, r4 4h); past it dcgmi is killed");
   health::add_telemetry_flags(cmd, flags->telemetry, false);
   cmd->callback([&action, flags] { action = [flags] { return run_health(*flags); }; });
 }

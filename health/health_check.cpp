@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/error.h"
+#include "health/dcgm/program_run.h"
 #include "health/device_match.h"
 #include "health/pid_namespace.h"
 #include "health/telemetry.h"
@@ -92,6 +94,23 @@ std::vector<Inconsistency> judge_consistency(std::vector<GpuReport>& gpus, const
   return found;
 }
 
+// `dcgmi diag -r N -j` after the node's own checks (never beside them: both load the GPUs), its results
+// into each GPU's verdict and the node's.
+void run_dcgm(const HealthOptions& opts, const std::string& program, const Thresholds& t, HealthReport& r) {
+  std::vector<GpuIdentity> ids;
+  for (const auto& g : r.gpus) ids.push_back(g.identity);
+  std::vector<std::string> argv{program};
+  for (auto& a : dcgm_diag_args(opts.dcgm.level)) argv.push_back(std::move(a));
+  r.dcgm = judge_dcgm_run(opts.dcgm, program, run_program(argv, opts.dcgm.timeout_s, kMaxDcgmOutputBytes), ids,
+                          t.dcgm);
+  if (r.dcgm->problem) return;
+  for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+    r.gpus[i].verdict.absorb(r.dcgm->gpus[i].verdict);
+    for (const auto& f : r.dcgm->node.findings) r.gpus[i].verdict.add(f.check, f.severity, f.message);
+  }
+  r.node.absorb(r.dcgm->node);
+}
+
 }  // namespace
 
 HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, const std::string& why_no_gpus) {
@@ -101,6 +120,17 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
   r.node_name = opts.node_name.empty() ? default_node_name(r.host) : opts.node_name;
   const Thresholds t = load_thresholds(opts.telemetry.thresholds_file);
   r.thresholds = t.source;
+  std::string dcgmi;
+  if (opts.dcgm.level > 0) {
+    const auto found = find_program(opts.dcgm.program);
+    if (!found)
+      throw Error(fmt::format("--dcgm r{}: {} not found{}: DCGM is not installed here (install DCGM 4.x, "
+                              "datacenter-gpu-manager-4, or leave out --dcgm)",
+                              opts.dcgm.level, opts.dcgm.program,
+                              opts.dcgm.program.find('/') == std::string::npos ? " on PATH" : ""),
+                  kHealthCannotCheck);
+    dcgmi = *found;
+  }
 
   auto lib = NvmlLibrary::open(opts.telemetry.nvml_library);
   r.nvml_library = lib->path();
@@ -153,9 +183,10 @@ HealthReport run_health_check(const HealthOptions& opts, LocalGpus* backend, con
     for (const auto& f : r.node.findings) g.verdict.add(f.check, f.severity, f.message);
   }
   r.consistency = judge_consistency(r.gpus, t);
+  if (opts.dcgm.level > 0) run_dcgm(opts, dcgmi, t, r);
   Severity worst = r.node.severity;
   for (const auto& g : r.gpus) worst = std::max(worst, g.verdict.severity);
-  r.exit_code = static_cast<int>(worst);
+  r.exit_code = r.dcgm && r.dcgm->problem ? kHealthCannotCheck : static_cast<int>(worst);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return r;
 }
@@ -167,14 +198,22 @@ std::vector<std::string> report_lines(const HealthReport& r) {
     return out;
   }
   if (r.gpus.empty()) out.push_back(fmt::format("node {}: {}", r.host, r.node.line()));
-  for (const auto& g : r.gpus)
-    out.push_back(fmt::format("GPU {} {} {} {}: {}", g.identity.index, g.identity.pci_bus_id.value_or("-"),
-                              g.identity.name, g.identity.uuid, g.verdict.line()));
+  const bool dcgm_read = r.dcgm && !r.dcgm->problem;
+  for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+    const auto& g = r.gpus[i];
+    out.push_back(fmt::format("GPU {} {} {} {}: {}{}", g.identity.index, g.identity.pci_bus_id.value_or("-"),
+                              g.identity.name, g.identity.uuid, g.verdict.line(),
+                              dcgm_read ? dcgm_line_part(r.dcgm->level, r.dcgm->gpus[i]) : std::string()));
+  }
+  if (r.dcgm && r.dcgm->problem)
+    out.push_back(fmt::format("DCGM r{} on {}: not read: {}", r.dcgm->level, r.host, *r.dcgm->problem));
   return out;
 }
 
 std::string drain_command(const HealthReport& r) {
-  if (r.exit_code != kHealthFail) return "";
+  const bool gpu_failed = std::any_of(r.gpus.begin(), r.gpus.end(),
+                                     [](const GpuReport& g) { return g.verdict.severity == Severity::fail; });
+  if (!gpu_failed && !(r.gpus.empty() && r.exit_code == kHealthFail)) return "";
   std::string why;
   int failing = 0;
   for (const auto& g : r.gpus)
@@ -206,6 +245,8 @@ nlohmann::json report_json(const HealthReport& r) {
     j["counters"] = {{"start", g.observation.first() ? to_json(*g.observation.first()) : nlohmann::json(nullptr)},
                      {"end", g.observation.last() ? to_json(*g.observation.last()) : nlohmann::json(nullptr)}};
     j["line"] = g.verdict.line();
+    const auto i = gpus.size();
+    j["dcgm"] = r.dcgm && !r.dcgm->problem ? r.dcgm->gpus[i].tests : nlohmann::json(nullptr);
     gpus.push_back(std::move(j));
   }
   nlohmann::json consistency = nlohmann::json::array();
@@ -230,6 +271,7 @@ nlohmann::json report_json(const HealthReport& r) {
           {"node", to_json(r.node)},
           {"gpus", gpus},
           {"consistency", consistency},
+          {"dcgm", r.dcgm ? r.dcgm->summary : nlohmann::json(nullptr)},
           {"drain_command", drain.empty() ? nlohmann::json(nullptr) : nlohmann::json(drain)},
           {"lines", report_lines(r)}};
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "health/consistency.h"
+#include "health/dcgm/dcgm_verdict.h"
 #include "health/local_gpus.h"
 #include "health/perf_probe.h"
 #include "health/telemetry_options.h"
@@ -35,6 +36,7 @@ struct HealthOptions {
   PerfOptions perf_options;
   std::string peaks_file;
   std::string node_name;       // for --drain-command (default $SLURMD_NODENAME, else the short hostname)
+  DcgmRequest dcgm;            // --dcgm rN: `dcgmi diag -r N -j` after the checks (health/dcgm/dcgm_verdict.h)
 };
 
 struct GpuReport {
@@ -58,18 +60,22 @@ struct HealthReport {
   Verdict node;                  // findings about the node as a whole (NVML broken, versions)
   std::vector<GpuReport> gpus;
   std::vector<Inconsistency> consistency;
+  std::optional<DcgmOutcome> dcgm;  // with --dcgm: DCGM's results per GPU (gpus[i] is dcgm->gpus[i]) or its problem
   double seconds = 0;
   std::size_t sampler_ticks = 0;  // background samples taken, and their mean cost (all GPUs per tick)
   double sampler_tick_us = 0;
 };
 
-// `gpus` may be null (no GPU backend: the perf checks are not run, `why_no_gpus` says why).
+// `gpus` may be null (no GPU backend: the perf checks are not run, `why_no_gpus` says why). With
+// opts.dcgm.level, throws gpuscale::Error (exit 5) before checking anything when dcgmi is not installed.
 HealthReport run_health_check(const HealthOptions& opts, LocalGpus* gpus, const std::string& why_no_gpus);
 
 // One line per GPU ("GPU 0 00000000:18:00.0 NVIDIA H100 80GB HBM3 GPU-...: PASS"), or the one line
 // saying why there is nothing to check.
 std::vector<std::string> report_lines(const HealthReport& r);
-// The `scontrol update nodename=... state=drain reason="gpuscale: ..."` line for a failing node, "" otherwise.
+// The `scontrol update nodename=... state=drain reason="gpuscale: ..."` line for a node with a failing GPU
+// (or, without GPUs, a failing node), "" otherwise: also when DCGM could not be read (exit 5) after a
+// GPU failed, so the failure still reaches the drain list.
 std::string drain_command(const HealthReport& r);
 // This node's report: one entry of the -o document's "nodes" (health/health_job.h puts them together;
 // schema health/schema/health-v1.schema.json).

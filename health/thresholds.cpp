@@ -182,6 +182,12 @@ Thresholds parse_merged(const json& doc, const std::string& origin) {
     o.done();
   }
   t.consistency = top.severity("consistency");
+  {
+    auto o = top.object("dcgm");
+    t.dcgm = {o.severity("fail"), o.severity("fail_monitor_only"), o.severity("warn"), o.severity("gpu_without_result"),
+              o.severity("exit_without_failure")};
+    o.done();
+  }
   top.done();
   return t;
 }

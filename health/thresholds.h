@@ -33,6 +33,15 @@ struct XidRule {
   std::string meaning;
 };
 
+// `gpuscale health --dcgm` (health/dcgm/dcgm_verdict.h): the severity of each of DCGM's outcomes.
+struct DcgmRules {
+  Severity fail = Severity::fail;               // a test result "Fail"
+  Severity fail_monitor_only = Severity::warn;  // a "Fail" whose every error has DCGM severity 1 (MONITOR)
+  Severity warn = Severity::warn;               // a test result "Warn" (dcgmi's text output's word)
+  Severity gpu_without_result = Severity::warn; // a GPU of ours DCGM gave no result for
+  Severity exit_without_failure = Severity::warn;  // dcgmi exited non-zero, yet no result failed
+};
+
 struct Thresholds {
   std::string source;  // "built-in" or the file it came from
   std::map<std::string, Severity> clock_events;  // by reason name (health/clock_events.h)
@@ -57,6 +66,7 @@ struct Thresholds {
   Severity driver_too_old = Severity::fail, container_mismatch = Severity::warn;
   FractionRule memory_bandwidth, gemm;
   Severity consistency = Severity::warn;
+  DcgmRules dcgm;
 
   Severity clock_event(const std::string& name) const;  // pass for a reason the file does not name
   XidRule xid_rule(std::uint64_t xid) const;            // the code's rule, or xid_other

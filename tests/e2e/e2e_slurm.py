@@ -298,7 +298,8 @@ def health_jobs(cwd):
 
 def case_acceptance_two():
     """slurm/acceptance.sbatch on both nodes: health (the fake NVML's pending row remap fails every
-    node's GPU 0), then the fleet run, then a short burn-in, then one drain list holding both nodes,
+    node's GPU 0; with GPUSCALE_ACCEPT_DCGM=r2 the fake dcgmi, tests/fake_dcgmi, on PATH fails GPU 1's
+    memory test), then the fleet run, then a short burn-in, then one drain list holding both nodes,
     nothing drained; the job FAILED with exit 1 and all three files written."""
     cwd = case_dir("acceptance_two")
     shape = ["--nodes=2", "--gpus-per-node=2", "--ntasks-per-node=2"]
@@ -306,12 +307,15 @@ def case_acceptance_two():
                  {"GPUSCALE_ARGS": LIGHT, "GPUSCALE_ACCEPT_FLEET": "stream.triad",
                   "GPUSCALE_ACCEPT_BURN": "--duration 6s --window 2s --burn gemm",
                   "GPUSCALE_ACCEPT_HEALTH": "--no-perf", "GPUSCALE_NVML_LIBRARY": ARGS.fake_nvml,
+                  "GPUSCALE_ACCEPT_DCGM": "r2", "GPUSCALE_FAKE_DCGMI_CASE": "fail",
+                  "PATH": os.path.join(ARGS.source, "tests", "fake_dcgmi") + ":" + os.environ["PATH"],
                   "GPUSCALE_FAKE_NVML_SCENARIO": os.path.join(ARGS.scenarios, "remap_pending.json")})
     _, final, code = watch(job, limit=300)
     log = log_of(cwd, f"gpuscale-acceptance-{job}.out")
     if final != "FAILED" or code != 1:
         fail(f"acceptance job {job} ended {final} exit {code}, expected FAILED exit 1:\n{log}")
-    for needle in ["health: a GPU failed", "fleet: done", "burn-in: done", "drain: node1 (not drained",
+    for needle in ["health: a GPU failed", "DCGM r2 memory: Found 2 faulty memory elements on GPU 1 (DCGM error 52)",
+                   "fleet: done", "burn-in: done", "drain: node1 (not drained",
                    "drain: node2 (not drained", "exit 1: not accepted"]:
         if needle not in log:
             fail(f"acceptance job {job}: '{needle}' not in its log:\n{log}")
@@ -323,8 +327,12 @@ def case_acceptance_two():
         fail(f"acceptance job {job}: the burn-in file holds {sorted({r['benchmark'] for r in burn['results']})}")
     load_valid(os.path.join(results, f"acceptance-fleet-{job}.json"))
     with open(os.path.join(results, f"acceptance-health-{job}.json")) as f:
-        if json.load(f)["exit_code"] != 2:
+        doc = json.load(f)
+        if doc["exit_code"] != 2:
             fail(f"acceptance job {job}: the health file does not fail")
+        for n in doc["nodes"]:
+            if n["dcgm"]["level"] != 2 or n["gpus"][1]["verdict"] != "FAIL" or not n["gpus"][1]["dcgm"]:
+                fail(f"acceptance job {job}: {n['host']}: DCGM r2 not in the health file: {n.get('dcgm')}")
     print(f"ok: acceptance job {job} FAILED exit 1, both nodes in the drain list, three files")
 
 

@@ -224,6 +224,13 @@ TEST(HealthJob, DrainLineNamesTheFirstFailingGpuAndIsSafeToPaste) {
   const auto cmd = drain_command(r);
   EXPECT_EQ(cmd, "scontrol update nodename=gpu-a17 state=drain reason=\"gpuscale: GPU 1 row remapping pending ( reset   "
                  "needed   HOME) (+1 more GPU)\"");
+  // The line follows the GPUs' verdicts, not the exit code: a GPU failed, then DCGM's diagnostic could
+  // not be read (exit 5): the node is still drained.
+  r.exit_code = kHealthCannotCheck;
+  EXPECT_EQ(drain_command(r), cmd);
+  r.gpus = {ok, ok};
+  EXPECT_EQ(drain_command(r), "");
+  r.gpus[1].verdict.add("pcie", Severity::warn, "PCIe x8 of x16");
   r.exit_code = kHealthWarn;
   EXPECT_EQ(drain_command(r), "");
 }
