@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/dtype.h"
 #include "harness/registry.h"
+#include "results/result_schema.h"
 #include "results/row_fields.h"
 
 namespace gpuscale {
@@ -91,13 +92,24 @@ void add_list_command(CLI::App& app, Action& action) {
   auto json = std::make_shared<bool>(false);
   auto fields = std::make_shared<bool>(false);
   auto dtypes = std::make_shared<bool>(false);
+  auto schema = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print JSON instead of text");
   auto* fields_flag =
       cmd->add_flag("--fields", *fields, "list the fields of a result row instead: place, type, unit, outputs, meaning");
-  cmd->add_flag("--dtypes", *dtypes, "list the element types instead: names, size, check rule, libraries' names, benchmarks")
-      ->excludes(fields_flag);
-  cmd->callback([&action, json, fields, dtypes] {
-    action = [json, fields, dtypes]() -> int {
+  auto* dtypes_flag =
+      cmd->add_flag("--dtypes", *dtypes, "list the element types instead: names, size, check rule, libraries' names, benchmarks")
+          ->excludes(fields_flag);
+  cmd->add_flag("--schema", *schema,
+                "print the result file's JSON Schema instead, whole in one document (what gpuscale validates with; "
+                "results/schema/result-v2.bundled.schema.json)")
+      ->excludes(fields_flag)
+      ->excludes(dtypes_flag);
+  cmd->callback([&action, json, fields, dtypes, schema] {
+    action = [json, fields, dtypes, schema]() -> int {
+      if (*schema) {
+        fmt::print("{}\n", result_schema_bundled().dump(2));
+        return 0;
+      }
       if (*fields) return print_row_fields(*json);
       if (*dtypes) return print_dtypes(*json);
       const auto compiled = compiled_backends();

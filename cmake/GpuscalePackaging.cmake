@@ -27,6 +27,7 @@ install(PROGRAMS slurm/gpuscale.sbatch slurm/health.sbatch slurm/fleet.sbatch sl
         DESTINATION ${GPUSCALE_SHARE_DIR}/slurm)
 install(DIRECTORY k8s/ DESTINATION ${GPUSCALE_SHARE_DIR}/k8s)
 install(FILES results/schema/result-defs.schema.json results/schema/result-v1.schema.json results/schema/result-v2.schema.json
+              results/schema/result-v2.bundled.schema.json
               health/schema/health-v1.schema.json
         DESTINATION ${GPUSCALE_SHARE_DIR}/schema)
 # Built into the binary as well; installed so a site can read them and pass edited copies

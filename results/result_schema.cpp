@@ -170,4 +170,13 @@ const std::string& result_schema_text(int version) {
   return all[known(version)];
 }
 
+nlohmann::json result_schema_bundled(int version) {
+  const int v = known(version);
+  auto doc = v == kResultSchemaVersion ? with_metric_fields(with_shared_definitions(schema_texts()[v]))
+                                       : with_shared_definitions(schema_texts()[v]);
+  // Its own name: the address of the two-file schema stays theirs.
+  doc["$id"] = fmt::format("https://gpuscale.dev/schema/result-v{}.bundled.schema.json", v);
+  return doc;
+}
+
 }  // namespace gpuscale

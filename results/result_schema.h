@@ -26,4 +26,10 @@ std::string validate_result_row(const nlohmann::json& row, int version, std::siz
 // The schema document of `version` as shipped.
 const std::string& result_schema_text(int version = kResultSchemaVersion);
 
+// The schema gpuscale checks `version`'s documents with, as one document that needs no other: the shared
+// definitions (result-defs.schema.json) copied in and every reference made local, and for the current
+// version the metric types of the row-field table filled in. `gpuscale list --schema` prints it;
+// results/schema/result-v2.bundled.schema.json is that output, for validators outside gpuscale.
+nlohmann::json result_schema_bundled(int version = kResultSchemaVersion);
+
 }  // namespace gpuscale

@@ -61,7 +61,8 @@ def case_install(args):
     for rel in ["bin/gpuscale", "bin/gpuscale-kernels", "share/gpuscale/slurm/gpuscale.sbatch",
                 "share/gpuscale/slurm/gpuscale-job.sh", "share/gpuscale/slurm/health.sbatch",
                 "share/gpuscale/k8s/mpijob.yaml", "share/gpuscale/schema/result-v1.schema.json",
-                "share/gpuscale/schema/result-defs.schema.json",
+                "share/gpuscale/schema/result-defs.schema.json", "share/gpuscale/schema/result-v2.bundled.schema.json",
+                "share/gpuscale/k8s/continuous-validation.yaml",
                 "share/gpuscale/data/peaks/gpus.json", "share/gpuscale/data/health-thresholds/default.json",
                 "share/gpuscale/docs/install.md"]:
         if not os.path.isfile(os.path.join(prefix, rel)):

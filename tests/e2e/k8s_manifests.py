@@ -183,6 +183,15 @@ def check_pvc():
     check("ReadWriteMany" in d.get("spec", {}).get("accessModes", []), "k8s/results-pvc.yaml: must be ReadWriteMany")
 
 
+def continuous_validation_images():
+    """The CronJob's image (k8s/continuous-validation.yaml; k8s_node_check tests the rest of it)."""
+    with open(os.path.join(ARGS.source, "k8s", "continuous-validation.yaml")) as f:
+        crons = [d for d in yaml.safe_load_all(f) if d and d.get("kind") == "CronJob"]
+    check(len(crons) == 1, f"k8s/continuous-validation.yaml: {len(crons)} CronJobs, want 1")
+    pod = crons[0]["spec"]["jobTemplate"]["spec"]["template"] if crons else {}
+    return {c["image"] for c in containers(pod, "k8s/continuous-validation.yaml CronJob")[1]}
+
+
 def check_dockerfile():
     """Two stages: the devel image builds and bundles as the project does, the runtime image runs the
     bundle (no compiler, no build tree)."""
@@ -230,6 +239,8 @@ def check_dockerfile():
     check("ibverbs-providers" in rruns, "Dockerfile: without rdma-core's providers NCCL falls back to sockets (mpijob-rdma)")
     check("/usr/local/bin/gpuscale" in rruns, "Dockerfile: gpuscale is not put on PATH")
     check("/usr/local/bin/mpirun" in rruns, "Dockerfile: the bundle's mpirun is not put on PATH")
+    check(re.search(r"\bcurl\b", rruns) and re.search(r"\bjq\b", rruns),
+          "Dockerfile: the continuous validation's script needs curl and jq in the runtime image")
     check(not any("scripts/build" in l or "install-deps" in l for l in run_lines),
           "Dockerfile: the runtime stage builds or installs build dependencies")
     with open(os.path.join(ARGS.source, "scripts", "install-deps")) as f:
@@ -250,6 +261,7 @@ def main():
     check_rdma("mpijob-rdma.yaml")
     check_mig_binding("mpijob-mig.yaml")
     images |= check_job(flags)
+    images |= continuous_validation_images()
     check(len(images) == 1, f"the manifests use different images: {images}")
     check_pvc()
     check_dockerfile()
