@@ -7,6 +7,7 @@
 #include "import/import_text.h"
 #include "import/nccl_tests_json.h"
 #include "import/nccl_tests_text.h"
+#include "import/nvbandwidth.h"
 
 namespace gpuscale {
 namespace {
@@ -20,6 +21,7 @@ struct Format {
 // In the order auto tries them: JSON and CSV first, whose first characters decide.
 const std::vector<Format>& formats() {
   static const std::vector<Format> all = {
+      {"nvbandwidth-json", looks_like_nvbandwidth_json, [](const ImportText& t, const ImportOptions&) { return read_nvbandwidth_json(t); }},
       {"nccl-tests-json", looks_like_nccl_tests_json, [](const ImportText& t, const ImportOptions&) { return read_nccl_tests_json(t); }},
       {"babelstream-csv", looks_like_babelstream_csv,
        [](const ImportText& t, const ImportOptions& o) { return read_babelstream_csv(t, o.backend); }},
@@ -27,6 +29,7 @@ const std::vector<Format>& formats() {
        [](const ImportText& t, const ImportOptions& o) { return read_babelstream_text(t, o.backend); }},
       {"nccl-tests", looks_like_nccl_tests_text,
        [](const ImportText& t, const ImportOptions& o) { return read_nccl_tests_text(t, o.collective); }},
+      {"nvbandwidth", looks_like_nvbandwidth_text, [](const ImportText& t, const ImportOptions&) { return read_nvbandwidth_text(t); }},
   };
   return all;
 }

@@ -14,7 +14,7 @@ struct ImportOptions {
   std::string backend;          // BabelStream when its output does not say (--backend)
 };
 
-// "nccl-tests", "nccl-tests-json", "babelstream-csv", "babelstream".
+// "nvbandwidth-json", "nccl-tests-json", "babelstream-csv", "babelstream", "nccl-tests", "nvbandwidth".
 const std::vector<std::string>& import_format_names();
 
 // Reads one file in its format (named, or detected); throws gpuscale::Error ("FILE:LINE: problem", exit 2).
