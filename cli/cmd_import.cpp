@@ -1,4 +1,4 @@
-// gpuscale import FILE... -o OUT: peers' output (nccl-tests, BabelStream) as one gpuscale result file
+// gpuscale import FILE... -o OUT: peers' output (nccl-tests, nvbandwidth, BabelStream) as one gpuscale result file
 // (import/). Every input is read and checked before anything is written; the file is written atomically,
 // so a refused input leaves no output behind (exit 2, one line naming the file, the line and the problem).
 #include <chrono>
@@ -45,7 +45,7 @@ int run_import(const std::vector<std::string>& files, const std::string& output,
 }  // namespace
 
 void add_import_command(CLI::App& app, Action& action, int argc, char** argv) {
-  auto* cmd = app.add_subcommand("import", "read peers' output (nccl-tests text and -J JSON, BabelStream CSV and text) into a gpuscale result file");
+  auto* cmd = app.add_subcommand("import", "read peers' output (nccl-tests text and -J JSON, nvbandwidth text and -j JSON, BabelStream CSV and text) into a gpuscale result file");
   auto files = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);

@@ -183,7 +183,7 @@ ImportedInput read_nvbandwidth_text(const ImportText& src) {
       m.row_lines.push_back(i + 1);
       ++m.rows;
     }
-    if (m.rows == 0) src.fail(std::min(i + 1, lines.size()), "a matrix with no rows (truncated)");
+    if (m.rows == 0) src.fail(std::min(i + 1, lines.size()), "a matrix with no rows: the output was cut");
     while (!at_end() && trimmed(lines[i]).empty()) ++i;
     if (at_end()) src.fail(lines.size(), fmt::format("the matrix of line {} has no SUM line: the output was cut", m.line));
     auto w = split_words(lines[i]);

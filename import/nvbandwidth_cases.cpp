@@ -145,7 +145,6 @@ void add_nvbandwidth_rows(ImportedInput& in, const NvbCase& c, const std::vector
         row.line = static_cast<int>(line);
         row.params = {{"testcase", c.key},
                       {"engine", ends_with(c.benchmark, "_sm") || ends_with(c.key, "_sm") ? "sm" : "ce"},
-                      {"size_bytes", nullptr},
                       {"mode", "one-pair"}};
         if (!part.empty()) row.params["matrix"] = part;
         if (!c.direction.empty()) row.params["direction"] = c.direction;

@@ -14,7 +14,8 @@
 //   latency, multicast, bisect testcases       no gpuscale counterpart: left out, with a note.
 // nvbandwidth measures one pair at a time (params.mode "one-pair") and prints the median of its
 // samples (or the mean with -m, which it does not print: said in `missing`), and never its buffer size
-// (-b): params.size_bytes is null with the reason.
+// (-b): params have no size_bytes, and `missing` says why. params.gpu (and .peer) are the matrix's
+// indices: one row per measured cell.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -4,12 +4,14 @@
   fixtures: every fixture under tests/data/import/ imported on its own; the file passes `gpuscale
     validate`, says it was imported and from what, and its rows hold the input's figures, checked against
     an oracle that reads the fixture here (nccl-tests: busbw, algbw and time per size and placement;
-    BabelStream: each kernel's best bandwidth in GB/s from its own unit). `gpuscale report` (text, CSV,
+    BabelStream: each kernel's best bandwidth in GB/s from its own unit; nvbandwidth: each measured cell
+    of each matrix, one row each, on the cell's GPU). `gpuscale report` (text, CSV,
     JSON) reads it; `history add` stores it and `history regressions` reads the store; `plan` refuses it
     in one line (no train-step rows to plan from).
   compare: 4 CPU ranks measure all_reduce (fp32, sum) at the nccl-tests fixture's small sizes; `gpuscale
     compare` between the imported 4-GPU log and that run gives one row per size and placement both hold.
-  damaged: 30 distinct damages of the fixtures (truncated, reordered, wrong numbers, wrong encoding,
+  damaged: 44 distinct damages of the fixtures (nvbandwidth's among them: a cut matrix, a non-number
+    cell, an unknown testcase, a file in UTF-16) (truncated, reordered, wrong numbers, wrong encoding,
     unknown names): each is refused with one line naming the file (and the line, for text), exit 2, and
     no output file. Positions and values are drawn from a seeded generator (GPUSCALE_TEST_SEED replays).
 """
@@ -39,7 +41,12 @@ FIXTURES = {
     "nccl-tests-2.19-all_gather-8.json": [],
     "babelstream-omp.txt": [],
     "babelstream-omp.csv": ["--backend", "cpu"],
+    "nvbandwidth-0.8-a100x8.txt": [],
+    "nvbandwidth-0.8-a100x8.json": [],
 }
+# nvbandwidth's testcases in the fixtures and the copy benchmark each is imported as.
+NVB_NAMES = {"host_to_device_memcpy_ce": "copy.h2d", "host_to_device_bidirectional_memcpy_ce": "copy.h2d",
+             "device_to_device_memcpy_write_ce": "copy.p2p_ce"}
 GS_NAMES = {"all_reduce_perf": "all_reduce", "reduce_scatter_perf": "reduce_scatter", "broadcast_perf": "broadcast",
             "all_gather_perf": "all_gather"}
 DTYPES = {"float": "fp32", "double": "fp64", "half": "fp16", "bfloat16": "bf16"}
@@ -106,6 +113,52 @@ def oracle_babelstream(path):
     return out
 
 
+def oracle_nvbandwidth(path):
+    """(testcase, gpu, peer or None) -> GB/s, every measured cell of every matrix; and the GPU count."""
+    out = {}
+    if path.endswith(".json"):
+        root = json.load(open(path))["nvbandwidth"]
+        for t in root["testcases"]:
+            for r, row in enumerate(t["bandwidth_matrix"]):
+                for c, v in enumerate(row):
+                    if v != "N/A":
+                        out[(t["name"], c if len(t["bandwidth_matrix"]) == 1 else r, None if len(t["bandwidth_matrix"]) == 1 else c)] = float(v)
+        return out, len(root["GPU Device list"])
+    lines = open(path).read().splitlines()
+    n = sum(1 for l in lines if l.startswith("Device "))
+    for i, l in enumerate(lines):
+        if not l.startswith("Running "):
+            continue
+        name = l[len("Running "):-1]
+        rows = []
+        for m in lines[i + 3:]:
+            if not m.strip():
+                break
+            rows.append(m.split()[1:])
+        for r, row in enumerate(rows):
+            for c, v in enumerate(row):
+                if v != "N/A":
+                    out[(name, c if len(rows) == 1 else r, None if len(rows) == 1 else c)] = float(v)
+    return out, n
+
+
+def check_nvbandwidth(name, doc, rows):
+    oracle, n = oracle_nvbandwidth(fixture(name))
+    if len(rows) != len(oracle) or doc["mpi"]["world_size"] != n:
+        fail(f"{name}: {len(rows)} rows for {len(oracle)} measured cells, world {doc['mpi']['world_size']} for {n} GPUs")
+    for r in rows:
+        p = r["params"]
+        key = (p["testcase"], p["gpu"], p.get("peer"))
+        if key not in oracle or r["benchmark"] != NVB_NAMES[p["testcase"]] or "size_bytes" in p:
+            fail(f"{name}: row {r['benchmark']} {p}: no such cell of the input, or the wrong benchmark")
+        if not close(r["aggregate"], oracle.pop(key)) or r["ranks"]["rank"] != [p["gpu"]] or r["status"] != "ok":
+            fail(f"{name}: {p}: aggregate {r['aggregate']} on ranks {r['ranks']['rank']}, not the input's cell")
+        if p["testcase"].startswith("device_to_device") and (p["direction"] != "write" or p["mode"] != "one-pair"):
+            fail(f"{name}: {p}: a write test measured pair by pair")
+    if doc["software"]["driver"] != "550.54.15" or doc["ranks"][0]["host"] != "dgx-a100-07":
+        fail(f"{name}: driver {doc['software']['driver']}, host {doc['ranks'][0]['host']}: not the input's")
+
+
 def rows_of(path):
     doc = e2e_common.read_doc(path)
     return doc, doc["results"]
@@ -158,6 +211,10 @@ def case_fixtures():
             check_nccl(doc, rows, oracle, n, collective)
             if src["command_line"] is not None or "does not print" not in src["command_line_note"]:
                 fail(f"{name}: command line {src['command_line']} / {src['command_line_note']}")
+        elif name.startswith("nvbandwidth"):
+            check_nvbandwidth(name, doc, rows)
+            if src["command_line"] is not None or src["tool_version"] != "v0.8":
+                fail(f"{name}: command line {src['command_line']}, version {src['tool_version']}")
         else:
             oracle = oracle_babelstream(fixture(name))
             names = {"Copy": "stream.copy", "Mul": "stream.scale", "Add": "stream.add", "Triad": "stream.triad", "Dot": "stream.dot"}
@@ -282,6 +339,45 @@ def damages(rng):
     k = rng.randrange(1, len(cl))
     d.append(("babelstream-csv-unknown-kernel", "b.csv", at(cl, k, ",".join(["Scan"] + cl[k].split(",")[1:])), ["--backend", "cpu"], nl(k)))
     d.append(("babelstream-csv-no-backend", "b.csv", bc, [], "--backend"))
+    d += nvbandwidth_damages(rng, at)
+    return d
+
+
+def nvbandwidth_damages(rng, at):
+    nt = open(fixture("nvbandwidth-0.8-a100x8.txt")).read()
+    nj = open(fixture("nvbandwidth-0.8-a100x8.json")).read()
+    N = nt.splitlines(keepends=True)
+    nl = lambda i: f":{i + 1}:"
+    run = next(i for i, l in enumerate(N) if l.startswith("Running device_to_device"))
+    rows = list(range(run + 3, run + 11))  # the 8 rows of the GPU x GPU matrix
+    r = rng.choice(rows)
+    devs = [i for i, l in enumerate(N) if l.startswith("Device ")]
+    w = N[r].split()
+    c = rng.choice([k for k in range(1, 9) if w[k] != "N/A"])
+    cell = lambda v: "%2s" % w[0] + "".join("%10s" % (v if k == c else w[k]) for k in range(1, 9)) + "\n"
+    d = []
+    d.append(("nvb-truncated-matrix", "n.txt", "".join(N[:r]), [], "cut"))
+    d.append(("nvb-matrix-row-deleted", "n.txt", "".join(N[:r] + N[r + 1:]), [], nl(r) if r != rows[-1] else "7x8"))
+    d.append(("nvb-cell-not-number", "n.txt", at(N, r, cell(rng.choice(["27x.1", "--", "1e", "nan"]))), [], nl(r)))
+    d.append(("nvb-cell-edited", "n.txt", at(N, r, cell(f"{float(w[c]) + rng.uniform(5, 50):.2f}")), [], "sum"))
+    d.append(("nvb-unknown-testcase", "n.txt", nt.replace("Running device_to_device_memcpy_write_ce.", "Running device_to_device_warp_ce."), [], "unknown testcase"))
+    d.append(("nvb-devices-swapped", "n.txt", "".join(N[:devs[2]] + [N[devs[3]], N[devs[2]]] + N[devs[3] + 1:]), [], nl(devs[2])))
+    d.append(("nvb-sum-line-of-another", "n.txt", nt.replace("SUM device_to_device_memcpy_write_ce", "SUM host_to_device_memcpy_ce"), [], "summed as"))
+    d.append(("nvb-utf16", "n.txt", nt.encode("utf-16"), [], "n.txt"))
+    j = json.loads(nj)
+    t = j["nvbandwidth"]["testcases"][2]["bandwidth_matrix"]
+    t[rng.randrange(8)][rng.randrange(8)] = rng.choice(["fast", "27,5", ""])
+    d.append(("nvb-json-cell-not-number", "n.json", json.dumps(j), [], "/nvbandwidth/testcases/2/bandwidth_matrix/"))
+    j = json.loads(nj)
+    j["nvbandwidth"]["testcases"][0]["sum"] += rng.uniform(1, 20)
+    d.append(("nvb-json-sum-edited", "n.json", json.dumps(j), [], "sum"))
+    j = json.loads(nj)
+    j["nvbandwidth"]["testcases"][1]["name"] = "host_to_gpu_teleport_ce"
+    d.append(("nvb-json-unknown-testcase", "n.json", json.dumps(j), [], "unknown testcase"))
+    j = json.loads(nj)
+    del j["nvbandwidth"]["testcases"][2]["bandwidth_matrix"][rng.randrange(8)]
+    d.append(("nvb-json-matrix-row-cut", "n.json", json.dumps(j), [], "/nvbandwidth/testcases/2"))
+    d.append(("nvb-json-truncated", "n.json", nj[: rng.randrange(len(nj) // 3, len(nj) - 10)], [], "not valid JSON"))
     return d
 
 
