@@ -200,7 +200,11 @@ def case_fixtures():
         src = doc["imported"]["inputs"][0]
         if src["file"] != fixture(name) or not src["missing"] or src["rows"] != len(rows):
             fail(f"{name}: imported {src}")
-        if name.endswith(".json"):
+        if name.startswith("nvbandwidth"):
+            check_nvbandwidth(name, doc, rows)
+            if src["command_line"] is not None or src["tool_version"] != "v0.8":
+                fail(f"{name}: command line {src['command_line']}, version {src['tool_version']}")
+        elif name.endswith(".json"):
             oracle, n, prog, args = oracle_nccl_json(fixture(name))
             check_nccl(doc, rows, oracle, n, prog)
             if src["command_line"] != args:
@@ -211,10 +215,6 @@ def case_fixtures():
             check_nccl(doc, rows, oracle, n, collective)
             if src["command_line"] is not None or "does not print" not in src["command_line_note"]:
                 fail(f"{name}: command line {src['command_line']} / {src['command_line_note']}")
-        elif name.startswith("nvbandwidth"):
-            check_nvbandwidth(name, doc, rows)
-            if src["command_line"] is not None or src["tool_version"] != "v0.8":
-                fail(f"{name}: command line {src['command_line']}, version {src['tool_version']}")
         else:
             oracle = oracle_babelstream(fixture(name))
             names = {"Copy": "stream.copy", "Mul": "stream.scale", "Add": "stream.add", "Triad": "stream.triad", "Dot": "stream.dot"}
