@@ -111,7 +111,12 @@ void add_nvbandwidth_rows(ImportedInput& in, const NvbCase& c, const std::vector
     const std::string sum_key = part.empty() ? std::string(c.key) : fmt::format("{}_{}", c.key, part);
     if (!x.key.empty() && x.key != sum_key)
       where.fail(x.line, fmt::format("the matrix is summed as {}, expected {} (a block of another testcase, or reordered)", quote_input(x.key), sum_key));
-    // Its cells against its sum: nvbandwidth adds the values it then prints (N/A as 0).
+    // Its shape first (a cut row shows there), then its cells against its sum: nvbandwidth adds the
+    // values it then prints (N/A as 0).
+    const int rows = c.shape == NvbShape::peer ? n : 1;
+    if (c.shape != NvbShape::none && (x.rows != rows || x.columns != n))
+      where.fail(x.line, fmt::format("{}: a {}x{} matrix, expected {}x{} for {} {} (a cut or edited matrix)", sum_key, x.rows, x.columns, rows, n, n,
+                                     multinode && starts_with(c.key, "multinode_") ? "processes" : "GPUs"));
     double sum = 0, slack = 1e-9;
     for (const auto& v : x.cells) {
       sum += v.value_or(0.0);
@@ -121,10 +126,6 @@ void add_nvbandwidth_rows(ImportedInput& in, const NvbCase& c, const std::vector
     if (x.sum && std::fabs(sum - *x.sum) > slack)
       where.fail(x.line, fmt::format("{}: the cells add up to {:.2f}, the tool's sum is {:.2f} (a cell or the sum was edited, or a row cut)", sum_key, sum, *x.sum));
     if (c.shape == NvbShape::none) continue;
-    const int rows = c.shape == NvbShape::peer ? n : 1;
-    if (x.rows != rows || x.columns != n)
-      where.fail(x.line, fmt::format("{}: a {}x{} matrix, expected {}x{} for {} {} (a cut or edited matrix)", sum_key, x.rows, x.columns, rows, n, n,
-                                     multinode && starts_with(c.key, "multinode_") ? "processes" : "GPUs"));
     int zeros = 0;
     for (int r = 0; r < x.rows; ++r)
       for (int col = 0; col < x.columns; ++col) {
