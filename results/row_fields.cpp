@@ -227,7 +227,7 @@ constexpr std::array kFields = {
              .meaning = "imported BabelStream: the mean time of the rank's counted repetitions", .non_negative = true},
     RowField{.name = "cpu_time_us", .place = P::row_metric, .unit = "us",
              .meaning = "imported nccl-tests -C: its cputime column, the host's time per operation", .non_negative = true},
-    RowField{.name = "import_input", .place = P::row_metric, .type = T::integer,
+    RowField{.name = "import_input", .place = P::row_metric,
              .meaning = "imported files: index into imported.inputs of the file the row came from", .non_negative = true},
     RowField{.name = "time_us", .place = P::rank_metric, .unit = "us",
              .meaning = "collectives: the rank's own time of one operation", .non_negative = true},
