@@ -145,6 +145,38 @@ TEST(Nvbandwidth, JsonStacksABidirectionalTestcasesThreeMatrices) {
   EXPECT_THROW(read_nvbandwidth_json(ImportText("n.json", bad.dump())), Error);
 }
 
+TEST(Nvbandwidth, UnderMpiTheMatrixIndicesAreProcessesOnTheirHosts) {
+  // Multinode nvbandwidth (output.cpp printGPUsMultinode): one "Process" line per rank; here with
+  // --perfFormatter's "&&&& PERF" sum line and the 0.00 diagonal older versions print.
+  std::mt19937_64 rng(test_seed() + 3);
+  const int per = std::uniform_int_distribution<int>(1, 4)(rng), n = 2 * per;
+  Matrix m = random_matrix(rng, n, n, true, 20, 400);
+  for (int i = 0; i < n; ++i) m[i][i] = 0.0;
+  std::string text = "nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\nMPI version: Open MPI v4.1.5\n"
+                     "CUDA Runtime Version: 12080\nCUDA Driver Version: 12080\nDriver Version: 570.124.06\n\n";
+  for (int p = 0; p < n; ++p)
+    text += fmt::format("Process {} (node-{}): device {}: NVIDIA GH200 480GB (00000009:01:00)\n", p, p / per, p % per);
+  text += "\nRunning multinode_device_to_device_memcpy_read_ce.\n";
+  std::string block = text_matrix("multinode_device_to_device_memcpy_read_ce", "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)", m);
+  block.replace(block.find("SUM "), 4, "&&&& PERF ");
+  block.replace(block.rfind("\n\n"), 2, " +GB/s\n\n");
+  const auto in = read_nvbandwidth_text(ImportText("mn.txt", text + block));
+  ASSERT_EQ(in.ranks.size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(in.ranks[static_cast<std::size_t>(n - 1)].host, fmt::format("node-{}", 1));
+  EXPECT_EQ(in.ranks[static_cast<std::size_t>(n - 1)].device, per - 1);
+  ASSERT_EQ(in.rows.size(), static_cast<std::size_t>(n * (n - 1)));
+  for (const auto& row : in.rows) {
+    const int r = row.params["gpu"].get<int>(), c = row.params["peer"].get<int>();
+    EXPECT_EQ(row.ranks, std::vector<int>{r});
+    EXPECT_DOUBLE_EQ(*row.aggregate, *m[r][c]);
+    EXPECT_EQ(row.benchmark, "copy.p2p_ce");
+  }
+  // A GPU with itself at a non-zero figure is no nvbandwidth matrix.
+  Matrix bad = m;
+  bad[1][1] = 12.5;
+  EXPECT_THROW(read_nvbandwidth_text(ImportText("mn.txt", text + text_matrix("multinode_device_to_device_memcpy_read_ce", "d", bad))), Error);
+}
+
 TEST(Nvbandwidth, DamageIsRefusedWithItsLine) {
   std::mt19937_64 rng(test_seed() + 2);
   const int n = std::uniform_int_distribution<int>(3, 8)(rng);
