@@ -21,6 +21,7 @@ void add_reference_command(CLI::App& app, Action& action);  // cli/cmd_reference
 void add_health_command(CLI::App& app, Action& action);  // cli/cmd_health.cpp
 void add_history_command(CLI::App& app, Action& action);  // cli/cmd_history.cpp
 void add_plan_command(CLI::App& app, Action& action);     // cli/cmd_plan.cpp
+void add_import_command(CLI::App& app, Action& action, int argc, char** argv);  // cli/cmd_import.cpp
 // gpuscale run --store (cli/cmd_run_store.cpp): the URL from the flag or GPUSCALE_STORE ("" for none), refused when malformed;
 // then the finished run's file added to it. Returns the run's `code`, or kExitStoreFailed (7) when a
 // run that finished (0 or 1) could not be stored; partial runs (4, 5, 6) are not stored.

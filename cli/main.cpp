@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   add_health_command(app, action);
   add_history_command(app, action);
   add_plan_command(app, action);
+  add_import_command(app, action, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -96,6 +96,18 @@ SemanticReport ResultChecker::finish(const json& header) {
                        theirs.size() == 1 ? "" : "s", mine.size()));
   }
 
+  // What only a file gpuscale import made may leave unknown (the schema allows null for it): a run
+  // gpuscale made, or merged, knows its GPUs' memory and its seed, and names no "import" cluster source.
+  if (!header.contains("imported") && !merged) {
+    for (std::size_t i = 0; ranks.is_array() && i < ranks.size(); ++i)
+      for (const char* k : {"memory_bytes", "free_memory_bytes"})
+        if (member(ranks[i], "device").contains(k) && member(member(ranks[i], "device"), k).is_null())
+          file(fmt::format("/ranks/{}/device/{}: null, which only an imported file may leave", i, k));
+    if (member(header, "plan").contains("seed") && member(member(header, "plan"), "seed").is_null())
+      file("/plan/seed: null, which only an imported file may leave");
+    if (member(member(header, "cluster"), "source") == json("import")) file("/cluster/source: \"import\" in a file gpuscale import did not make");
+  }
+
   // Rows against the header: hosts named, ranks inside the world and where the header places them.
   if (!merged)
     for (const auto& [id, p] : placements_) {

@@ -48,7 +48,8 @@ std::string env_section(const FileReport& f) {
     out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        r["rank"].get<int>(), h(r["host"].get<std::string>()), r["local_rank"].get<int>(),
                        h(dev["name"].get<std::string>()), dev["index"].get<int>(),
-                       format_size(dev["memory_bytes"].get<std::uint64_t>()), h(device_detail(&r, "uuid")),
+                       dev["memory_bytes"].is_null() ? std::string("-") : format_size(dev["memory_bytes"].get<std::uint64_t>()),
+                       h(device_detail(&r, "uuid")),
                        h(device_detail(&r, "pci_bus_id")));
   }
   out += "</table></details>\n<details><summary>environment variables</summary>\n<table>\n";

@@ -13,7 +13,7 @@ FLOORS = [
     ["cli", "tools"],
     ["harness"],
     ["backends", "history", "planning"],
-    ["training", "analysis", "health"],
+    ["training", "analysis", "health", "import"],
     ["collectives", "peaks"],
     ["kernels", "results", "world"],
     ["text"],

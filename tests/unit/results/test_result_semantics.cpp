@@ -206,6 +206,33 @@ TEST(ResultSemantics, TheHeaderListingARankTwice) {
   expect_named(doc, "/ranks/1: rank 0 is listed twice");
 }
 
+TEST(ResultSemantics, NullsOnlyAnImportedFileMayLeave) {
+  // The schema lets memory, free memory and the seed be null for files gpuscale import made; a run
+  // gpuscale made has them, and names no "import" cluster source.
+  json doc = base();
+  doc["ranks"][1]["device"]["memory_bytes"] = nullptr;
+  expect_named(doc, "/ranks/1/device/memory_bytes: null");
+  doc = base();
+  doc["ranks"][0]["device"]["free_memory_bytes"] = nullptr;
+  expect_named(doc, "/ranks/0/device/free_memory_bytes: null");
+  doc = base();
+  doc["plan"]["seed"] = nullptr;
+  expect_named(doc, "/plan/seed: null");
+  doc = base();
+  doc["cluster"]["source"] = "import";
+  expect_named(doc, "/cluster/source");
+  // The same nulls in an imported file are no contradiction.
+  doc = base();
+  doc["ranks"][1]["device"]["memory_bytes"] = nullptr;
+  doc["plan"]["seed"] = nullptr;
+  doc["cluster"]["source"] = "import";
+  doc["imported"] = {{"inputs",
+                      {{{"file", "n.txt"}, {"format", "nvbandwidth"}, {"tool", "nvbandwidth"}, {"tool_version", "v0.8"},
+                        {"command_line", nullptr}, {"command_line_note", "not printed"}, {"started", nullptr}, {"rows", 1},
+                        {"missing", json::array()}, {"notes", json::array()}}}}};
+  EXPECT_EQ(all_of(check(doc)), "");
+}
+
 TEST(ResultSemantics, AWorldSizeThatDisagreesWithTheRanks) {
   json doc = base();
   doc["mpi"]["world_size"] = 3;
