@@ -1,0 +1,53 @@
+#include "harness/benchmarks/iter_timing.h"
+
+#include <vector>
+
+#include "core/fault.h"
+#include "core/iter_stats.h"
+
+namespace gpuscale {
+namespace {
+
+nlohmann::json micros(const std::vector<double>& seconds, std::size_t from, std::size_t n) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = from; i < from + n; ++i) out.push_back(seconds[i] * 1e6);
+  return out;
+}
+
+}  // namespace
+
+void measure_iterations(CollectiveRunner& runner, const Group& group, const WorkPlace& place, int iters, int skip,
+                        nlohmann::json& row_metrics) {
+  if (iters <= 0) return;
+  std::vector<double> mine;
+  {
+    const FaultScope planted(place);  // a planted fault acts in this pass as in the timed repetitions
+    mine = runner.time_each(iters);
+  }
+  for (double& t : mine) t = stretch_timed(t);  // slow-host-reported: the figure stretched, nothing slept
+  const auto slowest = group.max_each(mine);
+  const auto skipped = static_cast<std::size_t>(skip);
+  const auto st = iter_stats(slowest.value, skipped);
+  if (!st) return;
+  row_metrics["iter_skipped"] = skip;
+  row_metrics["iter_p50_us"] = st->p50 * 1e6;
+  row_metrics["iter_p99_us"] = st->p99 * 1e6;
+  row_metrics["iter_max_us"] = st->max * 1e6;
+  row_metrics["iter_cv_pct"] = st->cv_pct;
+  row_metrics["iter_spikes"] = st->spikes;
+  row_metrics["iter_times_us"] = micros(slowest.value, 0, slowest.value.size());
+  if (group.size() > 1) {  // at one rank there is no one to be slower than
+    if (const auto who = iter_straggler(slowest.world_rank, skipped)) {
+      row_metrics["iter_straggler_rank"] = who->rank;
+      row_metrics["iter_straggler_share"] = who->share;
+    }
+  }
+  if (group.size() > 1 && group.size() <= kIterDetailRanks) {
+    const auto all = group.allgather(mine);  // member after member, in group rank order
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (int r = 0; r < group.size(); ++r) per_rank.push_back(micros(all, static_cast<std::size_t>(r) * mine.size(), mine.size()));
+    row_metrics["iter_rank_times_us"] = std::move(per_rank);
+  }
+}
+
+}  // namespace gpuscale
