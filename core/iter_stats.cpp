@@ -46,24 +46,4 @@ std::optional<IterStraggler> iter_straggler(const std::vector<int>& slowest_rank
   return out;
 }
 
-SlowestPerIteration slowest_per_iteration(const std::vector<double>& times, const std::vector<int>& ranks,
-                                          std::size_t iters) {
-  SlowestPerIteration out;
-  if (iters == 0 || ranks.empty() || times.size() != ranks.size() * iters) return out;
-  out.time.assign(iters, 0);
-  out.rank.assign(iters, 0);
-  for (std::size_t i = 0; i < iters; ++i) {
-    bool first = true;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      const double t = times[r * iters + i];
-      if (first || t > out.time[i] || (t == out.time[i] && ranks[r] < out.rank[i])) {
-        out.time[i] = t;
-        out.rank[i] = ranks[r];
-        first = false;
-      }
-    }
-  }
-  return out;
-}
-
 }  // namespace gpuscale

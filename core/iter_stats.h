@@ -37,13 +37,4 @@ struct IterStraggler {
 };
 std::optional<IterStraggler> iter_straggler(const std::vector<int>& slowest_rank, std::size_t skip);
 
-// Each iteration's largest time and the rank that had it (ties to the lower rank: MPI_MAXLOC's rule),
-// from `times` holding each rank's `iters` times one rank after another, ranks numbered by `ranks`.
-struct SlowestPerIteration {
-  std::vector<double> time;
-  std::vector<int> rank;
-};
-SlowestPerIteration slowest_per_iteration(const std::vector<double>& times, const std::vector<int>& ranks,
-                                          std::size_t iters);
-
 }  // namespace gpuscale
