@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -78,7 +79,7 @@ ojson nccl_version_code(const std::vector<NcclTable>& tables) {
 }
 
 // nccl-tests' config object, the devices inside it (writeDeviceReport), one per rank of the rows.
-ojson config(const nlohmann::json& doc, const std::vector<NcclTable>& tables, const ResultRow& first) {
+ojson config(const nlohmann::json& doc, const std::vector<NcclTable>& tables, const ResultRow* first) {
   std::vector<std::uint64_t> sizes;
   for (const auto& t : tables)
     for (const auto& l : t.lines)
@@ -98,16 +99,18 @@ ojson config(const nlohmann::json& doc, const std::vector<NcclTable>& tables, co
   else
     c["step_factor"] = option("step_factor");
   c["warmup_iters"] = option("warmup");
-  c["iterations"] = first.metrics.value("iters", 0);
+  const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& m = first ? first->metrics : none;
+  c["iterations"] = m.contains("iters") ? ojson::parse(m["iters"].dump()) : ojson(nullptr);
   c["aggregated_iterations"] = 1;
   c["validation"] = 1;
   c["graph"] = 0;
   c["blocking_collectives"] = true;  // the -I pass waits for each operation (nccl-tests' -z 3)
-  c["per_iter_timing"] = first.metrics.contains("iter_times_us");
-  c["per_iter_skip"] = first.metrics.value("iter_skipped", 0);
+  c["per_iter_timing"] = m.contains("iter_times_us");
+  c["per_iter_skip"] = m.value("iter_skipped", 0);
   c["parallel_init"] = false;
   ojson devices = ojson::array();
-  for (const auto& v : first.ranks) {
+  for (const auto& v : first ? first->ranks : std::vector<RankValue>{}) {
     const nlohmann::json* id = rank_identity(doc, v.rank, v.host);
     const bool known = id && id->contains("device") && (*id)["device"].is_object();
     devices.push_back({{"rank", v.rank},
@@ -122,14 +125,19 @@ ojson config(const nlohmann::json& doc, const std::vector<NcclTable>& tables, co
   return c;
 }
 
-std::string nccl_tests_json(const LoadedResult& run) {
-  auto tables = nccl_tables(run.rows);
+// One run's document; a run without collective rows (or no run) has an empty results list, as an
+// nccl-tests run that measured nothing.
+std::string nccl_tests_json(const LoadedResult* run) {
+  auto tables = run ? nccl_tables(run->rows) : std::vector<NcclTable>{};
   int largest = 0;
   for (const auto& t : tables) largest = std::max(largest, t.gpu_count);
-  std::erase_if(tables, [&](const NcclTable& t) { return t.gpu_count != largest; });
-  if (tables.empty()) throw Error(fmt::format("{}: no collective rows to write in nccl-tests' JSON", run.path));
-  const NcclLine& l0 = tables.front().lines.front();
-  const ResultRow& first = l0.out_of_place ? *l0.out_of_place : *l0.in_place;
+  std::erase_if(tables, [&](const NcclTable& t) { return t.gpu_count != largest || t.lines.empty(); });
+  const ResultRow* first = nullptr;
+  if (!tables.empty()) {
+    const NcclLine& l0 = tables.front().lines.front();
+    first = l0.out_of_place ? l0.out_of_place : l0.in_place;
+  }
+  const nlohmann::json& meta = run ? run->doc : nlohmann::json::object();
   ojson results = ojson::array();
   double wrong = 0;
   for (const auto& t : tables)
@@ -152,18 +160,19 @@ std::string nccl_tests_json(const LoadedResult& run) {
       line["experiment_name"] = t.nccl_tests;
       results.push_back(std::move(line));
     }
-  const auto avg = nccl_average(tables.front());
+  std::optional<double> avg;  // nccl-tests' "Avg bus bandwidth": over the first collective's table
+  if (!tables.empty()) avg = nccl_average(tables.front()).busbw;
   ojson doc = {{"version", 3},
-               {"start_time", nccl_time(run.doc, "created_utc")},
-               {"args", ojson::parse(run.doc.value("command_line", nlohmann::json::array()).dump())},
+               {"start_time", nccl_time(meta, "created_utc")},
+               {"args", ojson::parse(meta.value("command_line", nlohmann::json::array()).dump())},
                {"env", ojson::array()},
                {"nccl_version", nccl_version_code(tables)},
-               {"config", config(run.doc, tables, first)},
+               {"config", config(meta, tables, first)},
                {"results", std::move(results)},
                {"out_of_bounds", {{"count", wrong}, {"okay", wrong == 0}}},
-               {"average_bus_bandwidth", {{"bandwidth", avg.busbw ? ojson(*avg.busbw) : ojson(nullptr)}, {"okay", "unchecked"}}},
+               {"average_bus_bandwidth", {{"bandwidth", avg ? ojson(*avg) : ojson(nullptr)}, {"okay", "unchecked"}}},
                {"errors", ojson::array()},
-               {"end_time", nccl_time(run.doc, "finished_utc")}};
+               {"end_time", nccl_time(meta, "finished_utc")}};
   return doc.dump(2) + "\n";
 }
 
@@ -176,10 +185,10 @@ class NcclTestsJsonReporter final : public Reporter {
   }
   bool may_write_stdout() const override { return true; }
   std::string render(const std::vector<FileReport>& files, const ReportExtras&) const override {
-    if (files.size() != 1)
+    if (files.size() > 1)
       throw Error(fmt::format("--nccl-tests-json writes one run, as nccl-tests does: give one result file, not {}",
                               files.size()));
-    return nccl_tests_json(files.front().run);
+    return nccl_tests_json(files.empty() ? nullptr : &files.front().run);
   }
 };
 
