@@ -71,7 +71,8 @@ def case_iter_straggler():
         at = next((k for k, l in enumerate(lines) if l.startswith("per-iteration stragglers")), None)
         if at is None:
             fail(f"launch {i}: the run summary has no per-iteration stragglers:\n{stdout[-2000:]}")
-        first = lines[at + 2].split()  # heading, the table's header, its first line
+        # The heading (wrapped to the terminal's width), the table's header, then its first line.
+        first = next((l.split() for l in lines[at + 1:] if l.split() and l.split()[0].isdigit()), [])
         if first[:2] != [str(planted), HOSTS[planted]]:
             fail(f"launch {i}: the summary names {first[:2]}, planted rank {planted} on {HOSTS[planted]}:\n"
                  + "\n".join(lines[at:at + 6]))
