@@ -35,6 +35,14 @@ std::vector<IterationStraggler> find_iteration_stragglers(const std::vector<Resu
   return out;
 }
 
+nlohmann::json iteration_stragglers_json(const std::vector<IterationStraggler>& list) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : list)
+    out.push_back({{"rank", s.rank}, {"host", s.host}, {"rows", s.rows}, {"of_rows", s.of_rows},
+                   {"median_share", s.median_share}});
+  return out;
+}
+
 std::string format_iteration_stragglers(const std::vector<IterationStraggler>& list, const TextStyle& style,
                                         std::size_t shown) {
   if (list.empty()) return "";

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "results/result_file.h"
 #include "text/text_table.h"
 
@@ -23,6 +25,10 @@ struct IterationStraggler {
 // Ok collective rows of 2 or more ranks with an iter_straggler_rank, ranks most often named first (ties:
 // the lower rank).
 std::vector<IterationStraggler> find_iteration_stragglers(const std::vector<ResultRow>& rows);
+
+// The result file's analysis.iteration_stragglers (analysis/run_analysis.h): one object per rank, in the
+// list's order: rank, host, rows, of_rows, median_share.
+nlohmann::json iteration_stragglers_json(const std::vector<IterationStraggler>& list);
 
 // The run summary's section: a heading with the rows counted, then the first `shown` ranks, one line
 // each (rank, host, rows naming it, median share), within style.width; "" when no row has a pass.

@@ -175,7 +175,10 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     }
     timed.reset();
     nlohmann::json per_iteration = nlohmann::json::object();  // the -I pass, after the timed repetitions
-    if (ctx.opts.iter_timing) measure_iterations(*runner, ctx.group, place, m.iters, ctx.opts.skip_iters, per_iteration);
+    if (ctx.opts.iter_timing) {
+      const int job_ranks = ctx.hosts ? static_cast<int>(ctx.hosts->size()) : n;
+      measure_iterations(*runner, ctx.group, place, m.iters, ctx.opts.skip_iters, job_ranks, per_iteration);
+    }
     const double wrong_mine = static_cast<double>(runner->check());
     const auto wrong_all = ctx.group.allgather(wrong_mine);
     const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);

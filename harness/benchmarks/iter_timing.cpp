@@ -17,7 +17,7 @@ nlohmann::json micros(const std::vector<double>& seconds, std::size_t from, std:
 }  // namespace
 
 void measure_iterations(CollectiveRunner& runner, const Group& group, const WorkPlace& place, int iters, int skip,
-                        nlohmann::json& row_metrics) {
+                        int job_ranks, nlohmann::json& row_metrics) {
   if (iters <= 0) return;
   std::vector<double> mine;
   {
@@ -42,7 +42,7 @@ void measure_iterations(CollectiveRunner& runner, const Group& group, const Work
       row_metrics["iter_straggler_share"] = who->share;
     }
   }
-  if (group.size() > 1 && group.size() <= kIterDetailRanks) {
+  if (iter_rank_series_kept(group.size(), job_ranks)) {
     const auto all = group.allgather(mine);  // member after member, in group rank order
     nlohmann::json per_rank = nlohmann::json::array();
     for (int r = 0; r < group.size(); ++r) per_rank.push_back(micros(all, static_cast<std::size_t>(r) * mine.size(), mine.size()));
