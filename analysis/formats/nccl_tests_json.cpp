@@ -8,7 +8,9 @@
 // allow-listed variables, not the process environment); `results` may hold several collectives, each
 // line naming its own in experiment_name.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +34,12 @@ ojson figure(const ResultRow& r, const RowField& f) {
   return v ? ojson(*v) : ojson(nullptr);
 }
 
+// A count (nccl-tests writes its wrong values as an integer); null when the row has none.
+ojson count_figure(const ResultRow& r, const RowField& f) {
+  const auto v = number_field(r, f);
+  return v ? ojson(static_cast<std::int64_t>(std::llround(*v))) : ojson(nullptr);
+}
+
 // "2026-12-07T22:54:39Z" as nccl-tests' start_time writes its time: "2026-12-07 22:54:39".
 ojson nccl_time(const nlohmann::json& doc, const char* key) {
   if (!doc.contains(key) || !doc[key].is_string()) return nullptr;
@@ -45,7 +53,7 @@ ojson nccl_time(const nlohmann::json& doc, const char* key) {
 ojson body(const ResultRow* r) {
   if (!r) return nullptr;
   return {{"time", figure(*r, fields::time_us)}, {"alg_bw", figure(*r, fields::algbw)},
-          {"bus_bw", figure(*r, fields::busbw)}, {"nwrong", figure(*r, fields::wrong)}};
+          {"bus_bw", figure(*r, fields::busbw)}, {"nwrong", count_figure(*r, fields::wrong)}};
 }
 
 // nccl-tests' writePerIterReport, from the row's -I pass; nullptr for a row without one.
@@ -169,7 +177,7 @@ std::string nccl_tests_json(const LoadedResult* run) {
                {"nccl_version", nccl_version_code(tables)},
                {"config", config(meta, tables, first)},
                {"results", std::move(results)},
-               {"out_of_bounds", {{"count", wrong}, {"okay", wrong == 0}}},
+               {"out_of_bounds", {{"count", static_cast<std::int64_t>(std::llround(wrong))}, {"okay", wrong == 0}}},
                {"average_bus_bandwidth", {{"bandwidth", avg ? ojson(*avg) : ojson(nullptr)}, {"okay", "unchecked"}}},
                {"errors", ojson::array()},
                {"end_time", nccl_time(meta, "finished_utc")}};

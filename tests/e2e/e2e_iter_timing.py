@@ -155,6 +155,8 @@ def case_nccl_tests_json():
     doc, _, path = launch("export_run.json", planted)
     j = export(path, e2e_common.work("export.nccl.json", fresh=True))
     keys(j, TOP, "top level")
+    if type(j["out_of_bounds"]["count"]) is not int:
+        fail(f"out_of_bounds.count: {j['out_of_bounds']['count']!r} is not an integer")
     if j["version"] != 3 or j["env"] != [] or j["errors"] != [] or j["args"] != doc["command_line"]:
         fail(f"top level: version {j['version']}, env {j['env']}, errors {j['errors']}, args {j['args']}")
     keys(j["config"], CONFIG, "config")
@@ -177,6 +179,8 @@ def case_nccl_tests_json():
                  f"experiment {line['experiment_name']}")
         for placement in ("out_of_place", "in_place"):
             keys(line[placement], BODY, f"{what}.{placement}")
+            if type(line[placement]["nwrong"]) is not int:  # nccl-tests writes a count
+                fail(f"{what}.{placement}.nwrong: {line[placement]['nwrong']!r} is not an integer")
             check_per_iter(line[placement + "_per_iter"], f"{what}.{placement}_per_iter", planted)
     print(f"ok: {len(j['results'])} lines in nccl-tests' layout, the planted process {planted} slowest in each")
     # Refusals: one line each, exit 2, nothing written.
