@@ -38,13 +38,14 @@ struct IterStraggler {
 std::optional<IterStraggler> iter_straggler(const std::vector<int>& slowest_rank, std::size_t skip);
 
 // Each rank's own series (nccl-tests' per_process_max_times_us) travels, by an allgather inside the group
-// and then in the group's row to rank 0, only where the whole job has kIterRankSeriesJobRanks ranks or
-// fewer: every group's first rank sends its row, so at k ranks per group rank 0 would take k series per
-// group, N series in all, at every GPU count. Beyond it only the slowest-rank series travels (one per
-// group, docs/scale.md). Never at one rank (no one to compare with).
+// and then in the row to rank 0 and the file, only at the whole job's GPU count (the row the nccl-tests
+// export takes) and only where the job has kIterRankSeriesJobRanks ranks or fewer: every group's first
+// rank sends its row, so kept at every count rank 0 would take N series per row, and the file N x -n
+// figures per row. Beyond it only the slowest-rank series travels (one per group, docs/scale.md).
+// Never at one rank (no one to compare with).
 inline constexpr int kIterRankSeriesJobRanks = 64;
 inline bool iter_rank_series_kept(int group_ranks, int job_ranks) {
-  return group_ranks > 1 && job_ranks <= kIterRankSeriesJobRanks;
+  return group_ranks > 1 && group_ranks == job_ranks && job_ranks <= kIterRankSeriesJobRanks;
 }
 
 }  // namespace gpuscale

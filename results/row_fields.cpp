@@ -168,8 +168,8 @@ constexpr std::array kFields = {
              .meaning = "collectives: every iteration of the pass, skipped ones included, its slowest rank's time "
                         "(nccl-tests' times_us)"},
     RowField{.name = "iter_rank_times_us", .place = P::row_metric, .type = T::array, .unit = "us",
-             .meaning = "collectives in a job of 64 ranks or fewer: each rank's own times of the pass, in the row's "
-                        "rank order (nccl-tests' per_process_max_times_us)"},
+             .meaning = "collectives, the whole job's rows of a job of 64 ranks or fewer: each rank's own times of the "
+                        "pass, in the row's rank order (nccl-tests' per_process_max_times_us)"},
     RowField{.name = "step_time_us", .place = P::row_metric, .unit = "us", .meaning = "dp-step, train-step: time of one step",
              .non_negative = true, .history = "step_time_us"},
     RowField{.name = "exposed_comm_us", .place = P::row_metric, .unit = "us",

@@ -1,5 +1,6 @@
 #include "harness/benchmarks/iter_timing.h"
 
+#include <cmath>
 #include <vector>
 
 #include "core/fault.h"
@@ -8,9 +9,13 @@
 namespace gpuscale {
 namespace {
 
-nlohmann::json micros(const std::vector<double>& seconds, std::size_t from, std::size_t n) {
-  nlohmann::json out = nlohmann::json::array();
-  for (std::size_t i = from; i < from + n; ++i) out.push_back(seconds[i] * 1e6);
+// Microseconds to the nanosecond (the clocks' own resolution: further digits are a double's noise, and
+// 18 characters a figure in the file instead of 7).
+double micros(double seconds) { return std::round(seconds * 1e9) / 1e3; }
+
+std::vector<double> micros(const std::vector<double>& seconds, std::size_t from, std::size_t n) {
+  std::vector<double> out;
+  for (std::size_t i = from; i < from + n; ++i) out.push_back(micros(seconds[i]));
   return out;
 }
 
@@ -27,15 +32,16 @@ void measure_iterations(CollectiveRunner& runner, const Group& group, const Work
   for (double& t : mine) t = stretch_timed(t);  // slow-host-reported: the figure stretched, nothing slept
   const auto slowest = group.max_each(mine);
   const auto skipped = static_cast<std::size_t>(skip);
-  const auto st = iter_stats(slowest.value, skipped);
+  const auto series = micros(slowest.value, 0, slowest.value.size());  // the figures below are this series'
+  const auto st = iter_stats(series, skipped);
   if (!st) return;
   row_metrics["iter_skipped"] = skip;
-  row_metrics["iter_p50_us"] = st->p50 * 1e6;
-  row_metrics["iter_p99_us"] = st->p99 * 1e6;
-  row_metrics["iter_max_us"] = st->max * 1e6;
+  row_metrics["iter_p50_us"] = st->p50;
+  row_metrics["iter_p99_us"] = st->p99;
+  row_metrics["iter_max_us"] = st->max;
   row_metrics["iter_cv_pct"] = st->cv_pct;
   row_metrics["iter_spikes"] = st->spikes;
-  row_metrics["iter_times_us"] = micros(slowest.value, 0, slowest.value.size());
+  row_metrics["iter_times_us"] = series;
   if (group.size() > 1) {  // at one rank there is no one to be slower than
     if (const auto who = iter_straggler(slowest.world_rank, skipped)) {
       row_metrics["iter_straggler_rank"] = who->rank;

@@ -116,12 +116,13 @@ TEST(IterStraggler, PlantedRankWinsOverRandomNoise) {
   }
 }
 
-// Each rank's own series travels only in a job of 64 ranks or fewer, whatever the group's size, and
-// never at one rank: at 10,000 ranks rank 0 takes one series per group, not one per rank.
+// Each rank's own series travels only at the whole job's count of a job of 64 ranks or fewer, never at
+// one rank: at 10,000 ranks rank 0 takes one series per group, not one per rank.
 TEST(IterStats, RankSeriesKeptOnlyInSmallJobs) {
   EXPECT_FALSE(iter_rank_series_kept(1, 1));
   EXPECT_FALSE(iter_rank_series_kept(1, 64));
-  EXPECT_TRUE(iter_rank_series_kept(2, 4));
+  EXPECT_TRUE(iter_rank_series_kept(4, 4));
+  EXPECT_FALSE(iter_rank_series_kept(2, 4));  // a smaller count of a small job
   EXPECT_TRUE(iter_rank_series_kept(64, 64));
   EXPECT_FALSE(iter_rank_series_kept(2, 65));
   EXPECT_FALSE(iter_rank_series_kept(64, 10000));
