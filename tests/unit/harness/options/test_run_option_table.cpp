@@ -53,6 +53,8 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"iters", [&] { return n(1, 100); }},
       {"warmup", [&] { return n(1, 100); }},
       {"reps", [&] { return n(1, 100); }},
+      {"iter_timing", [] { return "0"; }},
+      {"skip_iters", [&] { return n(1, 10); }},
       {"ops", [] { return "max,sum"; }},
       {"placements", [&] { return n(0, 1) == "0" ? "in" : "in-place,out-of-place"; }},
       {"skews", [&] { return "uniform,zipf:" + n(1, 9) + ".25"; }},
