@@ -12,6 +12,7 @@ const Reporter& html_format();
 const Reporter& markdown_format();
 const Reporter& csv_format();
 const Reporter& openmetrics_format();
+const Reporter& nccl_tests_json_format();
 
 const std::vector<const Reporter*>& report_formats() {
   static const std::vector<const Reporter*> formats{
@@ -19,6 +20,7 @@ const std::vector<const Reporter*>& report_formats() {
       &markdown_format(),
       &csv_format(),
       &openmetrics_format(),
+      &nccl_tests_json_format(),
   };
   return formats;
 }

@@ -6,6 +6,7 @@
 #include "analysis/burn_capacity.h"
 #include "analysis/burn_drift.h"
 #include "analysis/fleet_outliers.h"
+#include "analysis/iteration_stragglers.h"
 
 namespace gpuscale {
 namespace {
@@ -42,6 +43,8 @@ json run_analysis(const json& doc, const std::vector<ResultRow>& rows, const Ana
   json analysis = straggler_analysis(doc, rows, rules.straggler_threshold);
   analysis.update(fleet_outliers(rows, ranks, rules.outlier));
   add_burn_in(analysis, rows, ranks, rules.burn_fraction());
+  // The collectives' per-iteration stragglers (issue 45), only when a row's -I pass named one.
+  if (auto it = find_iteration_stragglers(rows); !it.empty()) analysis["iteration_stragglers"] = iteration_stragglers_json(it);
   return analysis;
 }
 

@@ -8,6 +8,8 @@
 //   - a burn-in's drift (analysis/burn_drift.h: burn, sdc, capacity), its sustained outliers appended to
 //     the outliers, and the hosts of those and of its silent data corruption added to outlier_hosts, as a
 //     slow GPU of a fleet run names its host. No burn-in: none of these three keys.
+//   - the collectives' per-iteration stragglers (analysis/iteration_stragglers.h: iteration_stragglers),
+//     only when a row's per-iteration pass named one.
 // Pure: the document's rank identities and the rows in, the object out.
 #include <vector>
 

@@ -8,6 +8,7 @@
 #include "analysis/burn_drift.h"
 #include "analysis/fleet_outliers.h"
 #include "analysis/health_text.h"
+#include "analysis/iteration_stragglers.h"
 #include "analysis/row_text.h"
 #include "analysis/stragglers.h"
 #include "analysis/verdict.h"
@@ -45,6 +46,7 @@ std::string run_summary_text(const nlohmann::json& doc, const std::vector<Result
   out += format_summary(rows, style);
   out += fit_lines(format_health(doc.contains("health") ? doc["health"] : nlohmann::json(), rows), width);
   out += format_stragglers(stragglers, threshold, style);
+  out += format_iteration_stragglers(find_iteration_stragglers(rows), style);
   if (analysis.is_object()) out += fit_lines(format_burn_drift(analysis) + format_fleet_outliers(analysis), width);
   out += fmt::format("\nresults: {}\n", term_text(results_path));  // a path is never broken: scripts grep it
   return out;

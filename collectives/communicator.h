@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,12 @@ class CollectiveRunner {
   // Seconds per operation over `iters` back-to-back operations, timed like nccl-tests: all ranks
   // synchronised, host clock started, `iters` operations issued, completion awaited, clock stopped.
   virtual double time(int iters) = 0;
+  // Each of `iters` operations timed on its own (per-iteration timing, nccl-tests' -I 1 with -z 3):
+  // before each one the ranks synchronise, and this rank's clock runs from its start to its completion
+  // here, so a rank that is slow in its own part of an iteration shows its own longer time rather than
+  // passing its delay to the others' next wait (back-to-back, the rank arriving last times the shortest).
+  // Seconds, one per operation.
+  virtual std::vector<double> time_each(int iters) = 0;
   // Loads fresh check inputs, runs one operation and returns how many received values are wrong.
   virtual std::uint64_t check() = 0;
   virtual std::string transport() const = 0;  // "mpi", "nccl", "mpi-cuda-aware", ...

@@ -136,6 +136,40 @@ constexpr std::array kFields = {
              .non_negative = true},
     RowField{.name = "wrong", .place = P::row_metric, .meaning = "values the check found wrong (all ranks)",
              .non_negative = true},
+    // Per-iteration timing (harness/benchmarks/iter_timing.h): nccl-tests' -I summary over the slowest rank
+    // of each iteration of the -I pass, after -K's skipped ones.
+    RowField{.name = "iter_p50_us", .place = P::row_metric, .unit = "us",
+             .meaning = "collectives: the median iteration of the per-iteration pass, each iteration its slowest rank's "
+                        "time (nccl-tests' p50_us)",
+             .non_negative = true, .csv = "iter_p50_us"},
+    RowField{.name = "iter_p99_us", .place = P::row_metric, .unit = "us",
+             .meaning = "collectives: the 99th percentile (nearest rank, nccl-tests' i_p99) of those iterations",
+             .non_negative = true, .csv = "iter_p99_us"},
+    RowField{.name = "iter_max_us", .place = P::row_metric, .unit = "us",
+             .meaning = "collectives: the slowest of those iterations (nccl-tests' i_max)", .non_negative = true,
+             .csv = "iter_max_us"},
+    RowField{.name = "iter_cv_pct", .place = P::row_metric, .unit = "%",
+             .meaning = "collectives: their coefficient of variation, population stdev over mean (nccl-tests' i_cv%); "
+                        "above 5 the row is flagged iter_noisy",
+             .non_negative = true, .csv = "iter_cv_pct"},
+    RowField{.name = "iter_spikes", .place = P::row_metric, .type = T::integer,
+             .meaning = "collectives: those iterations over 1.5 x iter_p50_us (the row is then flagged iter_spikes)",
+             .non_negative = true},
+    RowField{.name = "iter_skipped", .place = P::row_metric, .type = T::integer,
+             .meaning = "collectives: leading iterations of the pass left out of the summary (-K/--skip-iters)",
+             .non_negative = true},
+    RowField{.name = "iter_straggler_rank", .place = P::row_metric, .type = T::integer,
+             .meaning = "collectives: the world rank slowest in the most of those iterations (ties: the lower rank)",
+             .non_negative = true},
+    RowField{.name = "iter_straggler_share", .place = P::row_metric,
+             .meaning = "collectives: the fraction of those iterations iter_straggler_rank was the slowest in",
+             .non_negative = true},
+    RowField{.name = "iter_times_us", .place = P::row_metric, .type = T::array, .unit = "us",
+             .meaning = "collectives: every iteration of the pass, skipped ones included, its slowest rank's time "
+                        "(nccl-tests' times_us)"},
+    RowField{.name = "iter_rank_times_us", .place = P::row_metric, .type = T::array, .unit = "us",
+             .meaning = "collectives, the whole job's rows of a job of 64 ranks or fewer: each rank's own times of the "
+                        "pass, in the row's rank order (nccl-tests' per_process_max_times_us)"},
     RowField{.name = "step_time_us", .place = P::row_metric, .unit = "us", .meaning = "dp-step, train-step: time of one step",
              .non_negative = true, .history = "step_time_us"},
     RowField{.name = "exposed_comm_us", .place = P::row_metric, .unit = "us",
@@ -284,107 +318,16 @@ const RowField& gradient_bytes = named("gradient_bytes", P::row_metric);
 const RowField& phase_us = named("phase_us", P::row_metric);
 const RowField& avg_power_w = named("avg_power_w", P::row_metric);
 const RowField& checkpoint_gb_s = named("checkpoint_gb_s", P::row_metric);
+const RowField& iter_p50_us = named("iter_p50_us", P::row_metric);
+const RowField& iter_p99_us = named("iter_p99_us", P::row_metric);
+const RowField& iter_max_us = named("iter_max_us", P::row_metric);
+const RowField& iter_cv_pct = named("iter_cv_pct", P::row_metric);
+const RowField& iter_spikes = named("iter_spikes", P::row_metric);
+const RowField& iter_skipped = named("iter_skipped", P::row_metric);
+const RowField& iter_straggler_rank = named("iter_straggler_rank", P::row_metric);
+const RowField& iter_straggler_share = named("iter_straggler_share", P::row_metric);
+const RowField& iter_times_us = named("iter_times_us", P::row_metric);
+const RowField& iter_rank_times_us = named("iter_rank_times_us", P::row_metric);
 }  // namespace fields
-
-json field_json(const ResultRow& row, const RowField& f) {
-  if (f.place == P::row) return f.get ? f.get(row) : json(nullptr);
-  if (f.place == P::row_metric && row.metrics.is_object()) {
-    const auto it = row.metrics.find(std::string(f.name));
-    if (it != row.metrics.end()) return *it;
-  }
-  return nullptr;
-}
-
-std::optional<double> number_in(const json& metrics, const RowField& f) {
-  if (!metrics.is_object()) return std::nullopt;
-  const auto it = metrics.find(std::string(f.name));
-  if (it == metrics.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-std::optional<double> number_field(const ResultRow& row, const RowField& f) {
-  if (f.place == P::row_metric) return number_in(row.metrics, f);
-  const json v = field_json(row, f);
-  if (!v.is_number()) return std::nullopt;
-  return v.get<double>();
-}
-
-void write_row_fields(json& j, const ResultRow& row) {
-  for (const auto& f : kFields) {
-    if (f.place != P::row || !f.get) continue;
-    json v = f.get(row);
-    if (v.is_null() && !f.required) continue;  // an optional member is written only when set
-    j[std::string(f.name)] = std::move(v);
-  }
-}
-
-void read_row_fields(const json& j, ResultRow& row) {
-  for (const auto& f : kFields) {
-    if (f.place != P::row || !f.set) continue;
-    const std::string key(f.name);
-    if (f.required) {
-      f.set(row, j.at(key));
-    } else if (const auto it = j.find(key); it != j.end()) {
-      f.set(row, *it);
-    }
-  }
-}
-
-std::map<std::string, double> history_figures(const ResultRow& row) {
-  std::map<std::string, double> out;
-  for (const auto& f : kFields) {
-    if (f.history.empty() || &f == &fields::aggregate || f.place == P::rank_metric) continue;
-    const json v = field_json(row, f);
-    const std::string name(f.history);
-    if (v.is_number()) out[name] = v.get<double>();
-    if (!v.is_object()) continue;
-    for (const auto& [member, figure] : v.items())
-      if (figure.is_number()) out[name + "." + member] = figure.get<double>();
-  }
-  return out;
-}
-
-void put_history_figure(ResultRow& row, const std::string& stored, double value) {
-  const auto dot = stored.find('.');
-  const std::string name = stored.substr(0, dot);
-  for (const auto& f : kFields) {
-    if (f.history != name || &f == &fields::aggregate || f.place == P::rank_metric) continue;
-    const json v = f.type == T::integer && std::isfinite(value) && std::abs(value) < 9e15
-                       ? json(static_cast<std::int64_t>(std::llround(value)))
-                       : json(value);
-    if (dot != std::string::npos) {  // an object's member ("phase_us.compute")
-      if (f.type != T::object || f.place != P::row_metric) return;
-      if (!row.metrics.is_object()) row.metrics = json::object();
-      json& object = row.metrics[std::string(f.name)];
-      if (!object.is_object()) object = json::object();
-      object[stored.substr(dot + 1)] = v;
-    } else if (f.place == P::row_metric) {
-      if (!row.metrics.is_object()) row.metrics = json::object();
-      row.metrics[std::string(f.name)] = v;
-    } else if (f.set) {
-      f.set(row, v);
-    }
-    return;
-  }
-}
-
-json metric_schema(const RowField& f) {
-  json one;
-  switch (f.type) {
-    case T::number: one = {{"type", "number"}}; break;
-    case T::integer: one = {{"type", "integer"}}; break;
-    case T::text: one = {{"type", "string"}}; break;
-    case T::boolean: one = {{"type", "boolean"}}; break;
-    default: return nullptr;
-  }
-  // No "minimum" for non_negative: the loader's check names the field and the value in one plain line
-  // (analysis/result_set.cpp), where the schema's message would only point at it.
-  if (f.nullable) one = {{"oneOf", json::array({one, {{"type", "null"}}})}};
-  if (f.place != P::rank_metric) return one;
-  // A rank metric is a column: one value for every rank, or an array with null where a rank has none.
-  const json entry = {{"oneOf", json::array({one, {{"type", "null"}}})}};
-  const json column = {{"type", "array"}, {"items", entry}};
-  return {{"oneOf", json::array({one, column})}};
-}
 
 }  // namespace gpuscale

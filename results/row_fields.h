@@ -77,6 +77,16 @@ extern const RowField& gradient_bytes;
 extern const RowField& phase_us;
 extern const RowField& avg_power_w;
 extern const RowField& checkpoint_gb_s;
+extern const RowField& iter_p50_us;
+extern const RowField& iter_p99_us;
+extern const RowField& iter_max_us;
+extern const RowField& iter_cv_pct;
+extern const RowField& iter_spikes;
+extern const RowField& iter_skipped;
+extern const RowField& iter_straggler_rank;
+extern const RowField& iter_straggler_share;
+extern const RowField& iter_times_us;
+extern const RowField& iter_rank_times_us;
 }  // namespace fields
 
 // A field's JSON in a row (a row member's, or the row metrics' entry; null when absent). Not for

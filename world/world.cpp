@@ -259,6 +259,26 @@ std::vector<double> Group::allgather(const std::vector<double>& mine) const {
   return out;
 }
 
+Group::MaxLoc Group::max_each(const std::vector<double>& mine) const {
+  ActivityScope wait(Phase::waiting, "per-iteration maximum of the GPU count's ranks");
+  if (mine.size() > static_cast<std::size_t>(INT32_MAX)) throw Error("max_each: too many values", 1);
+  struct DoubleInt {  // MPI_DOUBLE_INT's layout
+    double value;
+    int rank;
+  };
+  const int me = world_rank();
+  std::vector<DoubleInt> in(mine.size()), out(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) in[i] = {mine[i], me};
+  check(MPI_Allreduce(in.data(), out.data(), static_cast<int>(in.size()), MPI_DOUBLE_INT, MPI_MAXLOC, comm_),
+        "MPI_Allreduce");
+  MaxLoc m;
+  for (const auto& e : out) {
+    m.value.push_back(e.value);
+    m.world_rank.push_back(e.rank);
+  }
+  return m;
+}
+
 int Group::world_rank() const {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);

@@ -96,6 +96,14 @@ class Group {
   // Every member gives `mine` (the same length on every member); every member gets them all, member
   // after member in group rank order.
   std::vector<double> allgather(const std::vector<double>& mine) const;
+  // Element by element over the members' `mine` (the same length on every member): the largest value
+  // and the world rank that gave it (MPI_MAXLOC, one MPI_Allreduce of 12 bytes per element: nothing
+  // gathers to one rank; ties go to the lower world rank). Every member gets both.
+  struct MaxLoc {
+    std::vector<double> value;
+    std::vector<int> world_rank;
+  };
+  MaxLoc max_each(const std::vector<double>& mine) const;
   // One MPI_Allreduce over the group: the lowest world rank of the members that say `failed`, or -1
   // when none does (a point's setup is agreed with it before the first timed operation).
   int first_failed(bool failed) const;

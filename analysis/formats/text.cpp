@@ -1,11 +1,12 @@
 // The report as terminal text, each file after the other: the verdict, then scaling (the tables), then
-// the detail: health and stragglers as the run's summary prints them, the burn-in, the fleet, the
+// the detail: health and stragglers (the collectives' per-iteration ones too) as the run's summary prints them, the burn-in, the fleet, the
 // projection, the training step, the environment. No option asks for it, so it is not in
 // report_formats(): `gpuscale report` prints it when no format takes standard output.
 #include <fmt/format.h>
 
 #include "text/escape.h"
 #include "analysis/health_text.h"
+#include "analysis/iteration_stragglers.h"
 #include "analysis/report_section.h"
 #include "analysis/reporter.h"
 #include "analysis/row_text.h"
@@ -25,7 +26,8 @@ std::string health(const FileReport& r, const TextStyle& style) {
 }
 
 std::string stragglers(const FileReport& r, const TextStyle& style) {
-  return format_stragglers(r.stragglers, r.straggler_threshold, style);
+  return format_stragglers(r.stragglers, r.straggler_threshold, style) +
+         format_iteration_stragglers(find_iteration_stragglers(r.run.rows), style);  // as the run's summary
 }
 
 std::string projection(const FileReport& r, const TextStyle& style) {

@@ -100,23 +100,38 @@ class MpiRunner final : public CollectiveRunner {
   double time(int iters) override {
     mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) {
-      const double op0 = MPI_Wtime();
-      run_once();
-      // A planted NIC or link fault (core/fault.h) really spends F-1 times the operation's own time, so
-      // the others wait. An operation's time includes its wait for peers, and where two planted ranks
-      // share a collective (a slow host's ranks) each one's wait holds the other's planted time:
-      // planting on all of it would compound by F with every operation (minutes per operation within
-      // a few), which no slow NIC does. So the time planted on is at most kPlantedBasisCap times the
-      // fastest operation timed here: ordinary noise keeps the operation's own time (a rank planted
-      // alone is F times slower, as before), and the compounding stops.
-      const double op_s = MPI_Wtime() - op0;
-      fastest_op_s_ = std::min(fastest_op_s_, op_s);
-      spend_planted(FaultSite::comm, std::min(op_s, kPlantedBasisCap * fastest_op_s_));
-      note_progress();  // each operation a step (core/step_progress.h): a slow peer's batch still shows progress
-    }
+    for (int i = 0; i < iters; ++i) timed_once();
     const double t1 = MPI_Wtime();
     return (t1 - t0) / iters;
+  }
+
+  std::vector<double> time_each(int iters) override {
+    std::vector<double> out;
+    out.reserve(static_cast<std::size_t>(std::max(iters, 0)));
+    for (int i = 0; i < iters; ++i) {
+      mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+      const double t0 = MPI_Wtime();
+      timed_once();
+      out.push_back(MPI_Wtime() - t0);
+    }
+    return out;
+  }
+
+  // One timed operation and a planted fault's share of it.
+  void timed_once() {
+    const double op0 = MPI_Wtime();
+    run_once();
+    // A planted NIC or link fault (core/fault.h) really spends F-1 times the operation's own time, so
+    // the others wait. An operation's time includes its wait for peers, and where two planted ranks
+    // share a collective (a slow host's ranks) each one's wait holds the other's planted time:
+    // planting on all of it would compound by F with every operation (minutes per operation within
+    // a few), which no slow NIC does. So the time planted on is at most kPlantedBasisCap times the
+    // fastest operation timed here: ordinary noise keeps the operation's own time (a rank planted
+    // alone is F times slower, as before), and the compounding stops.
+    const double op_s = MPI_Wtime() - op0;
+    fastest_op_s_ = std::min(fastest_op_s_, op_s);
+    spend_planted(FaultSite::comm, std::min(op_s, kPlantedBasisCap * fastest_op_s_));
+    note_progress();  // each operation a step (core/step_progress.h): a slow peer's batch still shows progress
   }
 
   std::uint64_t check() override {

@@ -18,6 +18,7 @@
 #include "harness/benchmarks/agreed_setup.h"
 #include "harness/benchmarks/collective_plan.h"
 #include "harness/benchmarks/defaults.h"
+#include "harness/benchmarks/iter_timing.h"
 #include "harness/benchmarks/work_place.h"
 #include "harness/plan/plan.h"
 #include "harness/registry.h"
@@ -173,6 +174,11 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
       reduced_t.push_back(tr);
     }
     timed.reset();
+    nlohmann::json per_iteration = nlohmann::json::object();  // the -I pass, after the timed repetitions
+    if (ctx.opts.iter_timing) {
+      const int job_ranks = ctx.hosts ? static_cast<int>(ctx.hosts->size()) : n;
+      measure_iterations(*runner, ctx.group, place, m.iters, ctx.opts.skip_iters, job_ranks, per_iteration);
+    }
     const double wrong_mine = static_cast<double>(runner->check());
     const auto wrong_all = ctx.group.allgather(wrong_mine);
     const double wrong_total = std::accumulate(wrong_all.begin(), wrong_all.end(), 0.0);
@@ -205,6 +211,7 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
       out.row_metrics["check_sampled"] = {{"result_elements", collective_result_count(checked, c.root)},
                                           {"checked_elements", seen}};
     out.row_metrics.update(runner->details());
+    out.row_metrics.update(per_iteration);
     if (wrong_total > 0) {
       out.valid = false;
       out.message = fmt::format("{} wrong values across {} ranks ({} here)", wrong_total, n, wrong_mine);
@@ -227,7 +234,8 @@ class CollectiveBenchmark final : public PointBenchmark<CollectiveCase> {
     d.memory_bytes = saturating_add(send, recv);
     d.memory_what = in_place ? fmt::format("a buffer of {} at {} ranks", format_bytes(recv), ranks)
                              : fmt::format("send {} and receive {} at {} ranks", format_bytes(send), format_bytes(recv), ranks);
-    d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + 1);
+    const double pass = ctx.opts.iter_timing ? m.iters : 0;  // the per-iteration pass (iter_timing.h)
+    d.bytes = (static_cast<double>(send) + static_cast<double>(recv)) * (m.warmup + static_cast<double>(m.reps) * m.iters + pass + 1);
     // The check: tens of operations per input it evaluates (a counter-based random draw each).
     const CollCheckCase check{point.coll, point.dtype, point.op, ranks, point.root, c, 0};
     d.flops = kCheckOpsPerInput * collective_check_evaluations(check, point.root);

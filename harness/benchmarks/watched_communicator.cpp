@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/step_progress.h"
 #include "world/activity.h"
@@ -21,6 +22,12 @@ class WatchedRunner final : public CollectiveRunner {
   double time(int iters) override {
     ActivityScope in(Phase::collective, what_);
     const double t = inner_->time(iters);
+    note_progress();
+    return t;
+  }
+  std::vector<double> time_each(int iters) override {
+    ActivityScope in(Phase::collective, what_ + " (per-iteration timing)");
+    auto t = inner_->time_each(iters);
     note_progress();
     return t;
   }

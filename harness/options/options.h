@@ -42,6 +42,8 @@ struct RunOptions {
   std::vector<std::string> notes;               // said once by rank 0 before the run (-c 0)
   std::optional<std::uint64_t> seed;            // input seed (random when unset; recorded)
   std::string time_reduce = "avg";              // collectives: avg | min | max | rank0 (nccl-tests -a)
+  bool iter_timing = true;                      // collectives -I: per-iteration timing pass (nccl-tests -I)
+  int skip_iters = 0;                           // collectives -K: leading iterations left out of its summary
   BackendOptions backend_options;               // threads, peaks, -T, link overrides: all a backend sees
   health::TelemetryOptions telemetry;           // NVML sampling and GPU verdicts (health/)
   std::vector<std::string> transports;          // collective transports to compare (CUDA: nccl, mpi); empty = default

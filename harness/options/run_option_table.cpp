@@ -121,7 +121,6 @@ void check_size_range(const RunOptions& o, const OptionText& text) {
     throw Error(fmt::format("invalid sizes: -b {} is larger than -e {}", text("min_bytes"), text("max_bytes")));
 }
 
-
 void parse_seed(RunOptions& o, const std::string& t, const std::string& what) {
   o.seed = static_cast<std::uint64_t>(parse_positive(t, what));
   if (*o.seed >= (1ULL << 53)) throw Error(fmt::format("invalid {} '{}': must be below 2^53", what, t));
@@ -172,6 +171,7 @@ std::vector<RunOption> make_table() {
   add({.names = "-n,--iters", .key = "iters", .help = "collectives: operations per timed repetition",
        .parse = count_text<&O::iters>, .recorded = shapes, .record = record_value<&O::iters>,
        .adopt = adopt_int<&O::iters, 1>});
+  add_iter_timing_options(t);  // -I/--iter-timing, -K/--skip-iters (harness/benchmarks/iter_timing_options.cpp)
   add({.names = "-w,--warmup", .key = "warmup", .help = "warm-up passes (collectives: operations) before timing",
        .parse = [](O& o, const std::string& s, const std::string& what) {
          o.warmup = s == "0" ? 0 : parse_positive_int(s, what);

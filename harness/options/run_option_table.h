@@ -68,6 +68,7 @@ std::span<const RunOption> run_option_table();
 // registry's register_* functions are, so the table needs nothing from the floors above it.
 void add_burn_options(std::vector<RunOption>& table);        // --burn, --window, --duration
 void add_checkpoint_options(std::vector<RunOption>& table);  // --ckpt-dir, --ckpt-size, --ckpt-rank-size
+void add_iter_timing_options(std::vector<RunOption>& table);  // collectives' -I/--iter-timing, -K/--skip-iters
 
 // Applies the options of one section, in table order; text(key) is the text given (or the initial
 // text). Throws gpuscale::Error for the first bad one.

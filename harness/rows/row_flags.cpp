@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/iter_stats.h"
 #include "core/units.h"
 #include "results/row_fields.h"
 #include "text/number_text.h"
@@ -68,6 +69,14 @@ std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx) {
     out.push_back({"superlinear", fmt::format("scaling efficiency {:.1f}% is more than {} x the 1-GPU figure; {}",
                                               *row.scaling_efficiency * 100, row.gpu_count, why)});
   }
+  // The per-iteration pass (harness/benchmarks/iter_timing.h): core/iter_stats.h's two rules.
+  if (const auto spikes = number_field(row, fields::iter_spikes); spikes && *spikes > 0)
+    out.push_back({"iter_spikes", fmt::format("{:g} of the per-iteration pass's iterations took over {:g}x its median "
+                                              "({} us)", *spikes, kSpikeFactor,
+                                              figure_text(number_field(row, fields::iter_p50_us).value_or(0)))});
+  if (const auto cv = number_field(row, fields::iter_cv_pct); cv && *cv > kNoisyCvPct)
+    out.push_back({"iter_noisy", fmt::format("the per-iteration pass varied by {:.1f}% (coefficient of variation; over "
+                                             "{:g}% is noisy)", *cv, kNoisyCvPct)});
   if (ctx.quick)
     out.push_back({"quick", "a --quick point: sized to finish fast, not to be representative (run without --quick)"});
   return out;

@@ -31,7 +31,7 @@ struct FlagContext {
 
 // The flags of `row` (status ok rows only; a failed or wrong one has no figure to flag), in a fixed
 // order: virtual_gpu, cache_possible (a checkpoint read whose pages stayed cached), cache_resident,
-// above_peak, superlinear, quick.
+// above_peak, superlinear, iter_spikes, iter_noisy (the per-iteration pass), quick.
 std::vector<RowFlag> row_flags(const ResultRow& row, const FlagContext& ctx);
 
 }  // namespace gpuscale

@@ -364,6 +364,15 @@ def check_collective_rows(m, rows):
         within(f"{label} time_us", r["metrics"]["time_us"], want_time)
         if n >= 2:
             within(f"{label} busbw", r["metrics"]["busbw"], size * BUS_FACTOR[r["benchmark"]](n) / want_time / 1e3)
+        # The per-iteration pass (-I 1, harness/benchmarks/iter_timing.h): each operation alone between CUDA
+        # events after a barrier, so each iteration is one launch and the operation: the model's figure at
+        # one iteration, on every rank alike (p50 and max the same).
+        if "iter_times_us" in r["metrics"]:
+            mi, one = r["metrics"], host_timed_us(m, op, 1)
+            if len(mi["iter_times_us"]) != int(mi["iters"]):
+                fail(f"{label}: {len(mi['iter_times_us'])} per-iteration times, expected {mi['iters']}")
+            within(f"{label} iter_p50_us", mi["iter_p50_us"], one)
+            within(f"{label} iter_max_us", mi["iter_max_us"], one)
         judged += 1
     return judged
 

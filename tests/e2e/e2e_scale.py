@@ -8,7 +8,9 @@ asserted here (figures live in docs/scale.md, made by scripts/reader-cost and th
                  should (the merged file validates and keeps every row).
   bytes:         a real 64-rank all_reduce sweep of tiny sizes, 150 rows or more (docs/scale.md):
                  reliability.bytes_written is under 3x the file, and the file spends at most 48 bytes per
-                 rank entry (file size / the sum of every row's ranks).
+                 rank entry (file size / the sum of every row's ranks) besides the per-iteration pass,
+                 whose metrics and flags take at most 400 bytes a row besides each rank's series (kept
+                 only in the whole job's rows).
 """
 import json
 import os
@@ -79,12 +81,27 @@ def case_bytes():
         fail(f"the sweep should make at least 150 rows, made {rows}")
     written = doc["reliability"]["bytes_written"]
     entries = rank_entries_total(doc)
-    per_entry = size / entries
-    print(f"{rows} rows, {entries} rank entries, {size} bytes ({per_entry:.1f} per rank entry), {written} bytes written")
+    # The per-iteration pass's part (docs/scale.md): its row metrics and flags, judged on their own: a
+    # fixed part per row, and each rank's series only in the whole job's rows (64 ranks x -n 2 figures).
+    it_bytes, per_row = 0, []
+    for r in doc["results"]:
+        mine = sum(len(json.dumps({k: v}, separators=(",", ":"))) - 1
+                   for k, v in r["metrics"].items() if k.startswith("iter_"))
+        mine += sum(len(json.dumps(f, separators=(",", ":"))) + 1 for f in r.get("flags", [])
+                    if f["kind"].startswith("iter_"))
+        it_bytes += mine
+        per_row.append(mine - (len(json.dumps(r["metrics"].get("iter_rank_times_us", []),
+                                              separators=(",", ":"))) if r["gpu_count"] == 64 else 0))
+    per_entry = (size - it_bytes) / entries
+    print(f"{rows} rows, {entries} rank entries, {size} bytes ({per_entry:.1f} per rank entry without the "
+          f"per-iteration pass's {it_bytes} bytes, {size / entries:.1f} with them), {written} bytes written; "
+          f"the pass's fixed part at most {max(per_row)} bytes a row")
     if not size < written <= 3 * size:
         fail(f"bytes_written {written} should be between the file's {size} bytes and 3x it")
     if per_entry > 48:
         fail(f"{per_entry:.1f} bytes per rank entry, more than 48")
+    if max(per_row) > 400:
+        fail(f"the per-iteration pass writes up to {max(per_row)} bytes a row besides each rank's series, more than 400")
 
 
 def parse():

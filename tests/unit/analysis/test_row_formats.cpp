@@ -4,6 +4,7 @@
 // appear in each format its table entry names, with its value; a field added to the table is checked
 // here with no change to this test.
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <random>
 
@@ -30,7 +31,9 @@ ResultRow random_row(std::mt19937& rng) {
   r.fraction_of_peak = u(rng);
   for (const auto& f : row_fields()) {
     if (f.place == FieldPlace::row) continue;
-    const json v = f.type == FieldType::text ? json("note " + std::to_string(rng() % 1000)) : json(std::floor(big(rng)));
+    const json v = f.type == FieldType::text      ? json("note " + std::to_string(rng() % 1000))
+                   : f.type == FieldType::integer ? json(static_cast<std::int64_t>(big(rng)))
+                                                  : json(std::floor(big(rng)));
     if (f.place == FieldPlace::row_metric) r.metrics[std::string(f.name)] = v;
     else
       for (auto& rank : r.ranks) rank.metrics[std::string(f.name)] = v;

@@ -53,6 +53,8 @@ std::string sample_text(const RunOption& e, std::mt19937_64& rng) {
       {"iters", [&] { return n(1, 100); }},
       {"warmup", [&] { return n(1, 100); }},
       {"reps", [&] { return n(1, 100); }},
+      {"iter_timing", [] { return "0"; }},
+      {"skip_iters", [&] { return n(1, 10); }},
       {"ops", [] { return "max,sum"; }},
       {"placements", [&] { return n(0, 1) == "0" ? "in" : "in-place,out-of-place"; }},
       {"skews", [&] { return "uniform,zipf:" + n(1, 9) + ".25"; }},
@@ -112,7 +114,7 @@ TEST(RunOptionTable, NamesAndKeysAreUnique) {
 TEST(RunOptionTable, PlanOptionKeysAreTheRecordedOnes) {
   const std::set<std::string> expected = {
       "quick", "benchmarks", "dtypes", "min_bytes", "max_bytes", "step_factor", "step_bytes", "iters", "warmup",
-      "reps", "ops", "placements", "skews", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
+      "reps", "iter_timing", "skip_iters", "ops", "placements", "skews", "array_bytes", "gemm_shapes", "copy_bytes", "threads", "time_reduce",
       "transports", "dp_width", "dp_depth", "dp_batch", "dp_bucket", "models", "layouts", "layers", "scalings", "burn_kinds",
       "burn_window_s", "burn_duration_s", "ckpt_dir", "ckpt_bytes", "ckpt_rank_bytes", "peaks_file", "link_peak", "net_peak", "watchdog_s",
       "timeout_s", "telemetry", "tiling", "rep_order", "outlier", "min_effect", "false_alarm", "pairs_rounds", "fail_on_outliers",
