@@ -7,7 +7,7 @@ asserted here (figures live in docs/scale.md, made by scripts/reader-cost and th
                  compare, reference, check and merge read them: each exits as it should and says what it
                  should (the merged file validates and keeps every row).
   bytes:         a real 64-rank all_reduce sweep of tiny sizes, 150 rows or more (docs/scale.md):
-                 reliability.bytes_written is under 3x the file, and the file spends at most 48 bytes per
+                 reliability.bytes_written is under 3x the file, and the file spends at most 56 bytes per
                  rank entry (file size / the sum of every row's ranks) besides the per-iteration pass,
                  whose metrics and flags take at most 400 bytes a row besides each rank's series (kept
                  only in the whole job's rows).
@@ -98,8 +98,11 @@ def case_bytes():
           f"the pass's fixed part at most {max(per_row)} bytes a row")
     if not size < written <= 3 * size:
         fail(f"bytes_written {written} should be between the file's {size} bytes and 3x it")
-    if per_entry > 48:
-        fail(f"{per_entry:.1f} bytes per rank entry, more than 48")
+    # Each rank entry's figures are printed shortest, so their digits follow what was measured: 46.6 to
+    # 49.1 bytes were seen on this plan (docs/scale.md), and a loaded machine's slower times take more
+    # digits. 56 leaves that room and still fails a layout that grows (it was ~400 before the columnar rows).
+    if per_entry > 56:
+        fail(f"{per_entry:.1f} bytes per rank entry, more than 56")
     if max(per_row) > 400:
         fail(f"the per-iteration pass writes up to {max(per_row)} bytes a row besides each rank's series, more than 400")
 
